@@ -1,0 +1,57 @@
+//! A point estimate with its 95% interval: the one shape every measured or
+//! fitted figure takes in this toolkit.
+
+use serde::{Deserialize, Serialize};
+
+/// A point estimate with a 95% interval `[lo, hi]` and, where it is known,
+/// the standard error of the point.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Estimate {
+    /// The point estimate (a median for samples, a least-squares value for fits).
+    pub point: f64,
+    /// Lower end of the 95% interval.
+    pub lo: f64,
+    /// Upper end of the 95% interval.
+    pub hi: f64,
+    /// Standard error of the point, when the method gives one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub std_err: Option<f64>,
+}
+
+impl Estimate {
+    /// An estimate with an interval and no standard error.
+    pub fn new(point: f64, lo: f64, hi: f64) -> Self {
+        Self {
+            point,
+            lo,
+            hi,
+            std_err: None,
+        }
+    }
+
+    /// An exact value: the interval is the point itself.
+    pub fn exact(point: f64) -> Self {
+        Self::new(point, point, point)
+    }
+
+    /// Half the width of the interval relative to the point (0 for an exact value).
+    pub fn relative_half_width(&self) -> f64 {
+        if self.point == 0.0 {
+            0.0
+        } else {
+            (self.hi - self.lo).abs() / 2.0 / self.point.abs()
+        }
+    }
+
+    /// The same estimate under a monotone map `f` (for example a reciprocal):
+    /// the interval ends are mapped and reordered.
+    pub fn map(&self, f: impl Fn(f64) -> f64) -> Self {
+        let (a, b) = (f(self.lo), f(self.hi));
+        Self {
+            point: f(self.point),
+            lo: a.min(b),
+            hi: a.max(b),
+            std_err: None,
+        }
+    }
+}

@@ -1,0 +1,43 @@
+//! Pure library of the classic parallel-performance models of the lecture
+//! on locality, communication and contention, and the fits that calibrate
+//! them to a machine.
+//!
+//! Every formula names the lecture section it comes from. Quantities are SI
+//! base units with the unit in the name (`t0_s`, `bandwidth_bps`); inputs
+//! that make no sense are refused with a [`ModelError`] naming the parameter.
+//! The library measures nothing and does no I/O: `calibrate` measures,
+//! `predict` presents.
+//!
+//! | module | lecture | models |
+//! |---|---|---|
+//! | [`alpha_beta`] | §2.1, §2.2, §4.1 | T(n) = T0 + n/B, effective bandwidth, overlap |
+//! | [`decomposition`] | §2.5, §2.7.4, §4.6 | 1D/2D assignments, artifactual traffic |
+//! | [`locality`] | §2.7, §3.2–3.4 | fusion, tiling, false sharing |
+//! | [`work_span`] | §4.2 | greedy bounds, latency in the span |
+//! | [`little`] | §4.3 | Little's law, memory-level parallelism |
+//! | [`roofline`] | §4.4 | ceilings, ridge point, binding roof |
+//! | [`speedup`] | §4.6 | Amdahl, Gustafson, Karp–Flatt |
+//! | [`contention`] | §2.8, §4.5 | locks, combining trees, queues |
+//! | [`binning`] | §2.9, §3.5, thought question 3 | lock vs data-parallel binning |
+//! | [`stencil`] | §3.1, §4.1, §4.2 | ghost-row strong and weak scaling |
+//! | [`fit`], [`stats`] | — | fits with intervals, sample statistics |
+
+pub mod alpha_beta;
+pub mod binning;
+pub mod contention;
+pub mod decomposition;
+pub mod error;
+pub mod estimate;
+pub mod fit;
+pub mod little;
+pub mod locality;
+pub mod profile;
+pub mod roofline;
+pub mod speedup;
+pub mod stats;
+pub mod stencil;
+pub mod units;
+pub mod work_span;
+
+pub use error::{ModelError, Result};
+pub use estimate::Estimate;

@@ -1,0 +1,52 @@
+//! Little's law and memory-level parallelism (lecture §4.3).
+
+use crate::error::{positive, Result};
+
+/// Default cache-line size, bytes.
+pub const LINE_BYTES: f64 = 64.0;
+
+/// Requests that must be in flight to sustain a bandwidth (§4.3):
+/// MLP = B·L / line, with B in bytes/s, L in seconds, line in bytes.
+pub fn outstanding_lines(bandwidth_bps: f64, latency_s: f64, line_bytes: f64) -> Result<f64> {
+    Ok(
+        positive("bandwidth", bandwidth_bps)? * positive("latency", latency_s)?
+            / positive("line-bytes", line_bytes)?,
+    )
+}
+
+/// Bandwidth reached with `outstanding` requests in flight (§4.3):
+/// B = MLP·line / L, bytes/s.
+pub fn bandwidth_from_concurrency(
+    outstanding: f64,
+    latency_s: f64,
+    line_bytes: f64,
+) -> Result<f64> {
+    Ok(
+        positive("outstanding", outstanding)? * positive("line-bytes", line_bytes)?
+            / positive("latency", latency_s)?,
+    )
+}
+
+/// Lower bound on the time of a pass over `bytes` at `bandwidth_bps`:
+/// t = bytes / B (§4.3, "every full sweep costs at least this").
+pub fn sweep_time_s(bytes: f64, bandwidth_bps: f64) -> Result<f64> {
+    Ok(positive("bytes", bytes)? / positive("bandwidth", bandwidth_bps)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_two_forms_are_inverse() {
+        let k = outstanding_lines(20e9, 66.7e-9, 64.0).unwrap();
+        let b = bandwidth_from_concurrency(k, 66.7e-9, 64.0).unwrap();
+        assert!((b - 20e9).abs() < 1e-3);
+    }
+
+    #[test]
+    fn refuses_zero() {
+        assert!(outstanding_lines(0.0, 1e-9, 64.0).is_err());
+        assert!(bandwidth_from_concurrency(1.0, 0.0, 64.0).is_err());
+    }
+}

@@ -1,0 +1,334 @@
+//! The machine profile: what `calibrate` measured and fitted, with
+//! provenance, as one versioned JSON document that `predict` reads.
+//!
+//! JSON keys use SI base units with the unit in the key (`t0_s`,
+//! `bandwidth_Bps`, `peak_flops`). Every section is optional: a profile made
+//! with `calibrate --only latency` has only the latency section, and a later
+//! run with `--only stream` adds the stream section to it
+//! ([`Profile::merge_from`]).
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::Estimate;
+
+/// Schema version of the profile. Bump it whenever a key changes meaning or
+/// disappears; adding an optional key does not need a bump.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Why a profile cannot be used.
+#[derive(Debug, Error)]
+pub enum ProfileError {
+    #[error("the profile is not valid JSON for this schema: {0}")]
+    Malformed(#[from] serde_json::Error),
+    #[error(
+        "the profile has schema version {found}, this tool reads version {expected}; re-run `calibrate` to make a new one"
+    )]
+    Version { found: u32, expected: u32 },
+}
+
+/// The headline figures, each a number in SI units or null when it was not
+/// measured. These keys are a fixed contract.
+#[allow(non_snake_case)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// STREAM triad on all cores with a DRAM-sized working set, bytes/s
+    /// (counted without write-allocate traffic, as STREAM does).
+    pub stream_triad_Bps: Option<f64>,
+    /// STREAM triad on one thread, DRAM-sized, bytes/s.
+    pub stream_triad_1t_Bps: Option<f64>,
+    /// Peak f64 FLOP/s on all cores (widest SIMD with FMA).
+    pub peak_flops_f64: Option<f64>,
+    /// Peak f64 FLOP/s on one thread.
+    pub peak_flops_f64_1t: Option<f64>,
+    /// Load-to-use latency of the first cache level, seconds.
+    pub l1_latency_s: Option<f64>,
+    /// Latency of main memory, seconds.
+    pub dram_latency_s: Option<f64>,
+    /// One-way latency of a cache line between two cores, seconds.
+    pub core_to_core_latency_s: Option<f64>,
+    /// Time a contended lock is held per operation (1 / saturated throughput), seconds.
+    pub t_crit_s: Option<f64>,
+    /// MPI small-message start-up time T0, seconds.
+    pub mpi_t0_s: Option<f64>,
+    /// MPI large-message bandwidth B, bytes/s.
+    pub mpi_bandwidth_Bps: Option<f64>,
+}
+
+/// Where and how the profile was measured.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Provenance {
+    pub cpu_model: String,
+    /// Logical CPUs the OS shows.
+    pub logical_cpus: usize,
+    /// Threads the "all cores" figures used.
+    pub threads: usize,
+    /// How threads were pinned (e.g. "one thread per logical CPU, 0..n").
+    pub pinning: String,
+    /// Widest SIMD instruction set detected at run time (e.g. "avx512f").
+    pub simd: String,
+    /// Nominal or measured core clock, Hz, used for the cycle figures.
+    pub clock_hz: Option<f64>,
+    /// How the clock was obtained ("measured: dependent add chain", "/proc/cpuinfo", ...).
+    pub clock_source: String,
+    /// Cache sizes the OS reports, bytes, by level name; may differ from the
+    /// detected levels (a VM can report the host's last-level cache).
+    pub os_reported_caches: Vec<ReportedCache>,
+    pub hostname: String,
+    pub os: String,
+    /// RFC 3339 time the profile was written.
+    pub date: String,
+    pub tool_version: String,
+    /// The command line that produced the profile.
+    pub command: String,
+    /// Free-form notes: quick mode, memory budget, huge pages, warnings.
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+/// A cache the OS reports.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReportedCache {
+    pub level: u32,
+    /// "Data", "Instruction" or "Unified".
+    pub kind: String,
+    pub size_bytes: u64,
+    pub line_bytes: Option<u64>,
+}
+
+/// One level of the memory hierarchy as the measured curves show it.
+#[allow(non_snake_case)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemoryLevel {
+    /// "L1", "L2", "L3" or "DRAM".
+    pub name: String,
+    /// Largest working set still served by this level (the detected
+    /// breakpoint), bytes; null for DRAM.
+    pub size_bytes: Option<f64>,
+    /// Load-to-use latency (pointer chase), seconds.
+    pub latency_s: Option<Estimate>,
+    /// Read bandwidth with one thread, bytes/s.
+    pub bandwidth_1t_Bps: Option<Estimate>,
+    /// Read bandwidth with all threads, bytes/s.
+    pub bandwidth_Bps: Option<Estimate>,
+}
+
+/// One horizontal roof of the Roofline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ComputeCeiling {
+    /// A label such as "f64 avx512 fma".
+    pub name: String,
+    /// "f64" or "f32".
+    pub precision: String,
+    /// "scalar", "avx2", "avx512", ...
+    pub isa: String,
+    pub fma: bool,
+    pub threads: usize,
+    pub flops: Estimate,
+}
+
+/// One protocol regime of a message-passing network: T(n) = T0 + n/B for
+/// sizes in `[from_bytes, to_bytes]`.
+#[allow(non_snake_case)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NetworkRegime {
+    pub from_bytes: f64,
+    pub to_bytes: f64,
+    pub t0_s: Estimate,
+    pub bandwidth_Bps: Estimate,
+    pub r_squared: f64,
+}
+
+/// The network between two ranks (from MPI ping-pong, or a what-if).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Network {
+    /// Transport as configured, e.g. "vader (shared memory)", "tcp".
+    pub transport: String,
+    pub hosts: Vec<String>,
+    pub regimes: Vec<NetworkRegime>,
+    /// Share of a large message's time that non-blocking posting hid behind computation, 0..1.
+    pub overlap_fraction: Option<Estimate>,
+    /// Raw per-size figures, kept for charts and refits.
+    #[serde(default)]
+    pub points: Vec<serde_json::Value>,
+}
+
+/// The whole profile.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Profile {
+    pub schema_version: u32,
+    pub provenance: Provenance,
+    pub summary: Summary,
+    /// Memory levels detected from the measured curves, nearest first.
+    #[serde(default)]
+    pub levels: Vec<MemoryLevel>,
+    /// Compute ceilings, highest first.
+    #[serde(default)]
+    pub ceilings: Vec<ComputeCeiling>,
+    #[serde(default)]
+    pub network: Option<Network>,
+    /// The detailed results of each microbenchmark, by name (`stream`,
+    /// `flops`, `latency`, `mlp`, `c2c`, `lock`, `pingpong`). Their inner
+    /// layout belongs to `calibrate` and is documented there.
+    #[serde(default)]
+    pub sections: std::collections::BTreeMap<String, serde_json::Value>,
+}
+
+impl Profile {
+    /// An empty profile of the current schema.
+    pub fn new(provenance: Provenance) -> Self {
+        Self {
+            schema_version: SCHEMA_VERSION,
+            provenance,
+            summary: Summary::default(),
+            levels: Vec::new(),
+            ceilings: Vec::new(),
+            network: None,
+            sections: Default::default(),
+        }
+    }
+
+    /// Parses a profile and checks its schema version.
+    pub fn from_json(text: &str) -> Result<Self, ProfileError> {
+        #[derive(Deserialize)]
+        struct VersionOnly {
+            schema_version: u32,
+        }
+        let v: VersionOnly = serde_json::from_str(text)?;
+        if v.schema_version != SCHEMA_VERSION {
+            return Err(ProfileError::Version {
+                found: v.schema_version,
+                expected: SCHEMA_VERSION,
+            });
+        }
+        Ok(serde_json::from_str(text)?)
+    }
+
+    /// Pretty JSON of the profile.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a profile always serializes")
+    }
+
+    /// Takes every section `newer` measured, keeping the rest of `self`:
+    /// how `calibrate --only` updates an existing profile.
+    pub fn merge_from(&mut self, newer: Profile) {
+        macro_rules! take {
+            ($($k:ident),*) => { $( if newer.summary.$k.is_some() { self.summary.$k = newer.summary.$k; } )* };
+        }
+        take!(
+            stream_triad_Bps,
+            stream_triad_1t_Bps,
+            peak_flops_f64,
+            peak_flops_f64_1t,
+            l1_latency_s,
+            dram_latency_s,
+            core_to_core_latency_s,
+            t_crit_s,
+            mpi_t0_s,
+            mpi_bandwidth_Bps
+        );
+        if !newer.levels.is_empty() {
+            self.levels = merge_levels(std::mem::take(&mut self.levels), newer.levels);
+        }
+        if !newer.ceilings.is_empty() {
+            self.ceilings = newer.ceilings;
+        }
+        if newer.network.is_some() {
+            self.network = newer.network;
+        }
+        self.sections.extend(newer.sections);
+        self.provenance = newer.provenance;
+    }
+}
+
+/// Levels by name: fields the newer run measured replace the older ones.
+fn merge_levels(old: Vec<MemoryLevel>, newer: Vec<MemoryLevel>) -> Vec<MemoryLevel> {
+    let mut out = newer;
+    for o in old {
+        match out.iter_mut().find(|n| n.name == o.name) {
+            Some(n) => {
+                n.size_bytes = n.size_bytes.or(o.size_bytes);
+                n.latency_s = n.latency_s.or(o.latency_s);
+                n.bandwidth_1t_Bps = n.bandwidth_1t_Bps.or(o.bandwidth_1t_Bps);
+                n.bandwidth_Bps = n.bandwidth_Bps.or(o.bandwidth_Bps);
+            }
+            None => out.push(o),
+        }
+    }
+    out.sort_by_key(|l| level_rank(&l.name));
+    out
+}
+
+/// Sort key of a level name: L1 < L2 < L3 < DRAM.
+pub fn level_rank(name: &str) -> u32 {
+    name.strip_prefix('L')
+        .and_then(|d| d.parse::<u32>().ok())
+        .unwrap_or(100)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Profile {
+        let mut p = Profile::new(Provenance {
+            cpu_model: "Test CPU".into(),
+            logical_cpus: 2,
+            threads: 2,
+            ..Default::default()
+        });
+        p.summary.stream_triad_Bps = Some(20e9);
+        p.levels.push(MemoryLevel {
+            name: "L1".into(),
+            size_bytes: Some(49152.0),
+            latency_s: Some(Estimate::new(1.2e-9, 1.1e-9, 1.3e-9)),
+            bandwidth_1t_Bps: None,
+            bandwidth_Bps: None,
+        });
+        p
+    }
+
+    #[test]
+    fn round_trip() {
+        let p = sample();
+        let text = p.to_json();
+        assert!(text.contains("\"stream_triad_Bps\": 20000000000.0"));
+        assert!(text.contains("\"mpi_t0_s\": null"));
+        assert_eq!(Profile::from_json(&text).unwrap(), p);
+    }
+
+    #[test]
+    fn refuses_other_versions() {
+        let text = sample().to_json().replace(
+            &format!("\"schema_version\": {SCHEMA_VERSION}"),
+            "\"schema_version\": 999",
+        );
+        let e = Profile::from_json(&text).unwrap_err();
+        assert!(matches!(e, ProfileError::Version { found: 999, .. }), "{e}");
+        assert!(Profile::from_json("{}").is_err());
+        assert!(Profile::from_json("not json").is_err());
+    }
+
+    #[test]
+    fn merge_keeps_unmeasured_sections() {
+        let mut old = sample();
+        let mut newer = Profile::new(Provenance::default());
+        newer.summary.l1_latency_s = Some(1.0e-9);
+        newer.levels.push(MemoryLevel {
+            name: "DRAM".into(),
+            size_bytes: None,
+            latency_s: Some(Estimate::exact(90e-9)),
+            bandwidth_1t_Bps: None,
+            bandwidth_Bps: None,
+        });
+        newer
+            .sections
+            .insert("latency".into(), serde_json::json!({"ok": true}));
+        old.merge_from(newer);
+        assert_eq!(old.summary.stream_triad_Bps, Some(20e9));
+        assert_eq!(old.summary.l1_latency_s, Some(1.0e-9));
+        let names: Vec<_> = old.levels.iter().map(|l| l.name.as_str()).collect();
+        assert_eq!(names, ["L1", "DRAM"]);
+        assert!(old.sections.contains_key("latency"));
+    }
+}

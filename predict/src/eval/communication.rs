@@ -1,0 +1,318 @@
+//! `eval alpha-beta`, `eval little`, `eval stencil-scaling`.
+
+use clap::Args;
+use models::alpha_beta::AlphaBeta;
+use models::little::{bandwidth_from_concurrency, outstanding_lines, LINE_BYTES};
+use models::stencil::GhostStencil;
+
+use super::derivation::{plain, show, Derivation};
+use crate::args::{self, Time};
+
+/// T(n) = T0 + n/B for K messages of n bytes.
+#[derive(Debug, Args)]
+pub struct AlphaBetaArgs {
+    /// Start-up latency T0, e.g. 2us.
+    #[arg(long, value_parser = args::time)]
+    pub t0: Time,
+    /// Link bandwidth B, e.g. 6.4GB/s.
+    #[arg(long, value_parser = args::bandwidth)]
+    pub bandwidth: f64,
+    /// Bytes per message n, e.g. 32KiB.
+    #[arg(long, value_parser = args::bytes)]
+    pub bytes: f64,
+    /// Messages K sent one after another.
+    #[arg(long, default_value = "1", value_parser = args::number)]
+    pub messages: f64,
+    /// Clock, to give T0 in cycles.
+    #[arg(long, value_parser = args::frequency)]
+    pub clock: Option<f64>,
+}
+
+pub fn alpha_beta(a: &AlphaBetaArgs) -> anyhow::Result<Derivation> {
+    let t0 = a.t0.seconds("t0", a.clock)?;
+    let net = AlphaBeta::new(t0, a.bandwidth)?;
+    let (n, k, b) = (
+        models::error::positive("bytes", a.bytes)?,
+        a.messages,
+        a.bandwidth,
+    );
+    let mut d = Derivation::new(
+        "alpha-beta",
+        "alpha-beta model T(n) = T0 + n/B (lecture §2.2, §4.1)",
+    );
+    d.input("t0_s", t0, "s")
+        .input("bandwidth_Bps", b, "B/s")
+        .input("bytes", n, "B")
+        .input("messages", k, "");
+    let one = net.time_s(n);
+    let time = d.num(
+        "time_s",
+        "T = K·(T0 + n/B)",
+        format!(
+            "{}·({} + {} / {})",
+            plain(k),
+            show(t0, "s"),
+            show(n, "B"),
+            show(b, "B/s")
+        ),
+        net.sequential_messages_time_s(k, n)?,
+        "s",
+    );
+    let eff = d.num(
+        "effective_bandwidth_Bps",
+        "BW_eff = K·n / T",
+        format!("{}·{} / {}", plain(k), show(n, "B"), show(time, "s")),
+        k * n / time,
+        "B/s",
+    );
+    d.num(
+        "fraction_of_peak",
+        "BW_eff / B",
+        format!("{} / {}", show(eff, "B/s"), show(b, "B/s")),
+        eff / b,
+        "",
+    );
+    d.num(
+        "half_peak_bytes",
+        "n½ = T0·B (size reaching half of B)",
+        format!("{} · {}", show(t0, "s"), show(b, "B/s")),
+        net.half_peak_bytes(),
+        "B",
+    );
+    if k > 1.0 {
+        let coalesced = d.num(
+            "coalesced_time_s",
+            "T1 = T0 + K·n/B (one message with all the bytes)",
+            format!(
+                "{} + {}·{} / {}",
+                show(t0, "s"),
+                plain(k),
+                show(n, "B"),
+                show(b, "B/s")
+            ),
+            net.time_s(k * n),
+            "s",
+        );
+        d.num(
+            "coalescing_gain",
+            "T / T1",
+            format!("{} / {}", show(time, "s"), show(coalesced, "s")),
+            time / coalesced,
+            "",
+        );
+    }
+    d.num(
+        "message_rate_per_s",
+        "1 / T(n) without pipelining (pipelined: 1/occupancy)",
+        format!("1 / {}", show(one, "s")),
+        net.unpipelined_rate(n),
+        "msg/s",
+    );
+    Ok(d)
+}
+
+/// Little's law: MLP = B·L / line, or B = MLP·line / L.
+#[derive(Debug, Args)]
+pub struct LittleArgs {
+    /// Bandwidth to sustain, e.g. 20GB/s (gives outstanding_lines).
+    #[arg(long, value_parser = args::bandwidth, conflicts_with = "outstanding", required_unless_present = "outstanding")]
+    pub bandwidth: Option<f64>,
+    /// Requests in flight (gives bandwidth_Bps).
+    #[arg(long, value_parser = args::number)]
+    pub outstanding: Option<f64>,
+    /// Memory latency L, e.g. 66.7ns or 200cycles (with --clock).
+    #[arg(long, value_parser = args::time)]
+    pub latency: Time,
+    /// Clock, to give the latency in cycles, e.g. 3GHz.
+    #[arg(long, value_parser = args::frequency)]
+    pub clock: Option<f64>,
+    /// Bytes per request (cache line).
+    #[arg(long, default_value_t = LINE_BYTES, value_parser = args::bytes)]
+    pub line_bytes: f64,
+}
+
+pub fn little(a: &LittleArgs) -> anyhow::Result<Derivation> {
+    let l = a.latency.seconds("latency", a.clock)?;
+    let line = a.line_bytes;
+    let mut d = Derivation::new(
+        "little",
+        "Little's law: concurrency = bandwidth × latency (lecture §4.3)",
+    );
+    d.input("latency_s", l, "s").input("line_bytes", line, "B");
+    if let Some(b) = a.bandwidth {
+        d.input("bandwidth_Bps", b, "B/s");
+        d.num(
+            "outstanding_lines",
+            "MLP = B·L / line",
+            format!(
+                "{} · {} / {}",
+                show(b, "B/s"),
+                show(l, "s"),
+                show(line, "B")
+            ),
+            outstanding_lines(b, l, line)?,
+            "",
+        );
+    } else if let Some(k) = a.outstanding {
+        d.input("outstanding", k, "");
+        d.num(
+            "bandwidth_Bps",
+            "B = MLP·line / L",
+            format!("{} · {} / {}", plain(k), show(line, "B"), show(l, "s")),
+            bandwidth_from_concurrency(k, l, line)?,
+            "B/s",
+        );
+    }
+    Ok(d)
+}
+
+/// Strong or weak scaling of the ghost-row stencil (§4.1, §4.2).
+#[derive(Debug, Args)]
+pub struct StencilArgs {
+    /// Grid side N.
+    #[arg(long, value_parser = args::number)]
+    pub n: f64,
+    /// Processors P.
+    #[arg(long, value_parser = args::number)]
+    pub p: f64,
+    /// Start-up latency T0.
+    #[arg(long, value_parser = args::time)]
+    pub t0: Time,
+    /// Network bandwidth B.
+    #[arg(long, value_parser = args::bandwidth)]
+    pub bandwidth: f64,
+    /// Time per element update, e.g. 0.667ns or 2cycles (with --clock).
+    #[arg(long, value_parser = args::time)]
+    pub update_time: Time,
+    /// Clock for times in cycles.
+    #[arg(long, value_parser = args::frequency)]
+    pub clock: Option<f64>,
+    /// Bytes per element.
+    #[arg(long, default_value = "4", value_parser = args::bytes)]
+    pub elem_bytes: f64,
+    /// Start-ups per iteration (the lecture's example charges 1 for both rows).
+    #[arg(long, default_value = "2", value_parser = args::number)]
+    pub messages: f64,
+    /// Overlap the exchange with the interior update: max(compute, comm).
+    #[arg(long)]
+    pub overlap: bool,
+    /// Weak scaling: N grows as N·√P so the work per processor stays fixed.
+    #[arg(long)]
+    pub weak: bool,
+}
+
+pub fn stencil(a: &StencilArgs) -> anyhow::Result<Derivation> {
+    let t0 = a.t0.seconds("t0", a.clock)?;
+    let upd = a.update_time.seconds("update-time", a.clock)?;
+    let net = AlphaBeta::new(t0, a.bandwidth)?;
+    let s = GhostStencil::new(a.n, upd, a.elem_bytes, a.messages, net, a.overlap)?;
+    let pt = if a.weak { s.weak(a.p)? } else { s.strong(a.p)? };
+    let kind = if a.weak { "weak" } else { "strong" };
+    let mut d = Derivation::new(
+        "stencil-scaling",
+        format!("ghost-row stencil, {kind} scaling, 1D blocked rows (lecture §3.1, §4.1, §4.2)"),
+    );
+    d.input("n", a.n, "")
+        .input("p", a.p, "")
+        .input("t0_s", t0, "s");
+    d.input("bandwidth_Bps", a.bandwidth, "B/s")
+        .input("update_s", upd, "s");
+    d.input("elem_bytes", a.elem_bytes, "B")
+        .input("messages", a.messages, "");
+    if a.weak {
+        d.num(
+            "n_at_p",
+            "N(P) = N·√P",
+            format!("{} · √{}", plain(a.n), plain(a.p)),
+            pt.n,
+            "",
+        );
+    }
+    d.num(
+        "compute_s",
+        "T_comp = (N/P)·N·t_update",
+        format!(
+            "({} / {}) · {} · {}",
+            plain(pt.n),
+            plain(a.p),
+            plain(pt.n),
+            show(upd, "s")
+        ),
+        pt.compute_s,
+        "s",
+    );
+    let comm_formula = "T_comm = k·T0 + 2·N·elem/B (0 when P = 1)";
+    d.num(
+        "comm_s",
+        comm_formula,
+        format!(
+            "{}·{} + 2·{}·{} / {}",
+            plain(a.messages),
+            show(t0, "s"),
+            plain(pt.n),
+            show(a.elem_bytes, "B"),
+            show(a.bandwidth, "B/s")
+        ),
+        pt.comm_s,
+        "s",
+    );
+    let combine = if a.overlap {
+        "max(T_comp, T_comm)"
+    } else {
+        "T_comp + T_comm"
+    };
+    d.num(
+        "time_s",
+        &format!("T = {combine}"),
+        format!("{} and {}", show(pt.compute_s, "s"), show(pt.comm_s, "s")),
+        pt.time_s,
+        "s",
+    );
+    let t1 = s.strong(1.0)?.time_s;
+    let (sp, sp_sub) = if a.weak {
+        (
+            "S = P·T(1)/T(P) (scaled)",
+            format!(
+                "{}·{} / {}",
+                plain(a.p),
+                show(t1, "s"),
+                show(pt.time_s, "s")
+            ),
+        )
+    } else {
+        (
+            "S = T(1)/T(P)",
+            format!("{} / {}", show(t1, "s"), show(pt.time_s, "s")),
+        )
+    };
+    d.num("speedup", sp, sp_sub, pt.speedup, "");
+    d.num(
+        "efficiency",
+        "E = S/P",
+        format!("{} / {}", plain(pt.speedup), plain(a.p)),
+        pt.efficiency,
+        "",
+    );
+    if !a.weak {
+        let rows = d.num(
+            "crossover_rows",
+            "rows* = T_comm / (N·t_update)",
+            format!(
+                "{} / ({} · {})",
+                show(s.comm_s(a.n, 2.0), "s"),
+                plain(a.n),
+                show(upd, "s")
+            ),
+            s.crossover_rows(),
+            "",
+        );
+        d.num(
+            "crossover_p",
+            "P* = N / rows* (communication = computation)",
+            format!("{} / {}", plain(a.n), plain(rows)),
+            s.crossover_p(),
+            "",
+        );
+    }
+    Ok(d)
+}

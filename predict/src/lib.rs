@@ -1,0 +1,52 @@
+//! `predict`: evaluates the models with the work shown, and (in later
+//! subcommands) runs real kernels against their predictions.
+
+pub mod args;
+pub mod cli;
+pub mod eval;
+
+use std::fmt;
+
+use cli::{Cli, Command};
+
+/// An input the user must change; `main` exits with status 2 for it.
+#[derive(Debug)]
+pub struct BadInput(pub String);
+
+impl fmt::Display for BadInput {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BadInput {}
+
+/// Exit status for an error: 2 when the input was at fault, 1 otherwise.
+pub fn exit_code(e: &anyhow::Error) -> i32 {
+    let bad_input = e.chain().any(|c| {
+        c.is::<BadInput>()
+            || c.is::<models::ModelError>()
+            || c.is::<models::units::UnitError>()
+            || c.is::<models::profile::ProfileError>()
+    });
+    if bad_input {
+        2
+    } else {
+        1
+    }
+}
+
+/// Runs a parsed command, writing its report to `out`.
+pub fn run(cli: &Cli, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
+    match &cli.command {
+        Command::Eval { json, model } => {
+            let d = eval::evaluate(model)?;
+            if *json {
+                writeln!(out, "{}", serde_json::to_string_pretty(&d.to_json())?)?;
+            } else {
+                write!(out, "{}", d.to_text())?;
+            }
+        }
+    }
+    Ok(())
+}

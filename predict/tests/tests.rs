@@ -1,0 +1,484 @@
+//! End-to-end tests of the `predict` binary.
+
+use std::process::{Command, Output};
+
+fn predict(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_predict"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn eval_json(args: &[&str]) -> serde_json::Value {
+    let mut full = vec!["eval"];
+    full.extend_from_slice(args);
+    full.push("--json");
+    let out = predict(&full);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("one JSON document")
+}
+
+/// A command line and the contract keys it must produce, with values.
+type Case<'a> = (&'a [&'a str], &'a [(&'a str, f64)]);
+
+fn close(v: &serde_json::Value, expected: f64, tol: f64) -> bool {
+    let x = v.as_f64().unwrap_or(f64::NAN);
+    (x - expected).abs() <= tol * expected.abs()
+}
+
+/// Every subcommand with a valid input: text and JSON both work, and the
+/// contract keys hold the lecture's numbers.
+#[test]
+fn every_model_evaluates_in_text_and_json() {
+    let cases: &[Case] = &[
+        (
+            &[
+                "alpha-beta",
+                "--t0",
+                "2us",
+                "--bandwidth",
+                "6.4GB/s",
+                "--bytes",
+                "32768",
+            ],
+            &[
+                ("time_s", 7.12e-6),
+                ("effective_bandwidth_Bps", 4.602e9),
+                ("fraction_of_peak", 0.7191),
+                ("half_peak_bytes", 12800.0),
+            ],
+        ),
+        (
+            &[
+                "alpha-beta",
+                "--t0",
+                "2us",
+                "--bandwidth",
+                "6.4GB/s",
+                "--bytes",
+                "4",
+                "--messages",
+                "128",
+            ],
+            &[("time_s", 256.08e-6)],
+        ),
+        (
+            &[
+                "little",
+                "--bandwidth",
+                "20GB/s",
+                "--latency",
+                "200cycles",
+                "--clock",
+                "3GHz",
+            ],
+            &[("outstanding_lines", 20.83)],
+        ),
+        (
+            &["little", "--outstanding", "1", "--latency", "66.67ns"],
+            &[("bandwidth_Bps", 0.96e9)],
+        ),
+        (
+            &[
+                "roofline",
+                "--peak-flops",
+                "768GFLOP/s",
+                "--bandwidth",
+                "20GB/s",
+                "--ai",
+                "0.15",
+            ],
+            &[("attainable_flops", 3e9), ("ridge_ai", 38.4)],
+        ),
+        (
+            &["amdahl", "--serial-fraction", "0.05", "--p", "16"],
+            &[("speedup", 9.143), ("limit", 20.0)],
+        ),
+        (
+            &["karp-flatt", "--speedup", "9.142857", "--p", "16"],
+            &[("serial_fraction", 0.05)],
+        ),
+        (
+            &["work-span", "--work", "1e6", "--span", "1e3", "--p", "16"],
+            &[
+                ("time_lower_bound", 62500.0),
+                ("time_upper_bound", 63500.0),
+                ("parallelism", 1000.0),
+                ("efficiency_lower_bound", 0.9843),
+            ],
+        ),
+        (
+            &[
+                "stencil-scaling",
+                "--n",
+                "4096",
+                "--p",
+                "512",
+                "--t0",
+                "2us",
+                "--bandwidth",
+                "6.4GB/s",
+                "--update-time",
+                "2cycles",
+                "--clock",
+                "3GHz",
+                "--messages",
+                "1",
+            ],
+            &[
+                ("compute_s", 21.85e-6),
+                ("comm_s", 7.12e-6),
+                ("crossover_p", 1571.0),
+            ],
+        ),
+        (&["fusion"], &[("speedup_bound", 1.8)]),
+        (
+            &[
+                "tiling",
+                "--row-elems",
+                "8388608",
+                "--tile-elems",
+                "16384",
+                "--cache",
+                "512KiB",
+            ],
+            &[("predicted_gain", 2.0)],
+        ),
+        (
+            &["false-sharing", "--threads", "16", "--elem-bytes", "16"],
+            &[("lines", 4.0), ("padded_bytes", 1024.0)],
+        ),
+        (
+            &[
+                "lock",
+                "--t-crit",
+                "600ns",
+                "--ops",
+                "1e6",
+                "--threads",
+                "16",
+            ],
+            &[
+                ("global_lock_time_s", 0.6),
+                ("max_throughput_per_s", 1.667e6),
+            ],
+        ),
+        (
+            &["combining", "--p", "64", "--t-op", "1us"],
+            &[("levels", 6.0)],
+        ),
+        (
+            &["queue", "--arrival-rate", "5", "--service-rate", "10"],
+            &[],
+        ),
+        (&["office-hours"], &[("student_5_total_s", 1800.0)]),
+        (
+            &[
+                "binning",
+                "--items",
+                "1e6",
+                "--global-lock-op",
+                "600ns",
+                "--bucket-lock-op",
+                "290ns",
+                "--bandwidth",
+                "20GB/s",
+            ],
+            &[
+                ("global_lock_s", 0.6),
+                ("bucket_locks_s", 0.29),
+                ("data_parallel_s", 1e-3),
+            ],
+        ),
+    ];
+    for (args, expected) in cases {
+        let j = eval_json(args);
+        assert_eq!(j["model"], args[0]);
+        assert!(j["work"].as_array().is_some_and(|w| !w.is_empty()));
+        for (key, value) in *expected {
+            assert!(
+                close(&j[key], *value, 2e-3),
+                "{args:?}: {key} = {}, expected {value}",
+                j[key]
+            );
+        }
+        let mut text_args = vec!["eval"];
+        text_args.extend_from_slice(args);
+        let out = predict(&text_args);
+        assert!(out.status.success());
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(text.contains("lecture §"), "{text}");
+        assert!(text.contains(" = "), "shows the substitution");
+    }
+}
+
+#[test]
+fn assignment_contract_keys() {
+    let j = eval_json(&["assignment", "--n", "4096", "--p", "64"]);
+    for (g, comm, ai) in [
+        ("1d_blocked", 8192.0, 32.0),
+        ("1d_interleaved", 524288.0, 0.5),
+        ("2d_blocked", 2048.0, 128.0),
+    ] {
+        assert_eq!(j[g]["compute_elems"], 262144.0);
+        assert_eq!(j[g]["comm_elems"], comm);
+        assert_eq!(j[g]["arithmetic_intensity"], ai);
+    }
+}
+
+#[test]
+fn roofline_names_the_bound() {
+    let mem = eval_json(&[
+        "roofline",
+        "--peak-flops",
+        "768e9",
+        "--bandwidth",
+        "20e9",
+        "--ai",
+        "1",
+    ]);
+    assert_eq!(mem["bound"], "memory");
+    let cpu = eval_json(&[
+        "roofline",
+        "--peak-flops",
+        "768e9",
+        "--bandwidth",
+        "20e9",
+        "--ai",
+        "64",
+    ]);
+    assert_eq!(cpu["bound"], "compute");
+    assert_eq!(cpu["attainable_flops"], 768e9);
+}
+
+#[test]
+fn non_square_p_uses_a_rectangular_grid_and_says_so() {
+    let out = predict(&["eval", "assignment", "--n", "1200", "--p", "12"]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("3×4 processor grid"));
+}
+
+#[test]
+fn amdahl_limit_at_zero_fraction_is_null() {
+    let j = eval_json(&["amdahl", "--serial-fraction", "0", "--p", "8"]);
+    assert!(j["limit"].is_null());
+    assert_eq!(j["speedup"], 8.0);
+}
+
+/// Bad input: one line on stderr naming the parameter, exit status 2, no panic.
+#[test]
+fn bad_input_gets_one_line_and_status_2() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["eval", "amdahl", "--serial-fraction", "1.5", "--p", "4"],
+            "serial-fraction",
+        ),
+        (
+            &["eval", "amdahl", "--serial-fraction", "-0.1", "--p", "4"],
+            "serial-fraction",
+        ),
+        (
+            &["eval", "amdahl", "--serial-fraction", "0.1", "--p", "0"],
+            "p =",
+        ),
+        (&["eval", "amdahl", "--serial-fraction", "0.1"], "--p"),
+        (
+            &[
+                "eval",
+                "alpha-beta",
+                "--t0",
+                "2parsecs",
+                "--bandwidth",
+                "1GB/s",
+                "--bytes",
+                "1",
+            ],
+            "--t0",
+        ),
+        (
+            &[
+                "eval",
+                "alpha-beta",
+                "--t0",
+                "-2us",
+                "--bandwidth",
+                "1GB/s",
+                "--bytes",
+                "1",
+            ],
+            "t0",
+        ),
+        (
+            &[
+                "eval",
+                "alpha-beta",
+                "--t0",
+                "2us",
+                "--bandwidth",
+                "0",
+                "--bytes",
+                "1",
+            ],
+            "bandwidth",
+        ),
+        (
+            &[
+                "eval",
+                "alpha-beta",
+                "--t0",
+                "2us",
+                "--bandwidth",
+                "1GB",
+                "--bytes",
+                "1",
+            ],
+            "--bandwidth",
+        ),
+        (
+            &[
+                "eval",
+                "alpha-beta",
+                "--t0",
+                "2us",
+                "--bandwidth",
+                "1GB/s",
+                "--bytes",
+                "0",
+            ],
+            "bytes",
+        ),
+        (
+            &[
+                "eval",
+                "alpha-beta",
+                "--t0",
+                "2us",
+                "--bandwidth",
+                "1GB/s",
+                "--bytes",
+                "8",
+                "--messages",
+                "2.5",
+            ],
+            "messages",
+        ),
+        (&["eval", "assignment", "--n", "0", "--p", "4"], "n ="),
+        (
+            &["eval", "assignment", "--n", "16", "--p", "1000"],
+            "exceed",
+        ),
+        (
+            &[
+                "eval",
+                "little",
+                "--bandwidth",
+                "20GB/s",
+                "--latency",
+                "200cycles",
+            ],
+            "--clock",
+        ),
+        (&["eval", "little", "--latency", "1ns"], "--bandwidth"),
+        (
+            &[
+                "eval",
+                "roofline",
+                "--peak-flops",
+                "fast",
+                "--bandwidth",
+                "1GB/s",
+                "--ai",
+                "1",
+            ],
+            "--peak-flops",
+        ),
+        (
+            &[
+                "eval",
+                "roofline",
+                "--peak-flops",
+                "1e9",
+                "--bandwidth",
+                "1GB/s",
+                "--ai",
+                "-1",
+            ],
+            "ai",
+        ),
+        (
+            &[
+                "eval",
+                "work-span",
+                "--work",
+                "10",
+                "--span",
+                "20",
+                "--p",
+                "2",
+            ],
+            "span",
+        ),
+        (
+            &["eval", "karp-flatt", "--speedup", "1", "--p", "1"],
+            "p >= 2",
+        ),
+        (
+            &[
+                "eval",
+                "queue",
+                "--arrival-rate",
+                "10",
+                "--service-rate",
+                "5",
+            ],
+            "utilization",
+        ),
+        (
+            &[
+                "eval",
+                "tiling",
+                "--row-elems",
+                "100",
+                "--tile-elems",
+                "200",
+                "--cache",
+                "1MiB",
+            ],
+            "--tile-elems",
+        ),
+        (
+            &[
+                "eval",
+                "combining",
+                "--p",
+                "8",
+                "--t-op",
+                "1us",
+                "--fan-in",
+                "1",
+            ],
+            "fan-in",
+        ),
+        (&["eval", "office-hours", "--leave-times", "5,0"], "sorted"),
+        (&["eval", "nonsense"], "nonsense"),
+        (&["frobnicate"], "frobnicate"),
+    ];
+    for (args, needle) in cases {
+        let out = predict(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(
+            err.trim_end().lines().count(),
+            1,
+            "{args:?}: one line, got {err}"
+        );
+        assert!(err.starts_with("error:"), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: '{needle}' not in {err}");
+        assert!(!err.contains("panicked"), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}: nothing on stdout");
+    }
+}

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Sets up and runs every test: formatting, lints, the Rust test suites
+# (release build: the microbenchmarks are exercised optimised).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+source scripts/env.sh
+
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets --release -- -D warnings
+cargo test --workspace --release
