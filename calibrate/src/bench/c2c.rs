@@ -1,0 +1,362 @@
+//! Core-to-core communication through shared memory (lecture §2.2, §2.4).
+//!
+//! Two threads pinned to the first two CPUs of the run:
+//!
+//! * **Ping-pong**: they take turns writing one flag in its own cache line;
+//!   each write must fetch the line from the other core. One-way latency =
+//!   round trip / 2: the time one cache line takes between two cores, which
+//!   is also the cost of one write to a falsely shared line.
+//! * **Hand-off**: the writer fills n bytes and raises a flag; the reader
+//!   waits for it, reads the n bytes (checking them) and answers. Time per
+//!   hand-off T(n) for n from 64 B to 4 MiB, fitted as T(n) = T0 + n/B with
+//!   [`models::fit::line`] (relative weights 1/T², so that small sizes
+//!   count); the protocol regimes are also fitted separately
+//!   ([`models::fit::segmented()`], up to 3 lines).
+//!
+//! # Section `c2c`
+//!
+//! ```json
+//! { "cpus": [0, 1],
+//!   "round_trip_s": {"median": .., "ci_lo": .., ...}, "one_way_s": {"median": .., ...},
+//!   "handoff": { "points": [ {"bytes": 64, "time_s": {"median": .., ...}} ],
+//!                "fit": {"t0_s": {"point": .., "lo": .., "hi": ..}, "bandwidth_Bps": {..}, "r_squared": .. },
+//!                "regimes": [ {"from_bytes": .., "to_bytes": .., "t0_s": {..}, "bandwidth_Bps": {..}, "r_squared": ..} ] } }
+//! ```
+
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+use anyhow::{anyhow, bail, Result};
+use models::fit::{line, relative_weights, segmented, SegmentFit, SegmentedOptions};
+use models::profile::NetworkRegime;
+use models::stats::Summary as Stats;
+use models::units::Si;
+use models::Estimate;
+use serde_json::json;
+
+use super::{noisy_warning, size_grid, stats_json, Bench, Context, Outcome};
+use crate::output::binary_size;
+use crate::pin::pin_current;
+use crate::timer::{measure, serial, Plan};
+
+/// Smallest hand-off, bytes.
+pub const HANDOFF_MIN: u64 = 64;
+/// Largest hand-off, bytes.
+pub const HANDOFF_MAX: u64 = 4 << 20;
+/// Flag value that tells the partner thread to stop.
+const STOP: u64 = u64::MAX;
+
+/// The core-to-core benchmark.
+pub struct C2c;
+
+/// A value alone in its 128-byte block (two lines: adjacent-line prefetch
+/// cannot drag a neighbour along).
+#[repr(align(128))]
+struct Padded<T>(T);
+
+/// The hand-off buffer, written and read by turns.
+struct Shared {
+    buf: UnsafeCell<Vec<u64>>,
+    words: Padded<AtomicUsize>,
+    ready: Padded<AtomicU64>,
+    ack: Padded<AtomicU64>,
+}
+
+// SAFETY: `buf` is only touched under the ready/ack protocol: the writer
+// writes it only after seeing the ack of the previous hand-off (Acquire) and
+// before raising `ready` (Release); the reader reads it only after seeing
+// `ready` (Acquire) and before raising `ack` (Release). They never overlap.
+unsafe impl Sync for Shared {}
+
+/// One-way latency samples (seconds) of a ping-pong between `a` and `b`.
+pub fn pingpong(a: core_affinity::CoreId, b: core_affinity::CoreId, plan: &Plan) -> Result<Stats> {
+    let flag = Padded(AtomicU64::new(0));
+    std::thread::scope(|s| {
+        let pong = s.spawn(|| {
+            pin_current(b);
+            loop {
+                let v = flag.0.load(Ordering::Acquire);
+                if v == STOP {
+                    break;
+                }
+                if v % 2 == 1 {
+                    flag.0.store(v + 1, Ordering::Release);
+                } else {
+                    std::hint::spin_loop();
+                }
+            }
+        });
+        let ping = s.spawn(|| -> Result<Stats> {
+            pin_current(a);
+            let mut seq = 0u64;
+            let r = measure(
+                plan,
+                serial(|rounds| {
+                    for _ in 0..rounds {
+                        flag.0.store(seq + 1, Ordering::Release);
+                        while flag.0.load(Ordering::Acquire) != seq + 2 {
+                            std::hint::spin_loop();
+                        }
+                        seq += 2;
+                    }
+                }),
+            );
+            flag.0.store(STOP, Ordering::Release);
+            Ok(r?.per_unit.map(|rt| rt / 2.0)?.summary())
+        });
+        let r = ping
+            .join()
+            .map_err(|_| anyhow!("the ping thread panicked"))?;
+        pong.join()
+            .map_err(|_| anyhow!("the pong thread panicked"))?;
+        r
+    })
+}
+
+/// Hand-off time samples (seconds per hand-off) for each size in `sizes`.
+pub fn handoff(
+    a: core_affinity::CoreId,
+    b: core_affinity::CoreId,
+    sizes: &[u64],
+    plan: &Plan,
+    mut progress: impl FnMut() + Send,
+) -> Result<Vec<Stats>> {
+    let max_words = sizes.iter().copied().max().unwrap_or(0) as usize / 8;
+    let sh = Shared {
+        buf: UnsafeCell::new(vec![0u64; max_words]),
+        words: Padded(AtomicUsize::new(0)),
+        ready: Padded(AtomicU64::new(0)),
+        ack: Padded(AtomicU64::new(0)),
+    };
+    let sh = &sh;
+    std::thread::scope(|s| {
+        // The reader counts corrupted hand-offs and goes on answering, so
+        // the writer never waits for an answer that does not come.
+        let reader = s.spawn(move || -> u64 {
+            pin_current(b);
+            let mut seen = 0u64;
+            let mut corrupted = 0;
+            loop {
+                let v = sh.ready.0.load(Ordering::Acquire);
+                if v == STOP {
+                    return corrupted;
+                }
+                if v == seen {
+                    std::hint::spin_loop();
+                    continue;
+                }
+                let words = sh.words.0.load(Ordering::Relaxed);
+                // SAFETY: `ready` was raised for this hand-off; see `Shared`.
+                let data: &Vec<u64> = unsafe { &*sh.buf.get() };
+                let sum = data[..words].iter().fold(0u64, |s, &x| s.wrapping_add(x));
+                corrupted += u64::from(sum != v.wrapping_mul(words as u64));
+                seen = v;
+                sh.ack.0.store(v, Ordering::Release);
+            }
+        });
+        let writer = s.spawn(move || -> Result<Vec<Stats>> {
+            pin_current(a);
+            let mut seq = 0u64;
+            let mut out = Vec::new();
+            for &bytes in sizes {
+                let words = bytes as usize / 8;
+                let m = measure(
+                    plan,
+                    serial(|count| {
+                        for _ in 0..count {
+                            seq += 1;
+                            // SAFETY: the previous hand-off was acknowledged; see `Shared`.
+                            let data: &mut Vec<u64> = unsafe { &mut *sh.buf.get() };
+                            data[..words].fill(seq);
+                            sh.words.0.store(words, Ordering::Relaxed);
+                            sh.ready.0.store(seq, Ordering::Release);
+                            while sh.ack.0.load(Ordering::Acquire) != seq {
+                                std::hint::spin_loop();
+                            }
+                        }
+                    }),
+                );
+                match m {
+                    Ok(m) => out.push(m.per_unit.summary()),
+                    Err(e) => {
+                        sh.ready.0.store(STOP, Ordering::Release);
+                        return Err(e);
+                    }
+                }
+                progress();
+            }
+            sh.ready.0.store(STOP, Ordering::Release);
+            Ok(out)
+        });
+        let w = writer
+            .join()
+            .map_err(|_| anyhow!("the writer thread panicked"))?;
+        let corrupted = reader
+            .join()
+            .map_err(|_| anyhow!("the reader thread panicked"))?;
+        if corrupted > 0 {
+            bail!("{corrupted} buffer hand-offs arrived corrupted: the memory ordering is broken");
+        }
+        w
+    })
+}
+
+fn regime_json(r: &NetworkRegime) -> serde_json::Value {
+    json!({
+        "from_bytes": r.from_bytes,
+        "to_bytes": r.to_bytes,
+        "t0_s": r.t0_s,
+        "bandwidth_Bps": r.bandwidth_Bps,
+        "r_squared": r.r_squared,
+    })
+}
+
+/// T(n) = T0 + n/B by weighted least squares on all points, and up to 3
+/// regimes fitted separately.
+pub fn fit_handoff(bytes: &[f64], times: &[f64]) -> Result<(NetworkRegime, Vec<NetworkRegime>)> {
+    let w = relative_weights(times)?;
+    let l = line(bytes, times, Some(&w))?;
+    let to_regime = |l: &models::fit::LineFit, from: f64, to: f64| NetworkRegime {
+        from_bytes: from,
+        to_bytes: to,
+        t0_s: l.intercept,
+        bandwidth_Bps: reciprocal(l.slope),
+        r_squared: l.r_squared,
+    };
+    let all = to_regime(&l, bytes[0], bytes[bytes.len() - 1]);
+    let seg = segmented(bytes, times, Some(&w), &SegmentedOptions::lines(3))?;
+    let regimes = seg
+        .segments
+        .iter()
+        .filter_map(|s| match &s.fit {
+            SegmentFit::Line(l) => Some(to_regime(l, s.x_min, s.x_max)),
+            SegmentFit::Constant(_) => None,
+        })
+        .collect();
+    Ok((all, regimes))
+}
+
+/// B = 1/slope with the interval mapped; an interval reaching slope ≤ 0
+/// has no upper end (infinite bandwidth).
+fn reciprocal(slope: Estimate) -> Estimate {
+    let inv = |s: f64| if s > 0.0 { 1.0 / s } else { f64::INFINITY };
+    Estimate::new(inv(slope.point), inv(slope.hi), inv(slope.lo))
+}
+
+impl Bench for C2c {
+    fn name(&self) -> &'static str {
+        "c2c"
+    }
+
+    fn run(&self, ctx: &Context) -> Result<Outcome> {
+        let mut out = Outcome::default();
+        let cpus = &ctx.config.cpus;
+        if cpus.len() < 2 {
+            out.notes.push(format!(
+                "c2c skipped: it needs 2 logical CPUs, this run has {}",
+                cpus.len()
+            ));
+            return Ok(out);
+        }
+        let (a, b) = (cpus[0], cpus[1]);
+        let plan = &ctx.config.plan;
+        let per_octave_step = if ctx.config.quick { 2 } else { 1 };
+        let sizes: Vec<u64> = size_grid(HANDOFF_MIN, HANDOFF_MAX, 1, 64)
+            .into_iter()
+            .step_by(per_octave_step)
+            .collect();
+        let bar = ctx.progress.bar("c2c", sizes.len() as u64 + 1);
+        let one_way = pingpong(a, b, plan)?;
+        bar.inc(1);
+        let times = handoff(a, b, &sizes, plan, || bar.inc(1))?;
+        bar.finish_and_clear();
+        out.summary.core_to_core_latency_s = Some(one_way.median);
+        out.warnings
+            .extend(noisy_warning("core-to-core latency", &one_way));
+        let x: Vec<f64> = sizes.iter().map(|&s| s as f64).collect();
+        let y: Vec<f64> = times.iter().map(|s| s.median).collect();
+        let (all, regimes) = fit_handoff(&x, &y)?;
+        if all.t0_s.point < 0.0 {
+            out.warnings.push(format!(
+                "the hand-off fit gives a negative T0 ({}): the small sizes do not pin it down",
+                Si(all.t0_s.point, "s")
+            ));
+        }
+        out.section = json!({
+            "cpus": [a.id, b.id],
+            "round_trip_s": stats_json(&one_way).as_object().map(|o| {
+                o.iter().map(|(k, v)| (k.clone(), match (k.as_str(), v.as_f64()) {
+                    ("median" | "ci_lo" | "ci_hi", Some(f)) => json!(2.0 * f),
+                    _ => v.clone(),
+                })).collect::<serde_json::Map<_, _>>()
+            }),
+            "one_way_s": stats_json(&one_way),
+            "handoff": {
+                "points": sizes.iter().zip(&times).map(|(n, s)| json!({
+                    "bytes": n,
+                    "time_s": stats_json(s),
+                })).collect::<Vec<_>>(),
+                "fit": regime_json(&all),
+                "regimes": regimes.iter().map(regime_json).collect::<Vec<_>>(),
+            },
+        });
+        let mut t = format!(
+            "Core-to-core (CPU {} <-> {}): one-way {} (round trip {}); also the cost of one write to a falsely shared line\n",
+            a.id,
+            b.id,
+            Si(one_way.median, "s"),
+            Si(2.0 * one_way.median, "s")
+        );
+        t += &format!(
+            "  hand-off {}..{}: T(n) = T0 + n/B, T0 = {}, B = {} (R² {:.3})\n",
+            binary_size(HANDOFF_MIN as f64),
+            binary_size(HANDOFF_MAX as f64),
+            Si(all.t0_s.point, "s"),
+            Si(all.bandwidth_Bps.point, "B/s"),
+            all.r_squared
+        );
+        if regimes.len() > 1 {
+            for r in &regimes {
+                t += &format!(
+                    "    regime {}..{}: T0 = {}, B = {}\n",
+                    binary_size(r.from_bytes),
+                    binary_size(r.to_bytes),
+                    Si(r.t0_s.point, "s"),
+                    Si(r.bandwidth_Bps.point, "B/s")
+                );
+            }
+        }
+        out.table = t;
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fit_recovers_t0_and_b() {
+        let x: Vec<f64> = (0..12).map(|i| 64.0 * 2f64.powi(i)).collect();
+        let y: Vec<f64> = x.iter().map(|n| 100e-9 + n / 10e9).collect();
+        let (all, regimes) = fit_handoff(&x, &y).unwrap();
+        assert!((all.t0_s.point - 100e-9).abs() < 1e-12);
+        assert!((all.bandwidth_Bps.point / 10e9 - 1.0).abs() < 1e-6);
+        assert!(!regimes.is_empty());
+        let r = reciprocal(Estimate::new(1.0, -1.0, 2.0));
+        assert_eq!((r.lo, r.hi), (0.5, f64::INFINITY));
+    }
+
+    #[test]
+    fn pingpong_and_handoff_run() {
+        let cpus = crate::pin::allowed_cpus();
+        if cpus.len() < 2 {
+            return;
+        }
+        let plan = Plan::quick().with_reps(3);
+        let s = pingpong(cpus[0], cpus[1], &plan).unwrap();
+        assert!(s.median > 0.0);
+        let t = handoff(cpus[0], cpus[1], &[64, 4096], &plan, || {}).unwrap();
+        assert_eq!(t.len(), 2);
+    }
+}

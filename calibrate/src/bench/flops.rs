@@ -1,0 +1,201 @@
+//! Peak FLOP/s: the Roofline's compute ceilings (lecture §4.4).
+//!
+//! Every kernel of [`crate::kernels::fma`] the CPU can run — FMA for each
+//! instruction-set level (scalar, AVX2, AVX-512) in f64 and f32, and the
+//! separate multiply/add kernel for the widest SIMD — on one pinned thread
+//! and on all threads at once:
+//!
+//! FLOP/s = FLOP_per_iteration × iterations × threads / t,
+//!
+//! t being the time until the last thread finishes. A figure above
+//! 8 FLOP per lane per cycle per thread (four pipes doing FMAs, more than
+//! any x86 core has) is flagged as above the physical bound: it would mean a
+//! wrong clock or a broken timer.
+//!
+//! # Section `flops`
+//!
+//! ```json
+//! { "kernels": [ { "name": "f64 avx2 fma", "precision": "f64", "isa": "avx2", "op": "fma",
+//!                  "threads": 2, "accumulators": 12, "flops_per_iteration": 96,
+//!                  "flops": {"median": .., "ci_lo": .., "ci_hi": .., "cv": .., ...},
+//!                  "flops_per_cycle_per_thread": 16.0 }, ... ] }
+//! ```
+
+use std::sync::Mutex;
+
+use anyhow::Result;
+use models::profile::ComputeCeiling;
+use models::units::Si;
+use serde_json::json;
+
+use super::{noisy_points_note, noisy_warning, stats_json, Bench, Context, Outcome};
+use crate::kernels::fma::{FlopKernel, Op, Precision};
+use crate::kernels::Isa;
+use crate::pin::Team;
+use crate::timer::{measure, Plan};
+
+/// FLOP per lane per cycle per thread above which a figure is impossible.
+pub const MAX_FLOP_PER_LANE_CYCLE: f64 = 8.0;
+
+/// The peak FLOP/s benchmark.
+pub struct Flops;
+
+/// The kernels measured on this CPU: FMA per level and precision, and
+/// multiply/add on the widest level.
+pub fn kernels() -> Vec<FlopKernel> {
+    let isas = Isa::available();
+    let mut v = Vec::new();
+    for &isa in &isas {
+        for precision in [Precision::F64, Precision::F32] {
+            v.push(FlopKernel {
+                precision,
+                isa,
+                op: Op::Fma,
+            });
+        }
+    }
+    for precision in [Precision::F64, Precision::F32] {
+        v.push(FlopKernel {
+            precision,
+            isa: isas[0],
+            op: Op::MulAdd,
+        });
+    }
+    v.retain(|k| k.available());
+    v
+}
+
+/// FLOP/s of `k` on every thread of `team`: a summary of the per-timing rates.
+pub fn measure_flops(team: &Team, k: FlopKernel, plan: &Plan) -> Result<models::stats::Summary> {
+    let sinks: Vec<Mutex<f64>> = (0..team.threads()).map(|_| Mutex::new(0.0)).collect();
+    let m = measure(plan, |inner, count| {
+        team.time_batch(&sinks, inner, count, |sink, iters| *sink += k.run(iters))
+    })?;
+    let per_iter = k.flops_per_iteration() * team.threads() as f64;
+    Ok(m.per_unit.map(|s| per_iter / s)?.summary())
+}
+
+impl Bench for Flops {
+    fn name(&self) -> &'static str {
+        "flops"
+    }
+
+    fn run(&self, ctx: &Context) -> Result<Outcome> {
+        let ks = kernels();
+        let teams: Vec<&Team> = if ctx.all.threads() > 1 {
+            vec![&ctx.one, &ctx.all]
+        } else {
+            vec![&ctx.one]
+        };
+        let bar = ctx.progress.bar("flops", (ks.len() * teams.len()) as u64);
+        let mut out = Outcome::default();
+        let mut rows = Vec::new();
+        let headline = ks
+            .iter()
+            .copied()
+            .find(|k| k.precision == Precision::F64)
+            .expect("an f64 kernel");
+        let mut others = Vec::new();
+        for team in &teams {
+            for &k in &ks {
+                bar.set_message(k.label());
+                let s = measure_flops(team, k, &ctx.config.plan)?;
+                bar.inc(1);
+                let threads = team.threads();
+                let label = k.label();
+                let per_cycle = ctx.cycles(1.0).map(|hz| s.median / hz / threads as f64);
+                if let Some(pc) = per_cycle {
+                    let lanes = k.precision.lanes(k.isa) as f64;
+                    if pc > MAX_FLOP_PER_LANE_CYCLE * lanes {
+                        out.warnings.push(format!(
+                            "{label} on {threads} thread(s) gives {pc:.1} FLOP per cycle per thread, above the physical bound of {} ({MAX_FLOP_PER_LANE_CYCLE} per lane): check the clock",
+                            MAX_FLOP_PER_LANE_CYCLE * lanes
+                        ));
+                    }
+                }
+                if k == headline {
+                    out.warnings.extend(noisy_warning(
+                        &format!("peak {label} FLOP/s on {threads} thread(s)"),
+                        &s,
+                    ));
+                } else {
+                    others.push(s.clone());
+                }
+                out.ceilings.push(ComputeCeiling {
+                    name: label.clone(),
+                    precision: k.precision.name().into(),
+                    isa: k.isa.name().into(),
+                    fma: k.op == Op::Fma,
+                    threads,
+                    flops: s.estimate(),
+                });
+                rows.push(json!({
+                    "name": label,
+                    "precision": k.precision.name(),
+                    "isa": k.isa.name(),
+                    "op": k.op,
+                    "threads": threads,
+                    "accumulators": k.accumulators(),
+                    "flops_per_iteration": k.flops_per_iteration(),
+                    "flops": stats_json(&s),
+                    "flops_per_cycle_per_thread": per_cycle,
+                }));
+            }
+        }
+        bar.finish_and_clear();
+        out.notes
+            .extend(noisy_points_note("other FLOP/s figures", &others));
+        out.ceilings
+            .sort_by(|a, b| b.flops.point.total_cmp(&a.flops.point));
+        let best = |threads: usize| {
+            out.ceilings
+                .iter()
+                .filter(|c| c.precision == "f64" && c.threads == threads)
+                .map(|c| c.flops.point)
+                .reduce(f64::max)
+        };
+        out.summary.peak_flops_f64_1t = best(1);
+        out.summary.peak_flops_f64 = best(ctx.all.threads());
+        if let (Some(one), Some(all)) = (out.summary.peak_flops_f64_1t, out.summary.peak_flops_f64)
+        {
+            if ctx.all.threads() > 1 && all < one {
+                out.warnings.push(format!(
+                    "the f64 peak on {} threads ({}) is below the 1-thread peak ({}): independent cores cannot slow each other down like that, so other processes shared the CPUs; re-run on a quiet machine",
+                    ctx.all.threads(),
+                    Si(all, "FLOP/s"),
+                    Si(one, "FLOP/s")
+                ));
+            }
+        }
+        out.section = json!({ "kernels": rows });
+        out.table = match (out.summary.peak_flops_f64, ctx.cycles(1.0)) {
+            (Some(p), Some(hz)) => format!(
+                "Peak FLOP/s: independent FMA chains ({} per core, {} accumulators); f64 peak {} = {:.1} FLOP/cycle/thread",
+                ctx.sys.simd(),
+                kernels().first().map_or(0, |k| k.accumulators()),
+                Si(p, "FLOP/s"),
+                p / hz / ctx.all.threads() as f64
+            ),
+            _ => String::new(),
+        };
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernel_list_covers_the_widest_isa() {
+        let ks = kernels();
+        let widest = Isa::detect();
+        assert!(
+            ks.iter()
+                .any(|k| k.isa == widest && k.op == Op::Fma && k.precision == Precision::F64)
+                || !Isa::scalar_fma()
+        );
+        assert!(ks.iter().any(|k| k.op == Op::MulAdd));
+        assert!(ks.iter().all(|k| k.available()));
+    }
+}

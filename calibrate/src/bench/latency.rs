@@ -1,0 +1,525 @@
+//! Latency per memory level: a pointer chase over a random cyclic
+//! permutation (Sattolo), one pointer per cache line, on one pinned thread
+//! (lecture §2.1, §2.4).
+//!
+//! latency = t / steps for `steps` dependent loads; cycles = latency × clock.
+//!
+//! # Sweep
+//!
+//! Working sets lie on a grid of 4 points per octave from 4 KiB. The sweep
+//! first takes every other grid point (2 per octave) up to 128 MiB, detects
+//! the levels ([`crate::levels`]), extends to the DRAM working set
+//! max(128 MiB, 8 × the largest detected cache) — further, half an octave at
+//! a time (2 octaves at most), while the curve still rises — all capped by
+//! the memory budget, and then measures the grid (4 per octave) within an
+//! octave of each detected cache size again, in one pass, so that the
+//! points of each step see the machine in one state.
+//!
+//! Each size is measured with 4 KiB pages and with huge pages (`madvise`).
+//! The levels are found on the fastest timing of each size over both
+//! policies (interference only adds time), and each level's latency is the
+//! median, over its plateau, of the medians of the huge-page curve when the
+//! kernel granted huge pages (no TLB steps), else of the 4 KiB curve. The TLB's part of the DRAM
+//! latency is latency(4 KiB pages) − latency(huge pages) at the DRAM
+//! working set.
+//!
+//! # Section `latency`
+//!
+//! ```json
+//! {
+//!   "line_bytes": 64,
+//!   "detection_pages": "2MiB",
+//!   "dram_bytes": 268435456,
+//!   "reached_dram_plateau": true,
+//!   "clock_hz": 3.2e9,
+//!   "points": [ { "size_bytes": 4096, "pages": "4KiB", "huge_page_bytes": 0,
+//!                 "latency_s": {"median": .., "ci_lo": .., "ci_hi": .., "cv": .., "n": .., "outliers_low": .., "outliers_high": .., "noisy": ..},
+//!                 "latency_cycles": 4.0 }, ... ],
+//!   "levels": [ { "name": "L1", "from_bytes": .., "to_bytes": .., "size_bytes": ..,
+//!                 "latency_s": {"point": .., "lo": .., "hi": ..}, "noisy": false, "points": 5 }, ... ],
+//!   "breakpoints_bytes": [ .. ],        // of the segmented fit
+//!   "spikes_bytes": [ .. ],             // isolated spikes left out of the fit
+//!   "tlb_s": {"point": .., "lo": .., "hi": ..}   // null without both page sizes
+//! }
+//! ```
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result};
+use indicatif::ProgressBar;
+use models::stats::{Sample, Summary as Stats};
+use models::units::Si;
+use models::Estimate;
+use serde_json::json;
+
+use super::{level, noisy_points_note, noisy_warning, stats_json, Bench, Context, Outcome};
+use crate::config::{DRAM_MIN_BYTES, RESIDENT_FACTOR};
+use crate::kernels::chase::ChaseBuffer;
+use crate::levels::{detect, Detection, Point};
+use crate::mem::Pages;
+use crate::output::binary_size;
+use crate::pin::Team;
+use crate::timer::{measure, serial, Plan};
+
+/// Smallest working set of the sweep, bytes.
+pub const FIRST_BYTES: u64 = 4096;
+/// Grid points per octave (the sweep starts with every other one).
+pub const GRID_PER_OCTAVE: u32 = 4;
+/// A level whose median latency exceeds this multiple of its fastest
+/// timings was disturbed by other work on the machine (flagged).
+pub const DISTURBED_RATIO: f64 = 1.25;
+/// Half-octave steps the sweep may go past the DRAM working set while the
+/// curve still rises (2 octaves), memory budget permitting: beyond that the
+/// rise is the TLB's (page walks grow with the working set), not a cache's.
+const MAX_EXTRA_STEPS: usize = 4;
+/// Longest warm-up walk before timing a chase.
+const WARMUP_LIMIT: Duration = Duration::from_millis(3);
+
+/// The pointer-chase benchmark.
+pub struct Latency;
+
+/// One measured working set and page policy.
+#[derive(Debug, Clone)]
+pub struct ChasePoint {
+    /// Working set, bytes (whole lines).
+    pub size_bytes: u64,
+    /// Page policy of the buffer.
+    pub pages: Pages,
+    /// Seconds per dependent load.
+    pub latency: Stats,
+    /// Bytes the kernel backed with huge pages.
+    pub huge_page_bytes: Option<u64>,
+}
+
+/// Times a chase over `size` bytes on the (single) thread of `team`.
+pub fn measure_chase(
+    team: &Team,
+    size: u64,
+    line: usize,
+    pages: Pages,
+    plan: &Plan,
+) -> Result<ChasePoint> {
+    let mut r = team.each(|_| -> Result<ChasePoint> {
+        let buf = ChaseBuffer::new(size as usize, line, pages, size)?;
+        let huge_page_bytes = buf.region().huge_page_bytes();
+        let mut p = buf.line(0);
+        // Warm-up: walk the cycle once, or for a few ms if it is long.
+        let t0 = Instant::now();
+        let mut walked = 0;
+        while walked < buf.lines() && t0.elapsed() < WARMUP_LIMIT {
+            p = buf.chase(p, 4096);
+            walked += 4096;
+        }
+        let m = measure(plan, serial(|steps| p = buf.chase(p, steps)))?;
+        Ok(ChasePoint {
+            size_bytes: buf.bytes() as u64,
+            pages,
+            latency: m.per_unit.summary(),
+            huge_page_bytes,
+        })
+    });
+    r.swap_remove(0)
+}
+
+/// The size of grid point `k`: 4 KiB · 2^(k/4), rounded to whole lines.
+fn grid_size(k: u32, line: u64) -> u64 {
+    let s = (FIRST_BYTES as f64 * 2f64.powf(k as f64 / GRID_PER_OCTAVE as f64)).round() as u64;
+    (s / line).max(2) * line
+}
+
+/// The grid index of the largest grid size ≤ `bytes`.
+fn grid_floor(bytes: u64, line: u64) -> u32 {
+    let mut k = 0;
+    while grid_size(k + 1, line) <= bytes {
+        k += 1;
+    }
+    k
+}
+
+/// A finished sweep.
+pub struct Sweep {
+    /// All points, by size then page policy.
+    pub points: Vec<ChasePoint>,
+    /// Levels detected on the `detect_pages` curve.
+    pub detection: Detection,
+    /// The page policy whose medians the levels' latencies report.
+    pub detect_pages: Pages,
+    /// The DRAM working set (a measured size).
+    pub dram_bytes: u64,
+    /// Whether the memory budget stopped the sweep before the curve
+    /// reached its DRAM plateau.
+    pub budget_stop: bool,
+}
+
+impl Sweep {
+    /// The point at `size` with `pages`.
+    pub fn point(&self, size: u64, pages: Pages) -> Option<&ChasePoint> {
+        self.points
+            .iter()
+            .find(|p| p.size_bytes == size && p.pages == pages)
+    }
+}
+
+/// Runs the adaptive sweep (see the module docs) with the given page
+/// policies; `refine` adds the 4-per-octave points near each level.
+pub fn sweep(
+    ctx: &Context,
+    policies: &[Pages],
+    plan: &Plan,
+    refine: bool,
+    bar: &ProgressBar,
+) -> Result<Sweep> {
+    let line = ctx.sys.line_bytes as u64;
+    let budget = ctx.config.budget_bytes;
+    let mut done: BTreeMap<u32, Vec<ChasePoint>> = BTreeMap::new();
+    let run = |k: u32, done: &mut BTreeMap<u32, Vec<ChasePoint>>| -> Result<()> {
+        if done.contains_key(&k) {
+            return Ok(());
+        }
+        let size = grid_size(k, line);
+        bar.set_message(binary_size(size as f64));
+        let mut v = Vec::new();
+        for &pages in policies {
+            v.push(measure_chase(&ctx.one, size, line as usize, pages, plan)?);
+        }
+        bar.inc(1);
+        done.insert(k, v);
+        Ok(())
+    };
+    let first_max = grid_floor(DRAM_MIN_BYTES.min(budget), line);
+    bar.set_length((first_max / 2 + 1) as u64);
+    for k in (0..=first_max).step_by(2) {
+        run(k, &mut done)?;
+    }
+    let detect_pages = choose_detection_pages(&done, policies);
+    // Intermediate detections may fail on a partial curve; only the last
+    // one must succeed.
+    let mut detection = detect_on(&done, detect_pages);
+
+    // Extend to the DRAM working set, and on while the curve still rises;
+    // then refine near the levels, and extend again if that changed them.
+    let mut k_max = *done.keys().last().expect("at least one point");
+    let mut extra_steps = 0;
+    let mut refined = !refine;
+    let mut budget_stop;
+    loop {
+        let det = detection.as_ref().ok();
+        let largest = det.and_then(|d| d.largest_cache()).unwrap_or(0.0);
+        let want = grid_floor(ctx.dram_bytes(largest), line);
+        let next = k_max + 2;
+        let beyond = k_max >= want;
+        let reached = det.is_some_and(|d| d.dram.is_some());
+        budget_stop = grid_size(next, line) > budget;
+        if !budget_stop && (!beyond || (!reached && extra_steps < MAX_EXTRA_STEPS)) {
+            extra_steps += usize::from(beyond);
+            bar.inc_length(1);
+            run(next, &mut done)?;
+            k_max = next;
+            detection = detect_on(&done, detect_pages);
+            continue;
+        }
+        if refined {
+            break;
+        }
+        refined = true;
+        // The whole window around each level is measured again in one
+        // pass, so that neighbouring points see the machine in the same
+        // state (on a shared host the caches' usable size drifts).
+        let mut window = Vec::new();
+        for c in det
+            .into_iter()
+            .flat_map(|d| d.caches.iter().filter_map(|c| c.size_bytes))
+        {
+            let lo = grid_floor((c / 2.0) as u64, line);
+            let hi = grid_floor((c * 2.0) as u64, line).min(k_max);
+            window.extend(lo..=hi);
+        }
+        window.sort();
+        window.dedup();
+        bar.inc_length(window.len() as u64);
+        for k in window {
+            done.remove(&k);
+            run(k, &mut done)?;
+        }
+        detection = detect_on(&done, detect_pages);
+    }
+    let detection = detection?;
+    let dram_k = if detection.dram.is_some() {
+        let target = grid_floor(
+            ctx.dram_bytes(detection.largest_cache().unwrap_or(0.0)),
+            line,
+        );
+        *done
+            .range(..=target.min(k_max))
+            .next_back()
+            .expect("measured")
+            .0
+    } else {
+        k_max
+    };
+    Ok(Sweep {
+        budget_stop: budget_stop && detection.dram.is_none(),
+        dram_bytes: grid_size(dram_k, line),
+        points: done.into_values().flatten().collect(),
+        detection,
+        detect_pages,
+    })
+}
+
+/// Huge pages when asked for and granted for most of the large working sets.
+fn choose_detection_pages(done: &BTreeMap<u32, Vec<ChasePoint>>, policies: &[Pages]) -> Pages {
+    if !policies.contains(&Pages::Huge) {
+        return Pages::Small;
+    }
+    let large: Vec<&ChasePoint> = done
+        .values()
+        .flatten()
+        .filter(|p| p.pages == Pages::Huge && p.size_bytes >= 4 << 20)
+        .collect();
+    let granted = large
+        .iter()
+        .filter(|p| p.huge_page_bytes.unwrap_or(0) * 2 >= p.size_bytes)
+        .count();
+    if !large.is_empty() && granted * 2 >= large.len() || !policies.contains(&Pages::Small) {
+        Pages::Huge
+    } else {
+        Pages::Small
+    }
+}
+
+/// Detects the levels on the fastest timing of each size over all page
+/// policies measured (interference and TLB misses only ever add time, so
+/// this curve is the cleanest view of the hierarchy), then reports each
+/// level's latency as the median, over the sizes on its plateau, of the
+/// `pages` curve's medians (with its 95% interval).
+fn detect_on(done: &BTreeMap<u32, Vec<ChasePoint>>, pages: Pages) -> Result<Detection> {
+    let fastest: Vec<Point> = done
+        .values()
+        .filter_map(|v| {
+            let size = v.first()?.size_bytes as f64;
+            let min = v.iter().map(|p| p.latency.min).reduce(f64::min)?;
+            Some(Point {
+                size_bytes: size,
+                latency_s: min,
+            })
+        })
+        .collect();
+    let mut d = detect(&fastest).context("detecting the memory levels from the latency curve")?;
+    let medians: Vec<(f64, f64)> = done
+        .values()
+        .flatten()
+        .filter(|p| p.pages == pages)
+        .map(|p| (p.size_bytes as f64, p.latency.median))
+        .collect();
+    for level in d.caches.iter_mut().chain(d.dram.iter_mut()) {
+        let on: Vec<f64> = medians
+            .iter()
+            .filter(|(s, _)| *s >= level.from_bytes && *s <= level.to_bytes)
+            .map(|m| m.1)
+            .collect();
+        let fastest = level.latency_s.point;
+        match Sample::new(on.clone()) {
+            Ok(sample) => level.latency_s = sample.summary().estimate(),
+            Err(_) => {
+                if let Some(&v) = on.first() {
+                    level.latency_s = Estimate::exact(v);
+                }
+            }
+        }
+        level.noisy = level.latency_s.point > DISTURBED_RATIO * fastest;
+    }
+    Ok(d)
+}
+
+impl Bench for Latency {
+    fn name(&self) -> &'static str {
+        "latency"
+    }
+
+    fn run(&self, ctx: &Context) -> Result<Outcome> {
+        let bar = ctx.progress.bar("latency", 0);
+        let sw = sweep(ctx, &Pages::BOTH, &ctx.config.plan, true, &bar)?;
+        bar.finish_and_clear();
+        Ok(outcome(ctx, &sw))
+    }
+}
+
+/// Detects the levels quickly (huge pages only, quick plan, no refinement)
+/// when a benchmark needs them and neither this run nor an existing profile
+/// has them.
+pub fn probe(ctx: &Context) -> Result<Sweep> {
+    let bar = ctx.progress.bar("levels", 0);
+    let sw = sweep(ctx, &[Pages::Huge], &Plan::quick(), false, &bar);
+    bar.finish_and_clear();
+    sw
+}
+
+fn outcome(ctx: &Context, sw: &Sweep) -> Outcome {
+    let mut out = Outcome::default();
+    let d = &sw.detection;
+    let dram_point = sw.point(sw.dram_bytes, sw.detect_pages);
+    for c in &d.caches {
+        let mut l = level(&c.name);
+        l.size_bytes = c.size_bytes;
+        l.latency_s = Some(c.latency_s);
+        out.levels.push(l);
+    }
+    if let Some(p) = dram_point {
+        let mut l = level("DRAM");
+        l.latency_s = Some(p.latency.estimate());
+        out.levels.push(l);
+        out.summary.dram_latency_s = Some(p.latency.median);
+        out.warnings
+            .extend(noisy_warning("DRAM latency", &p.latency));
+    }
+    if let Some(l1) = d.caches.first() {
+        out.summary.l1_latency_s = Some(l1.latency_s.point);
+    }
+    for p in d.all().filter(|p| p.noisy) {
+        out.warnings.push(format!(
+            "the {} latency ({}) is more than {DISTURBED_RATIO}× its fastest timings: other work disturbed it; re-run on a quiet machine to trust it",
+            p.name,
+            Si(p.latency_s.point, "s")
+        ));
+    }
+    out.notes.extend(noisy_points_note(
+        "latency curve points",
+        sw.points.iter().map(|p| &p.latency),
+    ));
+    let largest = d.largest_cache().unwrap_or(0.0);
+    if d.dram.is_none() {
+        out.warnings.push(format!(
+            "the latency curve still rises at {}, {}: the DRAM latency may be underestimated",
+            binary_size(sw.dram_bytes as f64),
+            if sw.budget_stop {
+                "the largest working set the memory budget allows (raise --max-memory)"
+            } else {
+                "2 octaves past the DRAM working set"
+            }
+        ));
+    }
+    if (sw.dram_bytes as f64) < RESIDENT_FACTOR * largest {
+        out.warnings.push(format!(
+            "the DRAM latency was measured at {}, less than {RESIDENT_FACTOR}× the largest detected cache ({}): it may be cache-resident",
+            binary_size(sw.dram_bytes as f64),
+            binary_size(largest)
+        ));
+    }
+    let tlb = match (
+        sw.point(sw.dram_bytes, Pages::Small),
+        sw.point(sw.dram_bytes, Pages::Huge),
+    ) {
+        (Some(s), Some(h)) => Some(Estimate::new(
+            s.latency.median - h.latency.median,
+            s.latency.ci_lo - h.latency.ci_hi,
+            s.latency.ci_hi - h.latency.ci_lo,
+        )),
+        _ => None,
+    };
+    let huge_granted = sw
+        .points
+        .iter()
+        .filter(|p| p.pages == Pages::Huge)
+        .map(|p| (p.huge_page_bytes.unwrap_or(0), p.size_bytes))
+        .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+    if huge_granted.1 > 0 {
+        out.notes.push(format!(
+            "huge pages: the kernel backed {:.0}% of the huge-page chase buffers with 2 MiB pages (THP mode {})",
+            100.0 * huge_granted.0 as f64 / huge_granted.1 as f64,
+            ctx.sys.thp_mode.as_deref().unwrap_or("unknown")
+        ));
+    }
+    out.notes.extend(compare_with_os(ctx, d));
+
+    let points: Vec<serde_json::Value> = sw
+        .points
+        .iter()
+        .map(|p| {
+            json!({
+                "size_bytes": p.size_bytes,
+                "pages": p.pages.label(),
+                "huge_page_bytes": p.huge_page_bytes,
+                "latency_s": stats_json(&p.latency),
+                "latency_cycles": ctx.cycles(p.latency.median),
+            })
+        })
+        .collect();
+    out.section = json!({
+        "line_bytes": ctx.sys.line_bytes,
+        "detection_pages": sw.detect_pages.label(),
+        "dram_bytes": sw.dram_bytes,
+        "reached_dram_plateau": d.dram.is_some(),
+        "clock_hz": ctx.clock.as_ref().map(|c| c.hz),
+        "points": points,
+        "levels": d.all().collect::<Vec<_>>(),
+        "breakpoints_bytes": d.fit.breakpoints.iter().map(|b| 2f64.powf(*b)).collect::<Vec<_>>(),
+        "spikes_bytes": d.spikes_bytes,
+        "tlb_s": tlb,
+    });
+
+    let n_sizes = sw
+        .points
+        .iter()
+        .filter(|p| p.pages == sw.detect_pages)
+        .count();
+    let mut t = format!(
+        "Latency: pointer chase, {} sizes from {} to {} ({} pages used for level detection)\n",
+        n_sizes,
+        binary_size(FIRST_BYTES as f64),
+        binary_size(sw.points.iter().map(|p| p.size_bytes).max().unwrap_or(0) as f64),
+        sw.detect_pages.label()
+    );
+    if let (Some(tlb), Some(s), Some(h)) = (
+        tlb,
+        sw.point(sw.dram_bytes, Pages::Small),
+        sw.point(sw.dram_bytes, Pages::Huge),
+    ) {
+        t += &format!(
+            "  TLB part at {}: {:.1} ns ({:.1} ns with 4 KiB pages vs {:.1} ns with 2 MiB pages)\n",
+            binary_size(sw.dram_bytes as f64),
+            tlb.point * 1e9,
+            s.latency.median * 1e9,
+            h.latency.median * 1e9
+        );
+    }
+    out.table = t;
+    out
+}
+
+/// Notes on OS-reported data caches that the curve does not show at a
+/// similar size (within a factor 2).
+fn compare_with_os(ctx: &Context, d: &Detection) -> Vec<String> {
+    let detected: Vec<f64> = d.caches.iter().filter_map(|c| c.size_bytes).collect();
+    ctx.sys
+        .caches
+        .iter()
+        .filter(|c| c.reported.kind != "Instruction")
+        .filter(|c| {
+            let s = c.reported.size_bytes as f64;
+            !detected.iter().any(|&x| x / s < 2.0 && s / x < 2.0)
+        })
+        .map(|c| {
+            format!(
+                "the OS reports a {} L{} cache that the latency curve does not show at that size; working sets are sized from the detected levels",
+                binary_size(c.reported.size_bytes as f64),
+                c.reported.level
+            )
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grid_sizes() {
+        assert_eq!(grid_size(0, 64), 4096);
+        assert_eq!(grid_size(4, 64), 8192);
+        assert_eq!(grid_size(40, 64), 4 << 20);
+        assert_eq!(grid_floor(64 << 20, 64), 56);
+        assert_eq!(grid_floor(100 << 20, 64), 58);
+        assert!(grid_size(1, 64).is_multiple_of(64));
+    }
+}

@@ -1,0 +1,400 @@
+//! Lock throughput and t_crit (lecture §2.8, §4.5).
+//!
+//! p threads (1, 2, 4, … up to the run's thread count, and twice that,
+//! oversubscribed) hammer one shared object for a fixed time, pinned
+//! round-robin to the run's CPUs:
+//!
+//! * `mutex`: `std::sync::Mutex<u64>`, critical section = `--critical-ns`
+//!   of dependent integer work on the protected value;
+//! * `spin`: a test-and-test-and-set spinlock (`spin_loop` while the lock
+//!   looks taken) around the same critical section;
+//! * `fetch_add`: `AtomicU64::fetch_add` alone (the critical section is the
+//!   atomic read-modify-write and its cache-line transfer).
+//!
+//! throughput X(p) = operations / t. The lock serialises its holders, so at
+//! saturation X = 1/t_crit whatever p: t_crit = 1 / X(p_max), p_max being
+//! the run's thread count (not oversubscribed). With t_work = max(0,
+//! 1/X(1) − t_crit), the time outside the lock, the contention model of
+//! `models` ([`SerializedLock`]) T(n, p) = max(n·t_crit, n·(t_crit + t_work)/p)
+//! predicts X(p) = min(1/t_crit, p/(t_crit + t_work)); its prediction is
+//! shown beside every measured point, including the oversubscribed one,
+//! where descheduled lock holders break it. (With no work outside the lock,
+//! the 1-thread point is faster than 1/t_crit: t_crit includes the
+//! cache-line migrations that only contention causes.)
+//!
+//! # Section `lock`
+//!
+//! ```json
+//! { "critical_ns": 5.0, "critical_steps": 4, "step_s": 1.2e-9, "duration_s": 0.01,
+//!   "kinds": [ { "kind": "mutex",
+//!                "points": [ {"threads": 1, "oversubscribed": false,
+//!                             "throughput_ops": {"median": .., "ci_lo": .., ...},
+//!                             "model_ops": .., "model_error": 0.02 } ],
+//!                "t_crit_s": {"point": .., "lo": .., "hi": ..}, "t_work_s": ..,
+//!                "saturation_threads": .. } ] }
+//! ```
+
+use std::cell::UnsafeCell;
+use std::hint::black_box;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Barrier, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, Result};
+use models::contention::SerializedLock;
+use models::stats::{Sample, Summary as Stats};
+use models::units::Si;
+use models::Estimate;
+use serde_json::json;
+
+use super::{noisy_warning, stats_json, Bench, Context, Outcome};
+use crate::pin::pin_current;
+use crate::timer::{measure, serial, Plan};
+
+/// The lock benchmark.
+pub struct Lock;
+
+/// What the threads contend for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `std::sync::Mutex` around the critical section.
+    Mutex,
+    /// A test-and-test-and-set spinlock around the critical section.
+    Spin,
+    /// A bare `AtomicU64::fetch_add`.
+    FetchAdd,
+}
+
+impl Kind {
+    /// All kinds.
+    pub const ALL: [Kind; 3] = [Kind::Mutex, Kind::Spin, Kind::FetchAdd];
+
+    /// "mutex", "spin", "fetch_add".
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Mutex => "mutex",
+            Kind::Spin => "spin",
+            Kind::FetchAdd => "fetch_add",
+        }
+    }
+}
+
+/// `steps` dependent multiply-adds on `x` (about 4 cycles each): the work
+/// inside the critical section.
+#[inline(always)]
+pub fn dependent_work(mut x: u64, steps: u64) -> u64 {
+    for _ in 0..steps {
+        x = black_box(x)
+            .wrapping_mul(0x5851_F42D_4C95_7F2D)
+            .wrapping_add(1);
+    }
+    x
+}
+
+/// A test-and-test-and-set spinlock around a `u64`.
+pub struct SpinLock {
+    locked: AtomicBool,
+    value: UnsafeCell<u64>,
+}
+
+// SAFETY: `value` is only accessed by the thread that set `locked` from
+// false to true (Acquire) and before it stores false (Release).
+unsafe impl Sync for SpinLock {}
+
+impl SpinLock {
+    /// An unlocked lock holding `v`.
+    pub fn new(v: u64) -> Self {
+        Self {
+            locked: AtomicBool::new(false),
+            value: UnsafeCell::new(v),
+        }
+    }
+
+    /// Runs `f` on the value under the lock; gives up (false) when `stop`
+    /// is raised while waiting.
+    pub fn with(&self, stop: &AtomicBool, f: impl FnOnce(&mut u64)) -> bool {
+        loop {
+            while self.locked.load(Ordering::Relaxed) {
+                if stop.load(Ordering::Relaxed) {
+                    return false;
+                }
+                std::hint::spin_loop();
+            }
+            if !self.locked.swap(true, Ordering::Acquire) {
+                break;
+            }
+        }
+        // SAFETY: we hold the lock (see the Sync impl).
+        f(unsafe { &mut *self.value.get() });
+        self.locked.store(false, Ordering::Release);
+        true
+    }
+
+    /// The value (needs `&mut`, so no lock).
+    pub fn into_inner(self) -> u64 {
+        self.value.into_inner()
+    }
+}
+
+/// The shared objects of one measurement.
+struct Target {
+    mutex: Mutex<u64>,
+    spin: SpinLock,
+    atomic: AtomicU64,
+}
+
+impl Target {
+    /// One operation of `kind`; false if it gave up because of `stop`.
+    fn op(&self, kind: Kind, steps: u64, stop: &AtomicBool) -> bool {
+        match kind {
+            Kind::Mutex => {
+                let mut g = self.mutex.lock().unwrap_or_else(|p| p.into_inner());
+                *g = dependent_work(*g, steps);
+                true
+            }
+            Kind::Spin => self.spin.with(stop, |v| *v = dependent_work(*v, steps)),
+            Kind::FetchAdd => {
+                self.atomic.fetch_add(1, Ordering::Relaxed);
+                true
+            }
+        }
+    }
+}
+
+/// Throughput samples (operations per second) of `kind` with `threads`
+/// threads pinned round-robin to `cpus`, each timing lasting `duration`.
+pub fn throughput(
+    kind: Kind,
+    threads: usize,
+    cpus: &[core_affinity::CoreId],
+    steps: u64,
+    duration: Duration,
+    plan: &Plan,
+) -> Result<Stats> {
+    let target = Target {
+        mutex: Mutex::new(0),
+        spin: SpinLock::new(0),
+        atomic: AtomicU64::new(0),
+    };
+    let stop = AtomicBool::new(false);
+    let start = Barrier::new(threads + 1);
+    let end = Barrier::new(threads + 1);
+    let counts: Vec<AtomicU64> = (0..threads).map(|_| AtomicU64::new(0)).collect();
+    let rounds = plan.warmup + plan.reps;
+    std::thread::scope(|s| {
+        for (i, count) in counts.iter().enumerate() {
+            let (target, stop, start, end) = (&target, &stop, &start, &end);
+            let cpu = cpus[i % cpus.len()];
+            s.spawn(move || {
+                pin_current(cpu);
+                for _ in 0..rounds {
+                    start.wait();
+                    let mut n = 0u64;
+                    while !stop.load(Ordering::Relaxed) {
+                        n += u64::from(target.op(kind, steps, stop));
+                    }
+                    count.store(n, Ordering::Relaxed);
+                    end.wait();
+                }
+            });
+        }
+        let mut rates = Vec::with_capacity(rounds);
+        for _ in 0..rounds {
+            stop.store(false, Ordering::Relaxed);
+            start.wait();
+            let t0 = Instant::now();
+            std::thread::sleep(duration);
+            stop.store(true, Ordering::Relaxed);
+            let t = t0.elapsed();
+            end.wait();
+            let ops: u64 = counts.iter().map(|c| c.load(Ordering::Relaxed)).sum();
+            rates.push(ops as f64 / t.as_secs_f64());
+        }
+        Sample::new(rates[plan.warmup..].to_vec())
+            .map(|s| s.summary())
+            .map_err(|e| anyhow!("lock throughput: {e}"))
+    })
+}
+
+/// Thread counts: powers of two below `p`, `p` itself, then `2p`.
+pub fn thread_counts(p: usize) -> Vec<usize> {
+    let mut v: Vec<usize> = (0..).map(|i| 1usize << i).take_while(|&t| t < p).collect();
+    v.push(p);
+    v.push(2 * p);
+    v
+}
+
+/// The throughput the contention model predicts for `p` threads:
+/// X(p) = n / T(n, p) with T(n, p) = max(n·t_crit, n·(t_crit + t_work)/p)
+/// ([`SerializedLock::time_s`]), i.e. min(1/t_crit, p/(t_crit + t_work)).
+pub fn model_throughput(lock: &SerializedLock, p: usize) -> Option<f64> {
+    const OPS: f64 = 1e6;
+    lock.time_s(OPS, p as f64).ok().map(|t| OPS / t)
+}
+
+impl Bench for Lock {
+    fn name(&self) -> &'static str {
+        "lock"
+    }
+
+    fn run(&self, ctx: &Context) -> Result<Outcome> {
+        let mut out = Outcome::default();
+        let cpus = &ctx.config.cpus;
+        let p = cpus.len();
+        let plan = ctx.config.plan;
+        // Critical-section length: steps of dependent work per critical_ns.
+        let step_s = ctx
+            .one
+            .each(|_| {
+                measure(
+                    &plan,
+                    serial(|n| {
+                        black_box(dependent_work(1, n));
+                    }),
+                )
+            })
+            .swap_remove(0)?
+            .per_unit
+            .summary()
+            .median;
+        let steps = (ctx.config.critical_ns * 1e-9 / step_s).round() as u64;
+        let duration = if ctx.config.quick {
+            Duration::from_millis(3)
+        } else {
+            Duration::from_millis(10)
+        };
+        let counts = thread_counts(p);
+        let bar = ctx
+            .progress
+            .bar("lock", (counts.len() * Kind::ALL.len()) as u64);
+        let mut kinds_json = Vec::new();
+        let mut lines = Vec::new();
+        for kind in Kind::ALL {
+            let mut pts = Vec::new();
+            for &t in &counts {
+                bar.set_message(format!("{} × {t}", kind.name()));
+                pts.push((t, throughput(kind, t, cpus, steps, duration, &plan)?));
+                bar.inc(1);
+            }
+            let at = |t: usize| {
+                pts.iter()
+                    .find(|x| x.0 == t)
+                    .map(|x| &x.1)
+                    .expect("measured")
+            };
+            let sat = at(p);
+            let t_crit = sat.estimate().map(|x| 1.0 / x);
+            let t_work = (1.0 / at(1).median - t_crit.point).max(0.0);
+            out.warnings.extend(noisy_warning(
+                &format!("{} throughput with {p} thread(s)", kind.name()),
+                sat,
+            ));
+            if kind == Kind::Mutex {
+                out.summary.t_crit_s = Some(t_crit.point);
+            }
+            let model = SerializedLock::new(t_crit.point, t_work)?;
+            kinds_json.push(kind_json(kind, &pts, p, t_crit, &model));
+            lines.push(format!(
+                "  {:<9} {}  t_crit {} (t_work {})",
+                kind.name(),
+                pts.iter()
+                    .map(|(t, s)| format!("{:>2}t {:>12}", t, Si(s.median, "op/s").to_string()))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                Si(t_crit.point, "s"),
+                Si(t_work, "s")
+            ));
+        }
+        bar.finish_and_clear();
+        if p == 1 {
+            out.notes.push(
+                "lock: one thread cannot contend, so t_crit is the uncontended time per operation"
+                    .into(),
+            );
+        }
+        out.section = json!({
+            "critical_ns": ctx.config.critical_ns,
+            "critical_steps": steps,
+            "step_s": step_s,
+            "duration_s": duration.as_secs_f64(),
+            "kinds": kinds_json,
+        });
+        out.table = format!(
+            "Locks (critical section {} dependent steps = {:.1} ns; t_crit = 1/throughput at {p} threads; the last count is oversubscribed)\n{}\n",
+            steps,
+            steps as f64 * step_s * 1e9,
+            lines.join("\n")
+        );
+        Ok(out)
+    }
+}
+
+fn kind_json(
+    kind: Kind,
+    pts: &[(usize, Stats)],
+    p: usize,
+    t_crit: Estimate,
+    model: &SerializedLock,
+) -> serde_json::Value {
+    json!({
+        "kind": kind.name(),
+        "points": pts.iter().map(|(t, s)| {
+            let m = model_throughput(model, *t);
+            json!({
+                "threads": t,
+                "oversubscribed": *t > p,
+                "throughput_ops": stats_json(s),
+                "model_ops": m,
+                "model_error": m.map(|m| (s.median - m) / m),
+            })
+        }).collect::<Vec<_>>(),
+        "t_crit_s": t_crit,
+        "t_work_s": model.t_work_s,
+        "saturation_threads": model.saturation_threads(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_and_model() {
+        assert_eq!(thread_counts(1), [1, 2]);
+        assert_eq!(thread_counts(2), [1, 2, 4]);
+        assert_eq!(thread_counts(6), [1, 2, 4, 6, 12]);
+        // Saturated: 1/t_crit whatever p; unsaturated: p/(t_crit + t_work).
+        let lock = SerializedLock::new(1e-7, 1e-7).unwrap();
+        assert!((model_throughput(&lock, 8).unwrap() - 1e7).abs() < 1e-3);
+        let lock = SerializedLock::new(1e-7, 3e-7).unwrap();
+        assert!((model_throughput(&lock, 1).unwrap() - 2.5e6).abs() < 1e-3);
+    }
+
+    #[test]
+    fn spinlock_excludes() {
+        let l = SpinLock::new(0);
+        let stop = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| {
+                    for _ in 0..10_000 {
+                        assert!(l.with(&stop, |v| *v += 1));
+                    }
+                });
+            }
+        });
+        assert_eq!(l.into_inner(), 40_000);
+    }
+
+    #[test]
+    fn throughput_counts_operations() {
+        let cpus = crate::pin::allowed_cpus();
+        let plan = Plan::quick().with_reps(2);
+        for kind in Kind::ALL {
+            let s = throughput(kind, 2, &cpus, 2, Duration::from_millis(2), &plan).unwrap();
+            assert!(s.median > 0.0, "{}", kind.name());
+        }
+        assert_eq!(dependent_work(0, 0), 0);
+        assert_eq!(dependent_work(0, 1), 1);
+    }
+}

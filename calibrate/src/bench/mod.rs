@@ -1,0 +1,222 @@
+//! The microbenchmarks, each behind one small trait.
+//!
+//! A [`Bench`] gets the shared [`Context`] (settings, pinned threads, clock,
+//! what earlier benchmarks found) and returns an [`Outcome`]: its headline
+//! figures, memory levels and compute ceilings for the profile, its detailed
+//! JSON section (layout documented in each module), its lines of the human
+//! table and its warnings.
+
+pub mod c2c;
+pub mod flops;
+pub mod latency;
+pub mod lock;
+pub mod mlp;
+pub mod stream;
+
+use anyhow::Result;
+use models::profile::{ComputeCeiling, MemoryLevel, Profile, Summary};
+use models::stats::Summary as Stats;
+use serde_json::json;
+
+use crate::clock::Clock;
+use crate::config::{Config, DRAM_CACHE_FACTOR, DRAM_MIN_BYTES};
+use crate::pin::Team;
+use crate::progress::Progress;
+use crate::sysinfo::SysInfo;
+
+/// One microbenchmark.
+pub trait Bench {
+    /// Its `--only` name and profile section key.
+    fn name(&self) -> &'static str;
+    /// Measures and reports.
+    fn run(&self, ctx: &Context) -> Result<Outcome>;
+}
+
+/// A cache level's name and detected size in bytes.
+pub type NamedSize = (String, f64);
+
+/// Everything a benchmark may use.
+pub struct Context {
+    /// The validated settings of the run.
+    pub config: Config,
+    /// What the OS reports about the machine.
+    pub sys: SysInfo,
+    /// Core clock for cycle figures, if known.
+    pub clock: Option<Clock>,
+    /// One thread pinned to the first CPU.
+    pub one: Team,
+    /// `config.threads` threads pinned one per CPU.
+    pub all: Team,
+    /// What is known so far: an existing profile merged with the outcomes
+    /// of this run's earlier benchmarks (levels size later working sets).
+    pub known: Profile,
+    /// Progress bars (drawn only on a terminal).
+    pub progress: Progress,
+}
+
+impl Context {
+    /// Cycles for a time in seconds, when the clock is known.
+    pub fn cycles(&self, seconds: f64) -> Option<f64> {
+        self.clock.as_ref().map(|c| seconds * c.hz)
+    }
+
+    /// Known cache levels with a detected size, nearest first.
+    pub fn known_caches(&self) -> Vec<NamedSize> {
+        self.known
+            .levels
+            .iter()
+            .filter(|l| l.name != "DRAM")
+            .filter_map(|l| l.size_bytes.map(|s| (l.name.clone(), s)))
+            .collect()
+    }
+
+    /// The cache levels known so far, or, when neither this run nor an
+    /// existing profile has them, those of a quick probe of the latency curve
+    /// (with a note saying so).
+    pub fn caches_or_probe(&self) -> Result<(Vec<NamedSize>, Option<String>)> {
+        let known = self.known_caches();
+        if !known.is_empty() {
+            return Ok((known, None));
+        }
+        let sw = latency::probe(self)?;
+        let caches = sw
+            .detection
+            .caches
+            .iter()
+            .filter_map(|c| c.size_bytes.map(|s| (c.name.clone(), s)))
+            .collect();
+        Ok((
+            caches,
+            Some("no levels were known, so a quick latency probe (huge pages) sized the working sets".into()),
+        ))
+    }
+
+    /// The DRAM working set for a largest cache of `largest` bytes:
+    /// max(128 MiB, 8 × largest), capped by the memory budget.
+    pub fn dram_bytes(&self, largest: f64) -> u64 {
+        let want = (DRAM_CACHE_FACTOR * largest).max(DRAM_MIN_BYTES as f64) as u64;
+        want.min(self.config.budget_bytes)
+    }
+}
+
+/// What one benchmark reports.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// Headline figures it measured (others left `None`).
+    pub summary: Summary,
+    /// Memory levels, with the fields it measured.
+    pub levels: Vec<MemoryLevel>,
+    /// Compute ceilings.
+    pub ceilings: Vec<ComputeCeiling>,
+    /// Detailed results, stored under `sections[name]`.
+    pub section: serde_json::Value,
+    /// Its part of the human table.
+    pub table: String,
+    /// Figures not to be trusted as they stand (noisy, above a bound,
+    /// cache-resident), one sentence each.
+    pub warnings: Vec<String>,
+    /// Other facts worth keeping in the profile notes.
+    pub notes: Vec<String>,
+}
+
+/// Every benchmark, by name.
+pub fn by_name(name: crate::cli::BenchName) -> Box<dyn Bench> {
+    use crate::cli::BenchName as B;
+    match name {
+        B::Latency => Box::new(latency::Latency),
+        B::Flops => Box::new(flops::Flops),
+        B::Stream => Box::new(stream::Stream),
+        B::Mlp => Box::new(mlp::Mlp),
+        B::C2c => Box::new(c2c::C2c),
+        B::Lock => Box::new(lock::Lock),
+        B::Pingpong => unreachable!("run::run sends pingpong to crate::network before any Bench"),
+    }
+}
+
+/// A statistics summary as stored in sections: median, interval, spread.
+pub fn stats_json(s: &Stats) -> serde_json::Value {
+    json!({
+        "median": s.median,
+        "ci_lo": s.ci_lo,
+        "ci_hi": s.ci_hi,
+        "cv": s.cv,
+        "n": s.n,
+        "outliers_low": s.outliers.low,
+        "outliers_high": s.outliers.high,
+        "noisy": s.noisy,
+    })
+}
+
+/// The warning for a noisy headline figure, or `None`.
+pub fn noisy_warning(what: &str, s: &Stats) -> Option<String> {
+    s.noisy.then(|| {
+        format!(
+            "{what} is noisy (CV {:.1}%, {} of {} values outliers): the machine was busy; re-run to trust it",
+            100.0 * s.cv,
+            s.outliers.total(),
+            s.n
+        )
+    })
+}
+
+/// One note on the noisy points of a curve, or `None` when none is.
+pub fn noisy_points_note<'a>(
+    what: &str,
+    points: impl IntoIterator<Item = &'a Stats>,
+) -> Option<String> {
+    let (mut noisy, mut n) = (0, 0);
+    for s in points {
+        n += 1;
+        noisy += usize::from(s.noisy);
+    }
+    (noisy > 0).then(|| {
+        format!("{noisy} of the {n} {what} are noisy (CV or outliers; see the section's \"noisy\" flags)")
+    })
+}
+
+/// A memory level with only its name set.
+pub fn level(name: &str) -> MemoryLevel {
+    MemoryLevel {
+        name: name.to_string(),
+        size_bytes: None,
+        latency_s: None,
+        bandwidth_1t_Bps: None,
+        bandwidth_Bps: None,
+    }
+}
+
+/// Sizes on a grid of `per_octave` points per doubling from `from` to `to`
+/// bytes (both included when on the grid), rounded down to multiples of
+/// `align` bytes, without duplicates.
+pub fn size_grid(from: u64, to: u64, per_octave: u32, align: u64) -> Vec<u64> {
+    let mut v = Vec::new();
+    let mut k = 0u32;
+    loop {
+        let s = (from as f64 * 2f64.powf(k as f64 / per_octave as f64)).round() as u64;
+        let s = (s / align).max(1) * align;
+        if s > to {
+            break;
+        }
+        if v.last() != Some(&s) {
+            v.push(s);
+        }
+        k += 1;
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grid() {
+        assert_eq!(
+            size_grid(4096, 65536, 1, 64),
+            [4096, 8192, 16384, 32768, 65536]
+        );
+        let g = size_grid(4096, 16384, 2, 64);
+        assert_eq!(g, [4096, 5760, 8192, 11584, 16384]);
+        assert!(g.iter().all(|s| s % 64 == 0));
+    }
+}

@@ -1,0 +1,330 @@
+//! The command line (a fixed contract):
+//!
+//! ```text
+//! calibrate [--quick] [--only LIST] [--threads N] [--out FILE] [--json]
+//!           [--max-memory SIZE] [--critical-ns NS]
+//! calibrate point KERNEL [--size SIZE] [--threads N] [--pages small|huge] [--quick] [--json]
+//! ```
+//!
+//! `LIST` takes names from [`BENCHES`], the one list to extend when a
+//! benchmark is added. `point` measures a single figure (one kernel, one
+//! working set, one thread count) for benchmark scripts that compare with
+//! other tools.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use models::units::{parse, Dimension};
+
+use crate::mem::Pages;
+
+/// A microbenchmark `--only` can select.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum BenchName {
+    /// Pointer-chase latency per level ([`crate::bench::latency`]).
+    Latency,
+    /// Peak FLOP/s ([`crate::bench::flops`]).
+    Flops,
+    /// STREAM bandwidth per level ([`crate::bench::stream`]).
+    Stream,
+    /// Memory-level parallelism ([`crate::bench::mlp`]).
+    Mlp,
+    /// Core-to-core latency and hand-off ([`crate::bench::c2c`]).
+    C2c,
+    /// Lock throughput and t_crit ([`crate::bench::lock`]).
+    Lock,
+    /// MPI ping-pong between two ranks (`crate::pingpong`, needs `mpirun
+    /// -np 2` and the `mpi` feature); never part of a full run.
+    Pingpong,
+}
+
+/// The `--only` name of the MPI ping-pong, which runs alone under mpirun.
+pub const PINGPONG: (&str, BenchName) = ("pingpong", BenchName::Pingpong);
+
+/// Every benchmark by its `--only` name, in the order they run (latency
+/// first: its levels size the others' working sets; flops before stream: its
+/// peak bounds the bandwidths).
+pub const BENCHES: &[(&str, BenchName)] = &[
+    ("latency", BenchName::Latency),
+    ("flops", BenchName::Flops),
+    ("stream", BenchName::Stream),
+    ("mlp", BenchName::Mlp),
+    ("c2c", BenchName::C2c),
+    ("lock", BenchName::Lock),
+];
+
+impl BenchName {
+    /// The `--only` name.
+    pub fn name(self) -> &'static str {
+        BENCHES
+            .iter()
+            .chain([&PINGPONG])
+            .find(|(_, b)| *b == self)
+            .map(|(n, _)| *n)
+            .expect("every benchmark is listed in BENCHES")
+    }
+
+    /// Whether it allocates working sets that the memory budget limits.
+    pub fn uses_memory(self) -> bool {
+        matches!(
+            self,
+            BenchName::Latency | BenchName::Stream | BenchName::Mlp
+        )
+    }
+}
+
+/// Parses one `--only` name.
+fn parse_bench(s: &str) -> Result<BenchName, String> {
+    BENCHES
+        .iter()
+        .chain([&PINGPONG])
+        .find(|(n, _)| *n == s.trim())
+        .map(|(_, b)| *b)
+        .ok_or_else(|| {
+            let names: Vec<&str> = BENCHES.iter().chain([&PINGPONG]).map(|(n, _)| *n).collect();
+            format!("unknown benchmark; choose from {}", names.join(","))
+        })
+}
+
+/// Parses a byte size in human units (`256MiB`, `1GB`).
+fn parse_bytes(s: &str) -> Result<u64, String> {
+    let v = parse(s, Dimension::Bytes).map_err(|e| e.to_string())?.value;
+    if v >= 1.0 && v < 2f64.powi(63) {
+        Ok(v.round() as u64)
+    } else {
+        Err("a size must be at least 1 byte".into())
+    }
+}
+
+/// Measure this machine and write its profile.
+#[derive(Debug, Parser)]
+#[command(
+    name = "calibrate",
+    version,
+    about,
+    args_conflicts_with_subcommands = true
+)]
+pub struct Cli {
+    /// `point`, or none for a calibration run.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// The options of a calibration run.
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// Options of a calibration run.
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// Fewer sizes and repetitions (about 15 s instead of 90 s).
+    #[arg(long)]
+    pub quick: bool,
+    /// Run only these benchmarks (comma-separated): latency, flops, stream,
+    /// mlp, c2c, lock; or pingpong alone, under `mpirun -np 2`. The other
+    /// sections of an existing profile are kept.
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parse_bench)]
+    pub only: Vec<BenchName>,
+    /// Threads for the all-core figures, pinned one per logical CPU
+    /// (default: every CPU this process may use).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// Where to write the profile (atomically: temporary file, then rename).
+    #[arg(long, value_name = "FILE", default_value = "data/profile.json")]
+    pub out: PathBuf,
+    /// Also print the profile as JSON on stdout (the table then goes to stderr).
+    #[arg(long)]
+    pub json: bool,
+    /// Memory budget of the working sets (default: a quarter of the RAM),
+    /// e.g. 2GiB.
+    #[arg(long, value_name = "SIZE", value_parser = parse_bytes)]
+    pub max_memory: Option<u64>,
+    /// Length of the lock benchmark's critical section, ns of dependent work.
+    #[arg(long, value_name = "NS", default_value_t = 5.0)]
+    pub critical_ns: f64,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Measure one figure: a kernel at one working set and thread count.
+    Point(PointArgs),
+}
+
+/// What `point` measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PointKernel {
+    /// STREAM copy bandwidth.
+    Copy,
+    /// STREAM scale bandwidth.
+    Scale,
+    /// STREAM add bandwidth.
+    Add,
+    /// STREAM triad bandwidth.
+    Triad,
+    /// Read-only (sum) bandwidth.
+    Load,
+    /// Pointer-chase latency.
+    Chase,
+    /// Peak f64 FLOP/s, widest SIMD with FMA.
+    PeakF64,
+    /// Peak f32 FLOP/s, widest SIMD with FMA.
+    PeakF32,
+}
+
+/// Options of `point`.
+#[derive(Debug, Clone, Args)]
+pub struct PointArgs {
+    /// The figure to measure.
+    #[arg(value_enum)]
+    pub kernel: PointKernel,
+    /// Working set, all arrays and threads together (needed for stream
+    /// kernels and chase), e.g. 1GB or 256KiB.
+    #[arg(long, value_name = "SIZE", value_parser = parse_bytes)]
+    pub size: Option<u64>,
+    /// Threads, pinned to the first N logical CPUs (chase uses one).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub threads: usize,
+    /// Page policy of the working set.
+    #[arg(long, value_enum, default_value_t = PagesArg::Huge)]
+    pub pages: PagesArg,
+    /// Fewer repetitions.
+    #[arg(long)]
+    pub quick: bool,
+    /// Print one JSON object instead of a line of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `--pages` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PagesArg {
+    /// 4 KiB pages (madvise NOHUGEPAGE).
+    Small,
+    /// Transparent huge pages (madvise HUGEPAGE).
+    Huge,
+}
+
+impl From<PagesArg> for Pages {
+    fn from(p: PagesArg) -> Pages {
+        match p {
+            PagesArg::Small => Pages::Small,
+            PagesArg::Huge => Pages::Huge,
+        }
+    }
+}
+
+/// The one line to print for a clap error (its first line, without the
+/// leading "error: "), or `None` for `--help`/`--version`, which clap
+/// prints itself.
+pub fn clap_error_line(e: &clap::Error) -> Option<String> {
+    use clap::error::ErrorKind;
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => None,
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => None,
+        _ => {
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or("invalid arguments");
+            Some(first.trim_start_matches("error: ").trim().to_string())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_args(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("calibrate").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn defaults() {
+        let c = parse_args(&[]).unwrap();
+        assert!(c.command.is_none());
+        assert!(!c.run.quick && !c.run.json);
+        assert!(c.run.only.is_empty());
+        assert_eq!(c.run.out, PathBuf::from("data/profile.json"));
+        assert_eq!(c.run.threads, None);
+        assert_eq!(c.run.critical_ns, 5.0);
+    }
+
+    #[test]
+    fn only_is_one_comma_list() {
+        let c = parse_args(&["--only", "stream,latency,c2c", "--quick", "--threads", "2"]).unwrap();
+        assert_eq!(
+            c.run.only,
+            [BenchName::Stream, BenchName::Latency, BenchName::C2c]
+        );
+        assert_eq!(c.run.threads, Some(2));
+        for (name, b) in BENCHES {
+            assert_eq!(parse_args(&["--only", name]).unwrap().run.only, [*b]);
+            assert_eq!(b.name(), *name);
+        }
+        assert_eq!(
+            parse_args(&["--only", "pingpong"]).unwrap().run.only,
+            [BenchName::Pingpong]
+        );
+        assert_eq!(BenchName::Pingpong.name(), "pingpong");
+        let e = parse_args(&["--only", "stream,nonsense"]).unwrap_err();
+        let line = clap_error_line(&e).unwrap();
+        assert!(
+            line.contains("nonsense") && line.contains("choose from latency,flops"),
+            "{line}"
+        );
+        assert!(!line.contains('\n'));
+    }
+
+    #[test]
+    fn sizes_take_human_units() {
+        let c = parse_args(&["--max-memory", "2GiB"]).unwrap();
+        assert_eq!(c.run.max_memory, Some(2 << 30));
+        let c = parse_args(&["--max-memory", "1GB"]).unwrap();
+        assert_eq!(c.run.max_memory, Some(1_000_000_000));
+        assert!(parse_args(&["--max-memory", "lots"]).is_err());
+        assert!(parse_args(&["--max-memory", "0"]).is_err());
+    }
+
+    #[test]
+    fn point_subcommand() {
+        let c = parse_args(&[
+            "point",
+            "triad",
+            "--size",
+            "1GB",
+            "--threads",
+            "2",
+            "--pages",
+            "small",
+            "--json",
+        ])
+        .unwrap();
+        let Some(Command::Point(p)) = c.command else {
+            panic!("no point")
+        };
+        assert_eq!(p.kernel, PointKernel::Triad);
+        assert_eq!(p.size, Some(1_000_000_000));
+        assert_eq!(p.threads, 2);
+        assert_eq!(Pages::from(p.pages), Pages::Small);
+        assert!(p.json);
+        let c = parse_args(&["point", "peak-f64"]).unwrap();
+        let Some(Command::Point(p)) = c.command else {
+            panic!("no point")
+        };
+        assert_eq!(
+            (p.kernel, p.threads, Pages::from(p.pages)),
+            (PointKernel::PeakF64, 1, Pages::Huge)
+        );
+        assert!(parse_args(&["--quick", "point", "chase"]).is_err());
+    }
+
+    #[test]
+    fn errors_reduce_to_one_line() {
+        let e = parse_args(&["--frobnicate"]).unwrap_err();
+        let line = clap_error_line(&e).unwrap();
+        assert!(
+            line.contains("--frobnicate") && !line.starts_with("error"),
+            "{line}"
+        );
+        assert!(clap_error_line(&parse_args(&["--help"]).unwrap_err()).is_none());
+    }
+}

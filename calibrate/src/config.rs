@@ -1,0 +1,349 @@
+//! The validated settings of a run, and every way the input can be refused.
+//!
+//! All checks happen before anything is measured: a refused input costs no
+//! time and leaves files alone ([`UsageError`], exit code 2).
+
+use std::path::PathBuf;
+
+use crate::output::binary_size;
+use core_affinity::CoreId;
+use models::profile::Profile;
+use thiserror::Error;
+
+use crate::cli::{BenchName, RunArgs, BENCHES};
+use crate::sysinfo::SysInfo;
+use crate::timer::Plan;
+
+/// Smallest DRAM working set, bytes (128 MiB): large enough to leave any
+/// cache a VM is likely to show at its last level, small enough to measure
+/// quickly, and large enough that the process's own few MiB stay under 10%
+/// of the peak memory.
+pub const DRAM_MIN_BYTES: u64 = 128 << 20;
+/// The DRAM working set aims at this multiple of the largest detected cache.
+pub const DRAM_CACHE_FACTOR: f64 = 8.0;
+/// A "DRAM" figure whose working set is below this multiple of the largest
+/// detected cache is flagged as possibly cache-resident.
+pub const RESIDENT_FACTOR: f64 = 4.0;
+/// Longest accepted critical section, ns.
+pub const MAX_CRITICAL_NS: f64 = 1e6;
+
+/// A refused input: one line for the user, exit code 2, nothing measured.
+#[derive(Debug, Error)]
+pub enum UsageError {
+    /// `--threads 0`.
+    #[error("--threads 0: at least one thread is needed")]
+    ZeroThreads,
+    #[error("--threads {asked}: this process may run on only {cpus} logical CPU{}", if *.cpus == 1 { "" } else { "s" })]
+    /// More threads than CPUs this process may use.
+    TooManyThreads {
+        /// Threads asked for.
+        asked: usize,
+        /// CPUs available.
+        cpus: usize,
+    },
+    #[error("c2c needs 2 logical CPUs to bounce a cache line between, but this run has {0} (--threads, or the machine)")]
+    /// `--only c2c` with fewer than 2 CPUs (the count).
+    C2cNeedsTwo(usize),
+    #[error("--max-memory {given} is too small for the {level} level: it needs at least {needs} ({why})")]
+    /// A memory budget too small for a level's working set.
+    MemoryTooSmall {
+        /// The budget, as shown.
+        given: String,
+        /// The level that does not fit.
+        level: String,
+        /// What it needs, as shown.
+        needs: String,
+        /// Why it needs that much.
+        why: String,
+    },
+    #[error("--max-memory {given} is more than this machine's {ram} of RAM")]
+    /// A memory budget above the machine's RAM.
+    MemoryAboveRam {
+        /// The budget, as shown.
+        given: String,
+        /// The RAM, as shown.
+        ram: String,
+    },
+    #[error("--critical-ns {0}: give a number of nanoseconds from 0 to 1000000")]
+    /// A critical section out of range (the value given).
+    CriticalNs(f64),
+    #[error("cannot write --out {path}: {reason}")]
+    /// An `--out` that cannot be written.
+    Out {
+        /// The path given.
+        path: String,
+        /// The OS's reason.
+        reason: String,
+    },
+    #[error("the existing profile {path} cannot be updated with --only ({reason}); remove it or choose another --out")]
+    /// An existing profile that `--only` cannot update.
+    Existing {
+        /// Its path.
+        path: String,
+        /// Why it cannot be read.
+        reason: String,
+    },
+    /// Bad options of `calibrate point` (the sentence).
+    #[error("{0}")]
+    Point(String),
+    /// A `--only pingpong` that cannot run as asked (the sentence).
+    #[error("{0}")]
+    Only(String),
+}
+
+/// Settings of one calibration run.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Benchmarks to run, in running order.
+    pub benches: Vec<BenchName>,
+    /// Whether `--only` chose them (then an existing profile is updated).
+    pub only: bool,
+    /// Threads of the all-core figures.
+    pub threads: usize,
+    /// The CPUs used, thread i on `cpus[i]`.
+    pub cpus: Vec<CoreId>,
+    /// `--quick`: fewer sizes and repetitions.
+    pub quick: bool,
+    /// Repetitions and timing length.
+    pub plan: Plan,
+    /// Memory budget of the working sets, bytes.
+    pub budget_bytes: u64,
+    /// Where the budget came from, for the notes.
+    pub budget_source: String,
+    /// Critical-section length of the lock benchmark, ns.
+    pub critical_ns: f64,
+    /// Where the profile goes.
+    pub out: PathBuf,
+    /// `--json`: also print the profile on stdout.
+    pub json: bool,
+}
+
+impl Config {
+    /// Checks `args` against the machine (`allowed` are the CPUs this
+    /// process may use) and an existing profile, if any.
+    pub fn new(
+        args: &RunArgs,
+        sys: &SysInfo,
+        allowed: &[CoreId],
+        existing: Option<&Profile>,
+    ) -> Result<Self, UsageError> {
+        let threads = match args.threads {
+            Some(0) => return Err(UsageError::ZeroThreads),
+            Some(n) if n > allowed.len() => {
+                return Err(UsageError::TooManyThreads {
+                    asked: n,
+                    cpus: allowed.len(),
+                })
+            }
+            Some(n) => n,
+            None => allowed.len().max(1),
+        };
+        let only = !args.only.is_empty();
+        let benches: Vec<BenchName> = BENCHES
+            .iter()
+            .map(|(_, b)| *b)
+            .filter(|b| !only || args.only.contains(b))
+            .collect();
+        if only && benches.contains(&BenchName::C2c) && threads < 2 {
+            return Err(UsageError::C2cNeedsTwo(threads));
+        }
+        if !(0.0..=MAX_CRITICAL_NS).contains(&args.critical_ns) || !args.critical_ns.is_finite() {
+            return Err(UsageError::CriticalNs(args.critical_ns));
+        }
+        let (budget_bytes, budget_source) = match args.max_memory {
+            Some(b) => (b, format!("--max-memory {}", binary_size(b as f64))),
+            None => (
+                sys.ram_bytes / 4,
+                format!(
+                    "a quarter of the {} of RAM",
+                    binary_size(sys.ram_bytes as f64)
+                ),
+            ),
+        };
+        if let Some(b) = args.max_memory {
+            if sys.ram_bytes > 0 && b > sys.ram_bytes {
+                return Err(UsageError::MemoryAboveRam {
+                    given: binary_size(b as f64),
+                    ram: binary_size(sys.ram_bytes as f64),
+                });
+            }
+        }
+        if benches.iter().any(|b| b.uses_memory()) {
+            check_budget(budget_bytes, existing, &budget_source)?;
+        }
+        Ok(Self {
+            benches,
+            only,
+            threads,
+            cpus: allowed[..threads.min(allowed.len())].to_vec(),
+            quick: args.quick,
+            plan: if args.quick {
+                Plan::quick()
+            } else {
+                Plan::full()
+            },
+            budget_bytes,
+            budget_source,
+            critical_ns: args.critical_ns,
+            out: args.out.clone(),
+            json: args.json,
+        })
+    }
+}
+
+/// The DRAM level needs [`DRAM_MIN_BYTES`], and at least
+/// [`RESIDENT_FACTOR`] × the largest cache an earlier run detected.
+fn check_budget(budget: u64, existing: Option<&Profile>, source: &str) -> Result<(), UsageError> {
+    let given = binary_size(budget as f64);
+    let given = if source.starts_with("--max-memory") {
+        given
+    } else {
+        format!("{given} (default)")
+    };
+    if budget < DRAM_MIN_BYTES {
+        return Err(UsageError::MemoryTooSmall {
+            given,
+            level: "DRAM".into(),
+            needs: binary_size(DRAM_MIN_BYTES as f64),
+            why: "the smallest working set that is sure to leave the caches".into(),
+        });
+    }
+    let largest = existing.and_then(|p| {
+        p.levels
+            .iter()
+            .filter(|l| l.name != "DRAM")
+            .filter_map(|l| l.size_bytes.map(|s| (l.name.clone(), s)))
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+    });
+    if let Some((name, size)) = largest {
+        let needs = RESIDENT_FACTOR * size;
+        if (budget as f64) < needs {
+            return Err(UsageError::MemoryTooSmall {
+                given,
+                level: "DRAM".into(),
+                needs: binary_size(needs),
+                why: format!(
+                    "{RESIDENT_FACTOR}× the {} {name} detected in the existing profile",
+                    binary_size(size)
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::Cli;
+    use clap::Parser;
+    use models::profile::{MemoryLevel, Provenance};
+
+    fn args(a: &[&str]) -> RunArgs {
+        Cli::try_parse_from(std::iter::once("calibrate").chain(a.iter().copied()))
+            .unwrap()
+            .run
+    }
+
+    fn cpus(n: usize) -> Vec<CoreId> {
+        (0..n).map(|id| CoreId { id }).collect()
+    }
+
+    fn sys() -> SysInfo {
+        let mut s = SysInfo::read(2);
+        s.ram_bytes = 8 << 30;
+        s
+    }
+
+    #[test]
+    fn threads_are_checked() {
+        assert!(matches!(
+            Config::new(&args(&["--threads", "0"]), &sys(), &cpus(2), None),
+            Err(UsageError::ZeroThreads)
+        ));
+        let e = Config::new(&args(&["--threads", "3"]), &sys(), &cpus(2), None).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--threads 3: this process may run on only 2 logical CPUs"
+        );
+        let c = Config::new(&args(&[]), &sys(), &cpus(2), None).unwrap();
+        assert_eq!((c.threads, c.cpus.len()), (2, 2));
+        let e = Config::new(
+            &args(&["--only", "c2c", "--threads", "1"]),
+            &sys(),
+            &cpus(2),
+            None,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("needs 2 logical CPUs"), "{e}");
+    }
+
+    #[test]
+    fn only_keeps_running_order() {
+        let c = Config::new(
+            &args(&["--only", "lock,stream,latency,stream"]),
+            &sys(),
+            &cpus(2),
+            None,
+        )
+        .unwrap();
+        assert_eq!(
+            c.benches,
+            [BenchName::Latency, BenchName::Stream, BenchName::Lock]
+        );
+        assert!(c.only);
+        let c = Config::new(&args(&[]), &sys(), &cpus(2), None).unwrap();
+        assert_eq!(c.benches.len(), BENCHES.len());
+        assert_eq!(c.budget_bytes, 2 << 30);
+    }
+
+    #[test]
+    fn memory_budget_is_checked() {
+        let e = Config::new(&args(&["--max-memory", "10MiB"]), &sys(), &cpus(2), None).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--max-memory 10 MiB is too small for the DRAM level: it needs at least 128 MiB (the smallest working set that is sure to leave the caches)"
+        );
+        // Not needed by benchmarks that allocate nothing.
+        assert!(Config::new(
+            &args(&["--max-memory", "10MiB", "--only", "flops,lock"]),
+            &sys(),
+            &cpus(2),
+            None
+        )
+        .is_ok());
+        assert!(matches!(
+            Config::new(&args(&["--max-memory", "1TiB"]), &sys(), &cpus(2), None),
+            Err(UsageError::MemoryAboveRam { .. })
+        ));
+        let mut p = Profile::new(Provenance::default());
+        p.levels.push(MemoryLevel {
+            name: "L3".into(),
+            size_bytes: Some(64.0 * 1048576.0),
+            latency_s: None,
+            bandwidth_1t_Bps: None,
+            bandwidth_Bps: None,
+        });
+        let e = Config::new(
+            &args(&["--max-memory", "200MiB"]),
+            &sys(),
+            &cpus(2),
+            Some(&p),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("L3"), "{e}");
+        assert!(Config::new(
+            &args(&["--max-memory", "300MiB"]),
+            &sys(),
+            &cpus(2),
+            Some(&p)
+        )
+        .is_ok());
+    }
+
+    #[test]
+    fn critical_section_is_checked() {
+        assert!(Config::new(&args(&["--critical-ns=-1"]), &sys(), &cpus(2), None).is_err());
+        assert!(Config::new(&args(&["--critical-ns", "20"]), &sys(), &cpus(2), None).is_ok());
+    }
+}

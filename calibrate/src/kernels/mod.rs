@@ -1,0 +1,92 @@
+//! The measured inner loops, kept apart from the sweeps that drive them.
+//!
+//! Wide-SIMD versions are compiled with `#[target_feature]` and picked at run
+//! time ([`Isa::detect`]), so one binary built for baseline x86-64 uses
+//! AVX-512 or AVX2 where the CPU has them; nothing depends on
+//! `-C target-cpu=native`.
+
+pub mod chase;
+pub mod fma;
+pub mod stream;
+
+use std::fmt;
+
+/// An instruction-set level the kernels are compiled for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Isa {
+    /// Baseline x86-64 (SSE2) or whatever the target has: one lane per
+    /// floating-point instruction in the FLOP kernels.
+    Scalar,
+    /// 256-bit AVX2 with FMA3.
+    Avx2,
+    /// 512-bit AVX-512F.
+    Avx512,
+}
+
+impl Isa {
+    /// Every level the running CPU supports, widest first.
+    pub fn available() -> Vec<Isa> {
+        [Isa::Avx512, Isa::Avx2, Isa::Scalar]
+            .into_iter()
+            .filter(|i| i.supported())
+            .collect()
+    }
+
+    /// The widest level the running CPU supports.
+    pub fn detect() -> Isa {
+        Self::available()[0]
+    }
+
+    /// Whether the running CPU supports this level.
+    pub fn supported(self) -> bool {
+        match self {
+            Isa::Scalar => true,
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512 => std::arch::is_x86_feature_detected!("avx512f"),
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => {
+                std::arch::is_x86_feature_detected!("avx2")
+                    && std::arch::is_x86_feature_detected!("fma")
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => false,
+        }
+    }
+
+    /// Whether scalar code may use fused multiply-add instructions.
+    pub fn scalar_fma() -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            std::arch::is_x86_feature_detected!("fma")
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            false
+        }
+    }
+
+    /// Vector width in bytes (8 for scalar f64).
+    pub fn vector_bytes(self) -> usize {
+        match self {
+            Isa::Scalar => 8,
+            Isa::Avx2 => 32,
+            Isa::Avx512 => 64,
+        }
+    }
+
+    /// Lower-case name used in tables and JSON ("avx512").
+    pub fn name(self) -> &'static str {
+        match self {
+            Isa::Scalar => "scalar",
+            Isa::Avx2 => "avx2",
+            Isa::Avx512 => "avx512",
+        }
+    }
+}
+
+impl fmt::Display for Isa {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}

@@ -1,0 +1,294 @@
+//! STREAM kernels over `f64` arrays, and the bytes each one is counted for.
+//!
+//! | kernel | operation        | arrays | B/elem (STREAM) | B/elem (+ write-allocate) | flop/elem |
+//! |--------|------------------|--------|-----------------|---------------------------|-----------|
+//! | copy   | a = b            | 2      | 16              | 24                        | 0         |
+//! | scale  | a = s·b          | 2      | 16              | 24                        | 1         |
+//! | add    | a = b + c        | 3      | 24              | 32                        | 1         |
+//! | triad  | a = b + s·c      | 3      | 24              | 32                        | 2         |
+//! | load   | Σ b              | 1      | 8               | 8                         | 1         |
+//!
+//! STREAM counts each array element read or written once. A normal store
+//! first reads the line it writes (write-allocate), so the memory system
+//! really moves 8 more bytes per stored element; both counts are reported.
+//! No non-temporal stores are used. Bandwidth = bytes_per_elem · n · sweeps / t.
+//!
+//! The loops are plain Rust that LLVM vectorises; [`run`] calls the copy
+//! compiled for the widest [`Isa`] the CPU has (`#[target_feature]`).
+//! The copy kernel is written `a[i] = b[i] + 0.0` so that LLVM does not
+//! replace it by a call to `memcpy` (whose large-size path uses non-temporal
+//! stores and would change what is counted); the add is free beside the
+//! load and the store. Each sweep passes the arrays through
+//! [`black_box`] so sweeps cannot be merged or hoisted.
+
+use std::hint::black_box;
+
+use super::Isa;
+
+/// Gap in f64 elements (4160 B, one page plus one line) between the arrays
+/// carved from one region, so that `a[i]`, `b[i]`, `c[i]` do not share their
+/// low 12 address bits (4 KiB aliasing).
+pub const PAD: usize = 520;
+
+/// One STREAM kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kernel {
+    /// a = b.
+    Copy,
+    /// a = s·b.
+    Scale,
+    /// a = b + c.
+    Add,
+    /// a = b + s·c.
+    Triad,
+    /// Σ b (read only).
+    Load,
+}
+
+impl Kernel {
+    /// All kernels in STREAM's order, then load.
+    pub const ALL: [Kernel; 5] = [
+        Kernel::Copy,
+        Kernel::Scale,
+        Kernel::Add,
+        Kernel::Triad,
+        Kernel::Load,
+    ];
+
+    /// Lower-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kernel::Copy => "copy",
+            Kernel::Scale => "scale",
+            Kernel::Add => "add",
+            Kernel::Triad => "triad",
+            Kernel::Load => "load",
+        }
+    }
+
+    /// Arrays the kernel touches.
+    pub fn arrays(self) -> usize {
+        match self {
+            Kernel::Copy | Kernel::Scale => 2,
+            Kernel::Add | Kernel::Triad => 3,
+            Kernel::Load => 1,
+        }
+    }
+
+    /// Arrays the kernel stores to.
+    pub fn stored_arrays(self) -> usize {
+        match self {
+            Kernel::Load => 0,
+            _ => 1,
+        }
+    }
+
+    /// Bytes per element as STREAM counts them: 8 per array touched.
+    pub fn bytes_per_elem(self) -> f64 {
+        8.0 * self.arrays() as f64
+    }
+
+    /// Bytes per element including the write-allocate read of every stored
+    /// line: [`bytes_per_elem`](Self::bytes_per_elem) + 8 per stored array.
+    pub fn bytes_per_elem_write_allocate(self) -> f64 {
+        self.bytes_per_elem() + 8.0 * self.stored_arrays() as f64
+    }
+
+    /// Floating-point operations per element.
+    pub fn flops_per_elem(self) -> f64 {
+        match self {
+            Kernel::Copy => 0.0,
+            Kernel::Scale | Kernel::Add | Kernel::Load => 1.0,
+            Kernel::Triad => 2.0,
+        }
+    }
+
+    /// Elements per array so that the arrays and the gaps between them fit
+    /// in `bytes` (the working set of all arrays together, slightly less
+    /// than `bytes`).
+    pub fn elems_for(self, bytes: usize) -> usize {
+        (bytes / 8).saturating_sub((self.arrays() - 1) * PAD) / self.arrays()
+    }
+
+    /// f64 words of memory [`run`] needs for `n` elements per array.
+    pub fn words_needed(self, n: usize) -> usize {
+        self.arrays() * n + (self.arrays() - 1) * PAD
+    }
+}
+
+/// f64 words a region needs so that every kernel fits with a working set of
+/// `bytes`: `bytes / 8`, since [`Kernel::elems_for`] leaves room for the gaps.
+pub fn words_for_all(bytes: usize) -> usize {
+    bytes / 8
+}
+
+/// Runs `sweeps` sweeps of `kernel` over `n` elements per array carved from
+/// `mem` (array j starts at word j·(n + PAD)), with the code compiled for
+/// `isa`. Returns a value that depends on the results (a checksum), so the
+/// work cannot be discarded.
+///
+/// # Panics
+/// If `mem` is shorter than [`Kernel::words_needed`]`(n)` or `isa` is not
+/// supported by the running CPU.
+pub fn run(isa: Isa, kernel: Kernel, mem: &mut [f64], n: usize, sweeps: u64) -> f64 {
+    assert!(mem.len() >= kernel.words_needed(n), "region too small");
+    assert!(isa.supported(), "{isa} is not available on this CPU");
+    match (isa, kernel) {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY (the four x86 arms): support for the features each function
+        // is compiled for was checked just above.
+        (Isa::Avx512, Kernel::Load) => unsafe { load_avx512(&mem[..n], sweeps) },
+        #[cfg(target_arch = "x86_64")]
+        (Isa::Avx512, _) => unsafe { run_avx512(kernel, mem, n, sweeps) },
+        #[cfg(target_arch = "x86_64")]
+        (Isa::Avx2, Kernel::Load) => unsafe { load_avx2(&mem[..n], sweeps) },
+        #[cfg(target_arch = "x86_64")]
+        (Isa::Avx2, _) => unsafe { run_avx2(kernel, mem, n, sweeps) },
+        (_, Kernel::Load) => load_generic::<8>(&mem[..n], sweeps),
+        _ => run_generic(kernel, mem, n, sweeps),
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn run_avx512(kernel: Kernel, mem: &mut [f64], n: usize, sweeps: u64) -> f64 {
+    run_generic(kernel, mem, n, sweeps)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn run_avx2(kernel: Kernel, mem: &mut [f64], n: usize, sweeps: u64) -> f64 {
+    run_generic(kernel, mem, n, sweeps)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn load_avx512(x: &[f64], sweeps: u64) -> f64 {
+    load_generic::<64>(x, sweeps)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn load_avx2(x: &[f64], sweeps: u64) -> f64 {
+    load_generic::<32>(x, sweeps)
+}
+
+/// The kernels that store (copy, scale, add, triad).
+#[inline(always)]
+fn run_generic(kernel: Kernel, mem: &mut [f64], n: usize, sweeps: u64) -> f64 {
+    // Arrays the kernel does not use may be cut short or empty.
+    let (a, rest) = mem.split_at_mut((n + PAD).min(mem.len()));
+    let a = &mut a[..n];
+    let (b, c) = rest.split_at_mut((n + PAD).min(rest.len()));
+    let b = &b[..n.min(b.len())];
+    let c = &c[..n.min(c.len())];
+    let s = black_box(0.5f64);
+    for _ in 0..sweeps {
+        let a = black_box(&mut *a);
+        let (b, c) = (black_box(b), black_box(c));
+        match kernel {
+            Kernel::Copy => a.iter_mut().zip(b).for_each(|(x, y)| *x = y + 0.0),
+            Kernel::Scale => a.iter_mut().zip(b).for_each(|(x, y)| *x = s * y),
+            Kernel::Add => a
+                .iter_mut()
+                .zip(b.iter().zip(c))
+                .for_each(|(x, (y, z))| *x = y + z),
+            Kernel::Triad => a
+                .iter_mut()
+                .zip(b.iter().zip(c))
+                .for_each(|(x, (y, z))| *x = y + s * z),
+            Kernel::Load => unreachable!("the load kernel has its own loop"),
+        }
+    }
+    a.first().copied().unwrap_or(0.0)
+}
+
+/// The load kernel: `sweeps` sums of `x`; `L` is the number of independent
+/// partial sums (enough vector registers to hide the add latency).
+#[inline(always)]
+fn load_generic<const L: usize>(x: &[f64], sweeps: u64) -> f64 {
+    let mut check = 0.0;
+    for _ in 0..sweeps {
+        check += sum::<L>(black_box(x));
+    }
+    check
+}
+
+/// Σ x with `L` independent partial sums.
+#[inline(always)]
+fn sum<const L: usize>(x: &[f64]) -> f64 {
+    let mut acc = [0.0f64; L];
+    let chunks = x.chunks_exact(L);
+    let tail: f64 = chunks.remainder().iter().sum();
+    for ch in chunks {
+        // Written as a whole-array update so LLVM keeps the partial sums
+        // in registers (an indexed loop kept them on the stack).
+        let ch: &[f64; L] = ch.try_into().expect("chunks_exact gives L values");
+        acc = std::array::from_fn(|j| acc[j] + ch[j]);
+    }
+    acc.iter().sum::<f64>() + tail
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn byte_counts_per_kernel() {
+        let stream: Vec<f64> = Kernel::ALL.iter().map(|k| k.bytes_per_elem()).collect();
+        assert_eq!(stream, [16.0, 16.0, 24.0, 24.0, 8.0]);
+        let wa: Vec<f64> = Kernel::ALL
+            .iter()
+            .map(|k| k.bytes_per_elem_write_allocate())
+            .collect();
+        assert_eq!(wa, [24.0, 24.0, 32.0, 32.0, 8.0]);
+        let flops: Vec<f64> = Kernel::ALL.iter().map(|k| k.flops_per_elem()).collect();
+        assert_eq!(flops, [0.0, 1.0, 1.0, 2.0, 1.0]);
+    }
+
+    #[test]
+    fn working_set_sizes() {
+        assert_eq!(Kernel::Triad.elems_for(24_000 + 16 * PAD), 1000);
+        assert_eq!(Kernel::Copy.elems_for(16_000 + 8 * PAD), 1000);
+        assert_eq!(Kernel::Load.elems_for(8_000), 1000);
+        assert_eq!(Kernel::Triad.words_needed(1000), 3000 + 2 * PAD);
+        for bytes in [16_384, 1 << 20, 3 << 20] {
+            for k in Kernel::ALL {
+                assert!(k.words_needed(k.elems_for(bytes)) <= words_for_all(bytes));
+            }
+        }
+    }
+
+    #[test]
+    fn kernels_compute_the_right_values_on_every_isa() {
+        let n = 1001;
+        for isa in Isa::available() {
+            for k in Kernel::ALL {
+                let mut mem = vec![0.0f64; k.words_needed(n)];
+                for (i, v) in mem.iter_mut().enumerate() {
+                    *v = (i % 7) as f64;
+                }
+                let check = run(isa, k, &mut mem, n, 2);
+                let b = &mem[(n + PAD).min(mem.len())..];
+                let c = &mem[(2 * (n + PAD)).min(mem.len())..];
+                for i in 0..n {
+                    let want = match k {
+                        Kernel::Copy => b[i],
+                        Kernel::Scale => 0.5 * b[i],
+                        Kernel::Add => b[i] + c[i],
+                        Kernel::Triad => b[i] + 0.5 * c[i],
+                        Kernel::Load => (i % 7) as f64,
+                    };
+                    assert_eq!(mem[i], want, "{isa} {} at {i}", k.name());
+                }
+                if k == Kernel::Load {
+                    let s: f64 = (0..n).map(|i| (i % 7) as f64).sum();
+                    assert_eq!(check, 2.0 * s);
+                } else {
+                    assert_eq!(check, mem[0]);
+                }
+            }
+        }
+    }
+}

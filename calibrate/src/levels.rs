@@ -1,0 +1,405 @@
+//! Memory levels detected from a latency-vs-working-set curve (lecture §2.4,
+//! §2.6: the working-set curve has a plateau per level and a knee where a
+//! working set stops fitting).
+//!
+//! # Method
+//!
+//! 1. x = log₂(working set), y = ln(latency). On these axes a plateau is a
+//!    flat line and the step to the next level a jump or a steep ramp,
+//!    whatever the absolute sizes and latencies. Isolated spikes (a point
+//!    [`SPIKE_RATIO`]× off both neighbours, which agree) are left out: they
+//!    are disturbances, and least squares would follow them.
+//! 2. [`models::fit::segmented()`] fits independent lines (up to
+//!    [`MAX_SEGMENTS`], at least 3 points each) with breakpoints placed
+//!    exactly and their number chosen by classic BIC ([`BIC_PENALTY`]).
+//! 3. A segment is a plateau when its slope is below [`FLAT_SLOPE`] (latency
+//!    rising less than 25% per doubling of the working set) and its points
+//!    scatter around it by less than [`MAX_PLATEAU_SCATTER`]; other
+//!    segments are transitions.
+//! 4. Neighbouring plateaus whose median latencies differ by less than
+//!    [`SAME_LEVEL_RATIO`] are one level, since two real levels differ by far
+//!    more (L1→L2, L2→L3, L3→DRAM are each ≥ 2×); a plateau spanning less
+//!    than [`MIN_PLATEAU_OCTAVES`] is a pause inside a step and is dropped.
+//! 5. Every plateau but the last is a cache. Its capacity is where the
+//!    curve, interpolated between measured points, crosses the geometric
+//!    mean of its latency and the next level's (the geometric mean of the
+//!    first and last crossing if disturbances make it cross several times):
+//!    a cache with imperfect replacement starts to miss a little before its
+//!    capacity and still hits a little after it, and the half-way point (in
+//!    log latency) sits at the capacity whether the step is sharp or
+//!    gradual. The last plateau is main memory if it reaches the end of the
+//!    curve; a curve that still rises at its end has not reached DRAM.
+//!
+//! A level's latency is the median of the measured latencies on its plateau,
+//! with the distribution-free 95% interval of `models::stats`.
+
+use models::fit::{segmented, FitError, SegmentFit, SegmentedFit, SegmentedOptions};
+use models::stats::Sample;
+use models::Estimate;
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+/// Largest number of line segments the fit may use (4 plateaus and the 3
+/// transitions between them, plus one spare).
+pub const MAX_SEGMENTS: usize = 8;
+/// Factor on the BIC penalty of the segmented fit: 1, classic BIC. A
+/// stricter criterion can take a noisy staircase of 30 points for one
+/// line; splitting a plateau too often costs nothing here, because
+/// neighbouring plateaus at the same latency are merged (step 4).
+pub const BIC_PENALTY: f64 = 1.0;
+/// Largest slope of ln(latency) per doubling of the working set for a flat
+/// segment: ln(1.25). A shared last-level cache on a busy host rises by up to
+/// ~15% per doubling; the steps between levels rise by 60% or more.
+pub const FLAT_SLOPE: f64 = 0.223;
+/// Largest residual standard error, in ln(latency), of a plateau's line
+/// (about ±15%): a flat line through points that zigzag more than that is
+/// not a level but a disturbed stretch of curve.
+pub const MAX_PLATEAU_SCATTER: f64 = 0.15;
+/// Shortest plateau, in octaves of working set from its first point to its
+/// last: each cache is at least twice the size of the one before, so its
+/// plateau spans an octave or more.
+pub const MIN_PLATEAU_OCTAVES: f64 = 1.0;
+/// A point this many times above (or below) both of its neighbours is an
+/// isolated spike and is left out.
+pub const SPIKE_RATIO: f64 = 2.0;
+/// Plateaus whose latencies differ by less than this factor are one level.
+pub const SAME_LEVEL_RATIO: f64 = 1.3;
+
+/// One measured point of the curve.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Point {
+    /// Working set, bytes.
+    pub size_bytes: f64,
+    /// Latency per access, seconds.
+    pub latency_s: f64,
+}
+
+/// A plateau of the curve: one cache level, or main memory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Plateau {
+    /// "L1", "L2", ... or "DRAM".
+    pub name: String,
+    /// Smallest measured working set on the plateau, bytes.
+    pub from_bytes: f64,
+    /// Largest measured working set on the plateau, bytes.
+    pub to_bytes: f64,
+    /// Detected capacity (the breakpoint ending the plateau), bytes; `None`
+    /// for main memory.
+    pub size_bytes: Option<f64>,
+    /// Median latency on the plateau with its 95% interval, seconds.
+    pub latency_s: Estimate,
+    /// Whether the latencies on the plateau spread more than
+    /// `models::stats` accepts (CV or outliers); callers that know more
+    /// (the latency benchmark) may set it by their own criterion.
+    pub noisy: bool,
+    /// Points on the plateau.
+    pub points: usize,
+}
+
+/// The levels of one curve.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Detection {
+    /// Cache levels, nearest first.
+    pub caches: Vec<Plateau>,
+    /// Main memory, when the curve reaches its plateau.
+    pub dram: Option<Plateau>,
+    /// The segmented fit on (log₂ bytes, ln seconds), spikes left out.
+    pub fit: SegmentedFit,
+    /// Working sets of the isolated spikes left out of the fit.
+    pub spikes_bytes: Vec<f64>,
+}
+
+impl Detection {
+    /// Capacity of the largest detected cache, bytes.
+    pub fn largest_cache(&self) -> Option<f64> {
+        self.caches
+            .iter()
+            .filter_map(|c| c.size_bytes)
+            .reduce(f64::max)
+    }
+
+    /// Caches then DRAM.
+    pub fn all(&self) -> impl Iterator<Item = &Plateau> {
+        self.caches.iter().chain(self.dram.iter())
+    }
+}
+
+/// Why no levels could be read from a curve.
+#[derive(Debug, Error, PartialEq)]
+pub enum DetectError {
+    #[error(
+        "the latency curve has {0} points; level detection needs at least 6 (measure more sizes)"
+    )]
+    /// Fewer than 6 points (the count).
+    TooFewPoints(usize),
+    #[error("latency at {0} bytes is not a positive number")]
+    /// A latency that is not a positive number (at this size).
+    BadPoint(f64),
+    #[error("the latency curve shows a single plateau: no cache level can be told from memory (extend the sizes past the last-level cache)")]
+    /// No cache level can be told apart.
+    NoTransition,
+    #[error("segmented fit of the latency curve failed: {0}")]
+    /// The segmented fit refused the curve.
+    Fit(#[from] FitError),
+}
+
+/// The capacity of a level whose plateau ends before point `end` (sorted
+/// points) and whose successor's plateau starts at point `next_start`:
+/// where the curve, interpolated linearly in (log₂ size, ln latency),
+/// crosses the geometric mean √(L·L') of this level's latency L and the
+/// next one's L'. When disturbed points make the curve cross more than once,
+/// the geometric mean of the first and the last crossing. Without a next
+/// plateau (the curve still rises), the midpoint in log₂ between the
+/// plateau's last point and the next point.
+fn capacity(pts: &[Point], end: usize, next: Option<(f64, f64, usize)>) -> f64 {
+    let last = pts[end - 1].size_bytes.log2();
+    let midpoint = || 2f64.powf(0.5 * (last + pts.get(end).map_or(last, |p| p.size_bytes.log2())));
+    let Some((here, next_latency, next_start)) = next else {
+        return midpoint();
+    };
+    let target = (here * next_latency).sqrt().ln();
+    let cross = |j: usize| {
+        let (a, b) = (&pts[j - 1], &pts[j]);
+        let (ya, yb) = (a.latency_s.ln(), b.latency_s.ln());
+        let f = if yb > ya {
+            ((target - ya) / (yb - ya)).clamp(0.0, 1.0)
+        } else {
+            0.5
+        };
+        let (xa, xb) = (a.size_bytes.log2(), b.size_bytes.log2());
+        xa + f * (xb - xa)
+    };
+    let up = |j: &usize| pts[*j - 1].latency_s.ln() < target && pts[*j].latency_s.ln() >= target;
+    let range = end..=next_start.min(pts.len() - 1);
+    match (range.clone().find(up), range.rev().find(up)) {
+        (Some(first), Some(last)) => 2f64.powf(0.5 * (cross(first) + cross(last))),
+        _ => midpoint(),
+    }
+}
+
+/// Indices (into `sorted`) of isolated spikes: interior points whose latency
+/// is more than [`SPIKE_RATIO`] away (above or below) from both neighbours
+/// while the neighbours agree within [`SAME_LEVEL_RATIO`]. Such a point is a
+/// disturbance of the machine, not a level, and least squares would follow it.
+fn spikes(sorted: &[Point]) -> Vec<usize> {
+    (1..sorted.len().saturating_sub(1))
+        .filter(|&i| {
+            let (a, y, b) = (
+                sorted[i - 1].latency_s,
+                sorted[i].latency_s,
+                sorted[i + 1].latency_s,
+            );
+            let agree = a.max(b) < SAME_LEVEL_RATIO * a.min(b);
+            agree && (y > SPIKE_RATIO * a.max(b) || y * SPIKE_RATIO < a.min(b))
+        })
+        .collect()
+}
+
+/// Detects the levels of `points` (any order); see the [module docs](self).
+pub fn detect(points: &[Point]) -> Result<Detection, DetectError> {
+    if points.len() < 6 {
+        return Err(DetectError::TooFewPoints(points.len()));
+    }
+    let mut pts = points.to_vec();
+    pts.sort_by(|a, b| a.size_bytes.total_cmp(&b.size_bytes));
+    if let Some(p) = pts
+        .iter()
+        .find(|p| !(p.latency_s > 0.0 && p.latency_s.is_finite() && p.size_bytes > 0.0))
+    {
+        return Err(DetectError::BadPoint(p.size_bytes));
+    }
+    let spikes = spikes(&pts);
+    let spikes_bytes: Vec<f64> = spikes.iter().map(|&i| pts[i].size_bytes).collect();
+    let pts: Vec<Point> = pts
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !spikes.contains(i))
+        .map(|(_, p)| *p)
+        .collect();
+    let x: Vec<f64> = pts.iter().map(|p| p.size_bytes.log2()).collect();
+    let y: Vec<f64> = pts.iter().map(|p| p.latency_s.ln()).collect();
+    let max_segments = MAX_SEGMENTS.min(pts.len() / 3).max(1);
+    let options = SegmentedOptions {
+        penalty: BIC_PENALTY,
+        ..SegmentedOptions::lines(max_segments)
+    };
+    let fit = segmented(&x, &y, None, &options)?;
+
+    // Flat segments are plateau candidates (index ranges into the sorted points).
+    let runs = fit.segments.iter().filter(|seg| match &seg.fit {
+        SegmentFit::Line(l) => {
+            l.slope.point.abs() <= FLAT_SLOPE && l.residual_std_error <= MAX_PLATEAU_SCATTER
+        }
+        SegmentFit::Constant(_) => true,
+    });
+    let median_of = |r: &(usize, usize)| {
+        let mut v: Vec<f64> = pts[r.0..r.1].iter().map(|p| p.latency_s).collect();
+        v.sort_by(f64::total_cmp);
+        models::stats::median_of_sorted(&v)
+    };
+    // Neighbours at about the same latency are one level (noise, a TLB step).
+    let mut merged: Vec<(usize, usize)> = Vec::new();
+    for seg in runs {
+        let r = (seg.start, seg.end);
+        match merged.last_mut() {
+            Some(last) if median_of(&r) < SAME_LEVEL_RATIO * median_of(last) => last.1 = r.1,
+            _ => merged.push(r),
+        }
+    }
+    // A level's plateau runs from about twice the previous capacity to its
+    // own: a short flat stretch is a pause inside a step, not a level.
+    merged.retain(|r| {
+        pts[r.1 - 1].size_bytes.log2() - pts[r.0].size_bytes.log2() >= MIN_PLATEAU_OCTAVES
+    });
+    if merged.len() < 2 && !(merged.len() == 1 && merged[0].1 < pts.len()) {
+        return Err(DetectError::NoTransition);
+    }
+
+    let reaches_end = merged.last().is_some_and(|r| r.1 == pts.len());
+    let n_caches = if reaches_end {
+        merged.len() - 1
+    } else {
+        merged.len()
+    };
+    let medians: Vec<f64> = merged.iter().map(median_of).collect();
+    let plateau = |i: usize, name: String, is_cache: bool| -> Plateau {
+        let r = merged[i];
+        let lat: Vec<f64> = pts[r.0..r.1].iter().map(|p| p.latency_s).collect();
+        let summary = Sample::new(lat.clone()).ok().map(|s| s.summary());
+        let next = merged.get(i + 1).map(|n| (medians[i], medians[i + 1], n.0));
+        let size_bytes = is_cache.then(|| capacity(&pts, r.1, next));
+        Plateau {
+            name,
+            from_bytes: pts[r.0].size_bytes,
+            to_bytes: pts[r.1 - 1].size_bytes,
+            size_bytes,
+            latency_s: summary
+                .as_ref()
+                .map_or(Estimate::exact(lat[0]), |s| s.estimate()),
+            noisy: summary.is_some_and(|s| s.noisy),
+            points: r.1 - r.0,
+        }
+    };
+    let caches = (0..n_caches)
+        .map(|i| plateau(i, format!("L{}", i + 1), true))
+        .collect();
+    let dram = reaches_end.then(|| plateau(merged.len() - 1, "DRAM".into(), false));
+    Ok(Detection {
+        caches,
+        dram,
+        fit,
+        spikes_bytes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A synthetic staircase: plateaus with a smooth knee and ±2% wiggle.
+    pub(crate) fn staircase(
+        levels: &[(f64, f64)],
+        dram_ns: f64,
+        max: f64,
+        per_octave: f64,
+    ) -> Vec<Point> {
+        let mut v = Vec::new();
+        let mut x = 12.0; // 4 KiB
+        let mut i = 0;
+        while x <= max.log2() + 1e-9 {
+            let size = 2f64.powf(x);
+            let mut lat = dram_ns;
+            for &(cap, ns) in levels.iter().rev() {
+                if size <= cap {
+                    lat = ns;
+                } else if size <= 2.0 * cap && lat == dram_ns {
+                    let t = (size / cap).log2();
+                    lat = ns * (1.0 - t) + dram_ns * t;
+                }
+            }
+            let wiggle = 1.0 + 0.02 * ((i * 7919 % 13) as f64 / 6.0 - 1.0);
+            v.push(Point {
+                size_bytes: size,
+                latency_s: lat * wiggle * 1e-9,
+            });
+            x += 1.0 / per_octave;
+            i += 1;
+        }
+        v
+    }
+
+    #[test]
+    fn finds_three_caches_and_dram() {
+        let pts = staircase(
+            &[
+                (48.0 * 1024.0, 1.2),
+                (2.0 * 1048576.0, 4.0),
+                (32.0 * 1048576.0, 15.0),
+            ],
+            110.0,
+            512.0 * 1048576.0,
+            3.0,
+        );
+        let d = detect(&pts).unwrap();
+        let sizes: Vec<f64> = d.caches.iter().map(|c| c.size_bytes.unwrap()).collect();
+        assert_eq!(sizes.len(), 3, "{sizes:?}");
+        for (got, want) in sizes
+            .iter()
+            .zip([48.0 * 1024.0, 2.0 * 1048576.0, 32.0 * 1048576.0])
+        {
+            assert!(got / want < 1.5 && want / got < 1.5, "{got} vs {want}");
+        }
+        let dram = d.dram.clone().unwrap();
+        assert!((dram.latency_s.point - 110e-9).abs() < 5e-9);
+        assert_eq!(d.caches[0].name, "L1");
+        assert!(d.largest_cache().unwrap() > 20.0 * 1048576.0);
+    }
+
+    #[test]
+    fn rising_end_has_no_dram() {
+        let mut pts = staircase(&[(32768.0, 1.0)], 5.0, 1048576.0, 2.0);
+        let last = pts.last().unwrap().size_bytes;
+        for k in 1..5 {
+            pts.push(Point {
+                size_bytes: last * 2f64.powi(k),
+                latency_s: 5e-9 * 2f64.powi(k),
+            });
+        }
+        let d = detect(&pts).unwrap();
+        assert!(d.dram.is_none());
+        assert_eq!(d.caches.len(), 2);
+    }
+
+    #[test]
+    fn isolated_spikes_are_left_out() {
+        let mut pts = staircase(
+            &[(32768.0, 1.0), (1048576.0, 4.0)],
+            100.0,
+            256.0 * 1048576.0,
+            2.0,
+        );
+        let i = pts.iter().position(|p| p.size_bytes == 262144.0).unwrap();
+        pts[i].latency_s *= 20.0;
+        let d = detect(&pts).unwrap();
+        assert_eq!(d.spikes_bytes, [262144.0]);
+        assert_eq!(d.caches.len(), 2);
+    }
+
+    #[test]
+    fn refuses_flat_and_short_curves() {
+        let flat: Vec<Point> = (0..12)
+            .map(|i| Point {
+                size_bytes: 4096.0 * 2f64.powi(i),
+                latency_s: 1e-9,
+            })
+            .collect();
+        assert_eq!(detect(&flat).unwrap_err(), DetectError::NoTransition);
+        assert_eq!(
+            detect(&flat[..3]).unwrap_err(),
+            DetectError::TooFewPoints(3)
+        );
+        let mut bad = flat.clone();
+        bad[2].latency_s = -1.0;
+        assert!(matches!(detect(&bad), Err(DetectError::BadPoint(_))));
+    }
+}

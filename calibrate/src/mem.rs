@@ -1,0 +1,214 @@
+//! Working-set memory straight from the kernel: anonymous `mmap` regions,
+//! 2 MiB-aligned, with an explicit page policy, returned to the OS on drop
+//! (so peak RSS is one working set, never several).
+//!
+//! [`Pages::Huge`] offers transparent huge pages with
+//! `madvise(MADV_HUGEPAGE)`; whether the kernel granted them is read back
+//! from `/proc/self/smaps` ([`Region::huge_page_bytes`]). [`Pages::Small`]
+//! asks for `MADV_NOHUGEPAGE`, so the 4 KiB figure stays a 4 KiB figure even
+//! where THP is set to `always`. The difference of a pointer chase between the
+//! two policies is the TLB's part of the latency.
+
+use std::fmt;
+use std::ptr::NonNull;
+
+use anyhow::{bail, Result};
+
+/// Size and alignment of an x86-64 huge page, 2 MiB.
+pub const HUGE_PAGE_BYTES: usize = 2 << 20;
+
+/// The page policy of a region.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pages {
+    /// Base pages (4 KiB on x86-64): `madvise(MADV_NOHUGEPAGE)`.
+    Small,
+    /// Transparent huge pages offered with `madvise(MADV_HUGEPAGE)`.
+    Huge,
+}
+
+impl Pages {
+    /// Both policies, small first.
+    pub const BOTH: [Pages; 2] = [Pages::Small, Pages::Huge];
+
+    /// "4KiB" or "2MiB", as tables and JSON show it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Pages::Small => "4KiB",
+            Pages::Huge => "2MiB",
+        }
+    }
+}
+
+impl fmt::Display for Pages {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Pages::Small => "small",
+            Pages::Huge => "huge",
+        })
+    }
+}
+
+/// An anonymous private mapping of at least `len` bytes whose start is
+/// 2 MiB-aligned. Its pages are untouched (not resident) until first written,
+/// so the thread that writes first places them (first touch).
+pub struct Region {
+    map: NonNull<u8>,
+    map_len: usize,
+    start: usize,
+    len: usize,
+}
+
+// SAFETY: a Region exclusively owns its mapping; moving it to another thread
+// moves that ownership, and shared references only hand out shared slices.
+unsafe impl Send for Region {}
+// SAFETY: `&Region` only gives read access (`as_slice`); writes need `&mut`.
+unsafe impl Sync for Region {}
+
+impl Region {
+    /// Maps `len` bytes (rounded up to whole huge pages) with `pages` policy.
+    pub fn new(len: usize, pages: Pages) -> Result<Self> {
+        if len == 0 {
+            bail!("a working set of 0 bytes cannot be mapped");
+        }
+        let rounded = len.div_ceil(HUGE_PAGE_BYTES) * HUGE_PAGE_BYTES;
+        let map_len = rounded + HUGE_PAGE_BYTES;
+        // SAFETY: an anonymous private mapping with no address hint has no
+        // preconditions; the result is checked against MAP_FAILED.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                map_len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            bail!(
+                "could not map {} bytes: {}",
+                map_len,
+                std::io::Error::last_os_error()
+            );
+        }
+        let base = p as usize;
+        let start = base.next_multiple_of(HUGE_PAGE_BYTES);
+        let advice = match pages {
+            Pages::Small => libc::MADV_NOHUGEPAGE,
+            Pages::Huge => libc::MADV_HUGEPAGE,
+        };
+        // SAFETY: [start, start + rounded) lies inside the mapping just made
+        // (start ≤ base + HUGE_PAGE_BYTES and rounded + HUGE_PAGE_BYTES = map_len).
+        // madvise only changes the paging policy; a failure (THP compiled out)
+        // is harmless and shows up in `huge_page_bytes`.
+        unsafe {
+            libc::madvise(start as *mut libc::c_void, rounded, advice);
+        }
+        Ok(Self {
+            // SAFETY: mmap succeeded, so p is not null.
+            map: unsafe { NonNull::new_unchecked(p as *mut u8) },
+            map_len,
+            start,
+            len,
+        })
+    }
+
+    /// Bytes asked for.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Never true: a region holds at least one byte.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Start address (2 MiB-aligned).
+    pub fn as_ptr(&self) -> *const u8 {
+        self.start as *const u8
+    }
+
+    /// The region as `u64` words (len / 8 of them).
+    pub fn words_mut(&mut self) -> &mut [u64] {
+        // SAFETY: start is 2 MiB-aligned (so 8-aligned), the mapping is
+        // readable and writable for len bytes, zero-initialised by the kernel
+        // (a valid u64 bit pattern), and `&mut self` makes the slice unique.
+        unsafe { std::slice::from_raw_parts_mut(self.start as *mut u64, self.len / 8) }
+    }
+
+    /// The region as `f64` values (len / 8 of them).
+    pub fn f64s_mut(&mut self) -> &mut [f64] {
+        // SAFETY: as in `words_mut`; zero bits are the f64 0.0.
+        unsafe { std::slice::from_raw_parts_mut(self.start as *mut f64, self.len / 8) }
+    }
+
+    /// Bytes of this region the kernel backs with huge pages now, read from
+    /// the `AnonHugePages` line of its mapping in `/proc/self/smaps` (capped
+    /// at the region's length; a merged neighbouring mapping can add to the
+    /// count). `None` when smaps cannot be read.
+    pub fn huge_page_bytes(&self) -> Option<u64> {
+        let smaps = std::fs::read_to_string("/proc/self/smaps").ok()?;
+        anon_huge_bytes(&smaps, self.start).map(|b| b.min(self.len as u64))
+    }
+}
+
+impl Drop for Region {
+    fn drop(&mut self) {
+        // SAFETY: map/map_len are exactly what mmap returned, unmapped once.
+        unsafe {
+            libc::munmap(self.map.as_ptr() as *mut libc::c_void, self.map_len);
+        }
+    }
+}
+
+/// `AnonHugePages` (bytes) of the smaps entry whose range contains `addr`.
+fn anon_huge_bytes(smaps: &str, addr: usize) -> Option<u64> {
+    let mut inside = false;
+    for line in smaps.lines() {
+        if let Some((range, _)) = line.split_once(' ') {
+            if let Some((lo, hi)) = range.split_once('-') {
+                if let (Ok(lo), Ok(hi)) =
+                    (usize::from_str_radix(lo, 16), usize::from_str_radix(hi, 16))
+                {
+                    inside = lo <= addr && addr < hi;
+                    continue;
+                }
+            }
+        }
+        if inside {
+            if let Some(rest) = line.strip_prefix("AnonHugePages:") {
+                let kb: u64 = rest.trim().trim_end_matches("kB").trim().parse().ok()?;
+                return Some(kb * 1024);
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn regions_are_aligned_zeroed_and_writable() {
+        for pages in Pages::BOTH {
+            let mut r = Region::new(3 * 4096 + 8, pages).unwrap();
+            assert_eq!(r.as_ptr() as usize % HUGE_PAGE_BYTES, 0);
+            let w = r.words_mut();
+            assert_eq!(w.len(), (3 * 4096 + 8) / 8);
+            assert!(w.iter().all(|&x| x == 0));
+            w.iter_mut().enumerate().for_each(|(i, x)| *x = i as u64);
+            assert_eq!(r.words_mut()[100], 100);
+        }
+        assert!(Region::new(0, Pages::Small).is_err());
+    }
+
+    #[test]
+    fn smaps_parsing() {
+        let smaps = "7f0000000000-7f0000400000 rw-p 00000000 00:00 0\nSize: 4096 kB\nAnonHugePages:      2048 kB\n7f0000400000-7f0000800000 rw-p 00000000 00:00 0\nAnonHugePages:         0 kB\n";
+        assert_eq!(anon_huge_bytes(smaps, 0x7f0000100000), Some(2048 * 1024));
+        assert_eq!(anon_huge_bytes(smaps, 0x7f0000400000), Some(0));
+        assert_eq!(anon_huge_bytes(smaps, 0x100), None);
+    }
+}

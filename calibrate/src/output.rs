@@ -1,0 +1,269 @@
+//! The human table, and the profile file written atomically.
+//!
+//! The `--out` path is checked before anything is measured
+//! ([`OutFile::prepare`]): its directory is created if missing and a probe
+//! file is created and removed in it, so a path that cannot be written fails
+//! at once. The profile is written to a temporary file in the same directory,
+//! flushed to disk, then renamed over the target: a run that is interrupted
+//! or fails leaves an existing profile untouched.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, Result};
+use models::profile::Profile;
+use models::units::Si;
+
+use crate::config::UsageError;
+
+/// A size in binary units, as caches are named: "48 KiB", "2 MiB", "1.5 GiB".
+pub fn binary_size(bytes: f64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = bytes;
+    let mut u = 0;
+    while v >= 1024.0 && u < UNITS.len() - 1 {
+        v /= 1024.0;
+        u += 1;
+    }
+    if (v - v.round()).abs() < 0.05 {
+        format!("{:.0} {}", v.round(), UNITS[u])
+    } else if v < 10.0 {
+        format!("{v:.2} {}", UNITS[u])
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+/// The checked `--out` target.
+#[derive(Debug, Clone)]
+pub struct OutFile {
+    path: PathBuf,
+}
+
+impl OutFile {
+    /// Creates the parent directory if needed and checks that a file can be
+    /// created there and that `path` is not a directory.
+    pub fn prepare(path: &Path) -> Result<Self, UsageError> {
+        let fail = |reason: String| UsageError::Out {
+            path: path.display().to_string(),
+            reason,
+        };
+        if path.is_dir() {
+            return Err(fail("it is a directory".into()));
+        }
+        if path.file_name().is_none() {
+            return Err(fail("it names no file".into()));
+        }
+        let dir = parent_dir(path);
+        fs::create_dir_all(&dir).map_err(|e| fail(e.to_string()))?;
+        let probe = dir.join(format!(".calibrate-probe-{}.tmp", std::process::id()));
+        fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&probe)
+            .map_err(|e| fail(e.to_string()))?;
+        let _ = fs::remove_file(&probe);
+        Ok(Self {
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// The target path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The profile already at the target, if there is one: `Ok(None)` when
+    /// there is no file, `Err(reason)` when it cannot be used.
+    pub fn existing(&self) -> Result<Option<Profile>, String> {
+        match fs::read_to_string(&self.path) {
+            Ok(text) => Profile::from_json(&text)
+                .map(Some)
+                .map_err(|e| e.to_string()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    /// Writes `text` atomically: temporary file in the same directory,
+    /// fsync, rename.
+    pub fn write(&self, text: &str) -> Result<()> {
+        let dir = parent_dir(&self.path);
+        let name = self
+            .path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+        let result = (|| -> Result<()> {
+            let mut f =
+                fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+            f.write_all(text.as_bytes())?;
+            f.write_all(b"\n")?;
+            f.sync_all()?;
+            fs::rename(&tmp, &self.path).with_context(|| {
+                format!("renaming {} to {}", tmp.display(), self.path.display())
+            })?;
+            Ok(())
+        })();
+        if result.is_err() {
+            let _ = fs::remove_file(&tmp);
+        }
+        result.with_context(|| format!("writing the profile to {}", self.path.display()))
+    }
+}
+
+fn parent_dir(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
+    v.map(f).unwrap_or_else(|| "-".into())
+}
+
+/// The readable report: machine, levels, ceilings, headline figures, each
+/// benchmark's own lines, then the warnings.
+pub fn table(p: &Profile, bench_lines: &[String], warnings: &[String]) -> String {
+    let pr = &p.provenance;
+    let mut t = format!(
+        "calibrate {} on {} ({} logical CPUs; {} thread{} for all-core figures, {})\n",
+        pr.tool_version,
+        pr.cpu_model,
+        pr.logical_cpus,
+        pr.threads,
+        if pr.threads == 1 { "" } else { "s" },
+        pr.pinning
+    );
+    t += &format!(
+        "SIMD {}; clock {} ({})\n\n",
+        pr.simd,
+        opt(pr.clock_hz, |h| Si(h, "Hz").to_string()),
+        pr.clock_source
+    );
+    if !p.levels.is_empty() {
+        let clock = pr.clock_hz;
+        t += &format!(
+            "{:<6} {:>10} {:>12} {:>8} {:>14} {:>14}\n",
+            "level",
+            "size",
+            "latency",
+            "cycles",
+            "read bw 1t",
+            format!("read bw {}t", pr.threads)
+        );
+        for l in &p.levels {
+            let lat = l.latency_s.map(|e| e.point);
+            t += &format!(
+                "{:<6} {:>10} {:>12} {:>8} {:>14} {:>14}\n",
+                l.name,
+                opt(l.size_bytes, binary_size),
+                opt(lat, |s| Si(s, "s").to_string()),
+                opt(lat.zip(clock).map(|(s, h)| s * h), |c| format!("{c:.1}")),
+                opt(l.bandwidth_1t_Bps.map(|e| e.point), |b| Si(b, "B/s")
+                    .to_string()),
+                opt(l.bandwidth_Bps.map(|e| e.point), |b| Si(b, "B/s")
+                    .to_string()),
+            );
+        }
+        t += "\n";
+    }
+    if !p.ceilings.is_empty() {
+        t += "Compute ceilings (highest first)\n";
+        for c in &p.ceilings {
+            t += &format!(
+                "  {:<22} {:>2} thread{} {:>14}\n",
+                c.name,
+                c.threads,
+                if c.threads == 1 { " " } else { "s" },
+                Si(c.flops.point, "FLOP/s").to_string()
+            );
+        }
+        t += "\n";
+    }
+    for line in bench_lines.iter().filter(|l| !l.is_empty()) {
+        t += line;
+        if !line.ends_with('\n') {
+            t += "\n";
+        }
+        t += "\n";
+    }
+    let s = &p.summary;
+    t += "Summary\n";
+    let rows: [(&str, Option<f64>, &str); 10] = [
+        ("stream_triad_Bps", s.stream_triad_Bps, "B/s"),
+        ("stream_triad_1t_Bps", s.stream_triad_1t_Bps, "B/s"),
+        ("peak_flops_f64", s.peak_flops_f64, "FLOP/s"),
+        ("peak_flops_f64_1t", s.peak_flops_f64_1t, "FLOP/s"),
+        ("l1_latency_s", s.l1_latency_s, "s"),
+        ("dram_latency_s", s.dram_latency_s, "s"),
+        ("core_to_core_latency_s", s.core_to_core_latency_s, "s"),
+        ("t_crit_s", s.t_crit_s, "s"),
+        ("mpi_t0_s", s.mpi_t0_s, "s"),
+        ("mpi_bandwidth_Bps", s.mpi_bandwidth_Bps, "B/s"),
+    ];
+    for (k, v, unit) in rows {
+        t += &format!("  {k:<24} {}\n", opt(v, |x| Si(x, unit).to_string()));
+    }
+    for w in warnings {
+        t += &format!("warning: {w}\n");
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use models::profile::Provenance;
+
+    #[test]
+    fn binary_sizes() {
+        assert_eq!(binary_size(48.0 * 1024.0), "48 KiB");
+        assert_eq!(binary_size(2.0 * 1048576.0), "2 MiB");
+        assert_eq!(binary_size(1.5 * 1073741824.0), "1.50 GiB");
+        assert_eq!(binary_size(100.0), "100 B");
+        assert_eq!(binary_size(11.3 * 1048576.0), "11.3 MiB");
+    }
+
+    #[test]
+    fn atomic_write_replaces_and_leaves_no_temp() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/profile.json");
+        let out = OutFile::prepare(&path).unwrap();
+        assert!(path.parent().unwrap().is_dir());
+        assert_eq!(out.existing().unwrap(), None);
+        out.write("{}").unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), "{}\n");
+        assert!(out.existing().is_err(), "not a profile");
+        let p = Profile::new(Provenance::default());
+        out.write(&p.to_json()).unwrap();
+        assert_eq!(out.existing().unwrap(), Some(p));
+        let names: Vec<_> = fs::read_dir(path.parent().unwrap()).unwrap().collect();
+        assert_eq!(names.len(), 1, "only the profile is left");
+    }
+
+    #[test]
+    fn bad_targets_fail_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(OutFile::prepare(dir.path()).is_err(), "a directory");
+        let file = dir.path().join("f");
+        fs::write(&file, "x").unwrap();
+        let e = OutFile::prepare(&file.join("profile.json")).unwrap_err();
+        assert!(e.to_string().starts_with("cannot write --out"), "{e}");
+    }
+
+    #[test]
+    fn table_shows_nulls_as_dashes() {
+        let p = Profile::new(Provenance {
+            threads: 2,
+            ..Default::default()
+        });
+        let t = table(&p, &["extra line".into()], &["be careful".into()]);
+        assert!(t.contains("mpi_t0_s"));
+        assert!(t.contains("extra line"));
+        assert!(t.contains("warning: be careful"));
+    }
+}

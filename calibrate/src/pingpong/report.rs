@@ -1,0 +1,438 @@
+//! The ping-pong's results: the fits per mode, the profile's `network`
+//! section and headline figures, the detailed JSON section, and the human
+//! table.
+
+use std::fmt;
+
+use models::fit::FitError;
+use models::profile::{Network, Profile};
+use models::units::Si;
+use models::Estimate;
+use serde_json::{json, Value};
+
+use super::drift::Drift;
+use super::measure::{Mode, SizePoint};
+use super::overlap::OverlapResult;
+use super::regimes::{self, RegimeFit};
+use super::transport::Transport;
+use super::{PingpongError, PingpongOptions};
+
+/// Name of the detailed section in `Profile::sections`.
+pub const SECTION: &str = "pingpong";
+
+/// One mode's points and their regime fit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModeResult {
+    pub mode: Mode,
+    /// The sizes in increasing order.
+    pub points: Vec<SizePoint>,
+    pub fit: RegimeFit,
+}
+
+/// Fits the medians of `points`.
+pub fn fit_points(points: &[SizePoint], max_regimes: usize) -> Result<RegimeFit, FitError> {
+    let x: Vec<f64> = points.iter().map(|p| p.bytes as f64).collect();
+    let y: Vec<f64> = points.iter().map(|p| p.one_way_s.median).collect();
+    regimes::fit_regimes(&x, &y, max_regimes)
+}
+
+impl ModeResult {
+    /// Fits the points of one mode.
+    ///
+    /// # Errors
+    /// [`PingpongError::Fit`] when the fit refuses the points.
+    pub fn new(
+        mode: Mode,
+        points: Vec<SizePoint>,
+        max_regimes: usize,
+    ) -> Result<Self, PingpongError> {
+        let fit = fit_points(&points, max_regimes).map_err(|source| PingpongError::Fit {
+            mode: mode.name(),
+            source,
+        })?;
+        Ok(Self { mode, points, fit })
+    }
+}
+
+/// Everything rank 0 reports.
+#[allow(non_snake_case)]
+#[derive(Debug, Clone, PartialEq)]
+pub struct PingpongReport {
+    pub transport: Transport,
+    /// Host names of ranks 0 and 1.
+    pub hosts: Vec<String>,
+    pub blocking: ModeResult,
+    pub nonblocking: ModeResult,
+    pub overlap: Option<OverlapResult>,
+    /// Anchor sizes measured again at the end.
+    pub drift: Vec<Drift>,
+    /// Small-message T0 (first blocking regime), seconds.
+    pub t0_s: Estimate,
+    /// Large-message B (last blocking regime), bytes/s.
+    pub bandwidth_Bps: Estimate,
+    /// Noisy figures and fit caveats.
+    pub warnings: Vec<String>,
+    pub options: PingpongOptions,
+}
+
+impl PingpongReport {
+    /// Assembles the report and its warnings.
+    ///
+    /// # Errors
+    /// [`PingpongError::Degenerate`] when the blocking fit gives no
+    /// physical headline pair.
+    pub fn new(
+        transport: Transport,
+        hosts: Vec<String>,
+        blocking: ModeResult,
+        nonblocking: ModeResult,
+        overlap: Option<OverlapResult>,
+        drift: Vec<Drift>,
+        options: PingpongOptions,
+    ) -> Result<Self, PingpongError> {
+        let head = regimes::headline(&blocking.fit).map_err(PingpongError::Degenerate)?;
+        let mut warnings: Vec<String> = head.note.iter().cloned().collect();
+        for m in [&blocking, &nonblocking] {
+            let noisy: Vec<String> = m
+                .points
+                .iter()
+                .filter(|p| p.one_way_s.noisy)
+                .map(|p| bytes_text(p.bytes))
+                .collect();
+            if !noisy.is_empty() {
+                warnings.push(format!(
+                    "{}: {} of {} sizes are noisy (CV > 5% or > 10% outliers): {}",
+                    m.mode.name(),
+                    noisy.len(),
+                    m.points.len(),
+                    noisy.join(", ")
+                ));
+            }
+            for n in &m.fit.notes {
+                warnings.push(format!("{}: {n}", m.mode.name()));
+            }
+        }
+        for d in drift.iter().filter(|d| d.drifted()) {
+            warnings.push(format!(
+                "the machine drifted during the sweep: {} took {} at first and {} at the end ({:+.0}%); another program was probably running, so the figures are unreliable",
+                bytes_text(d.bytes),
+                Si(d.first_s, "s"),
+                Si(d.again_s, "s"),
+                100.0 * d.change
+            ));
+        }
+        if let Some(o) = &overlap {
+            // The fraction can be near 0, so its spread is judged in
+            // absolute terms, not by the CV.
+            if o.fraction.ci_hi - o.fraction.ci_lo > 0.2 {
+                warnings.push(format!(
+                    "overlap: the fraction is uncertain, 95% interval [{:.2}, {:.2}]",
+                    o.fraction.ci_lo, o.fraction.ci_hi
+                ));
+            }
+        }
+        Ok(Self {
+            transport,
+            hosts,
+            blocking,
+            nonblocking,
+            overlap,
+            drift,
+            t0_s: head.t0_s,
+            bandwidth_Bps: head.bandwidth_Bps,
+            warnings,
+            options,
+        })
+    }
+
+    /// The overlap fraction for the profile, clamped to [0, 1] (single
+    /// triples can fall outside through noise; the section keeps them raw).
+    pub fn overlap_fraction(&self) -> Option<Estimate> {
+        self.overlap.as_ref().map(|o| {
+            let c = |v: f64| v.clamp(0.0, 1.0);
+            let e = o.fraction.estimate();
+            Estimate::new(c(e.point), c(e.lo), c(e.hi))
+        })
+    }
+
+    /// The profile's `network` section: the blocking regimes, the overlap,
+    /// and every point of both modes.
+    pub fn network(&self) -> Network {
+        let points = [&self.blocking, &self.nonblocking]
+            .iter()
+            .flat_map(|m| m.points.iter())
+            .map(|p| serde_json::to_value(p).expect("a point serializes"))
+            .collect();
+        Network {
+            transport: self.transport.name.clone(),
+            hosts: self.hosts.clone(),
+            regimes: self.blocking.fit.regimes.clone(),
+            overlap_fraction: self.overlap_fraction(),
+            points,
+        }
+    }
+
+    /// The detailed section `sections.pingpong`.
+    pub fn section(&self) -> Value {
+        let mode = |m: &ModeResult| {
+            json!({
+                "regimes": m.fit.regimes,
+                "points_per_regime": m.fit.points_per_regime,
+                "breakpoints_bytes": m.fit.breakpoints_bytes,
+                "criterion": m.fit.criterion,
+                "notes": m.fit.notes,
+            })
+        };
+        let o = &self.options;
+        json!({
+            "method": "ranks 0 and 1 of MPI_COMM_WORLD; one-way time = round trip / 2; per size a doubling warm-up, then samples of at least min_sample_s; median and distribution-free 95% interval; T(n) = T0 + n/B fitted per regime by segmented least squares with weights 1/t^2; blocking regimes go to network.regimes",
+            "transport": self.transport,
+            "hosts": self.hosts,
+            "headline": { "t0_s": self.t0_s, "bandwidth_Bps": self.bandwidth_Bps },
+            "blocking": mode(&self.blocking),
+            "nonblocking": mode(&self.nonblocking),
+            "overlap": self.overlap,
+            "drift": self.drift,
+            "options": {
+                "quick": o.quick,
+                "max_bytes": o.max_bytes,
+                "min_sample_s": o.min_sample_s,
+                "samples": o.samples,
+                "overlap_bytes": o.overlap_bytes,
+                "overlap_triples": o.overlap_triples,
+                "max_regimes": o.max_regimes,
+                "watchdog_timeout_s": o.timeout.as_secs_f64(),
+            },
+            "warnings": self.warnings,
+        })
+    }
+
+    /// Writes the headline figures, the network and the section into
+    /// `profile` (the other sections stay as they are).
+    pub fn apply_to(&self, profile: &mut Profile) {
+        profile.summary.mpi_t0_s = Some(self.t0_s.point);
+        profile.summary.mpi_bandwidth_Bps = Some(self.bandwidth_Bps.point);
+        profile.network = Some(self.network());
+        profile.sections.insert(SECTION.into(), self.section());
+    }
+}
+
+/// `4096` → `4 KiB`, `3444` → `3444 B`.
+pub fn bytes_text(b: u64) -> String {
+    const UNITS: [(u64, &str); 3] = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
+    for (scale, unit) in UNITS {
+        // Scales are powers of two: a multiple has no lower bits set.
+        if b >= scale && b & (scale - 1) == 0 {
+            return format!("{} {unit}", b / scale);
+        }
+    }
+    format!("{b} B")
+}
+
+fn estimate_text(e: &Estimate, unit: &'static str) -> String {
+    // f64::MAX marks an open (unbounded) end, see `regimes::bandwidth_from_slope`.
+    let v = |x: f64, open: &str| {
+        if x == f64::MAX {
+            open.to_string()
+        } else {
+            Si(x, unit).to_string()
+        }
+    };
+    format!(
+        "{} [{}, {}]",
+        v(e.point, "unresolved"),
+        v(e.lo, "open"),
+        v(e.hi, "open")
+    )
+}
+
+fn summary_text(s: &models::stats::Summary) -> String {
+    format!(
+        "{} [{}, {}]{}",
+        Si(s.median, "s"),
+        Si(s.ci_lo, "s"),
+        Si(s.ci_hi, "s"),
+        if s.noisy { " ~" } else { "" }
+    )
+}
+
+impl fmt::Display for PingpongReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let o = &self.options;
+        writeln!(
+            f,
+            "MPI ping-pong, ranks 0 and 1 (lecture §2.2, §4.1): transport {}",
+            self.transport.name
+        )?;
+        writeln!(f, "  {}", self.transport.detail)?;
+        writeln!(
+            f,
+            "  {} sizes per mode, {}..{}; samples of >= {}, {} per size{}; watchdog {:.0} s",
+            self.blocking.points.len(),
+            bytes_text(self.blocking.points.first().map_or(0, |p| p.bytes)),
+            bytes_text(self.blocking.points.last().map_or(0, |p| p.bytes)),
+            Si(o.min_sample_s, "s"),
+            o.samples,
+            if o.quick { " (quick)" } else { "" },
+            o.timeout.as_secs_f64(),
+        )?;
+        writeln!(f)?;
+        writeln!(
+            f,
+            "  {:<10} {:<34} {:<12} {:<34}",
+            "size", "blocking one-way [95% CI]", "n/t", "nonblocking one-way [95% CI]"
+        )?;
+        for (b, n) in self.blocking.points.iter().zip(&self.nonblocking.points) {
+            writeln!(
+                f,
+                "  {:<10} {:<34} {:<12} {:<34}",
+                bytes_text(b.bytes),
+                summary_text(&b.one_way_s),
+                Si(b.bandwidth_Bps, "B/s").to_string(),
+                summary_text(&n.one_way_s),
+            )?;
+        }
+        writeln!(f, "  (~ marks a noisy figure)")?;
+        for m in [&self.blocking, &self.nonblocking] {
+            writeln!(f)?;
+            writeln!(f, "  {} regimes of T(n) = T0 + n/B:", m.mode.name())?;
+            writeln!(
+                f,
+                "  {:<22} {:<34} {:<34} {:>7} {:>6}",
+                "sizes", "T0 [95% CI]", "B [95% CI]", "R²", "points"
+            )?;
+            for (r, n) in m.fit.regimes.iter().zip(&m.fit.points_per_regime) {
+                writeln!(
+                    f,
+                    "  {:<22} {:<34} {:<34} {:>7.4} {:>6}",
+                    format!(
+                        "{}..{}",
+                        bytes_text(r.from_bytes as u64),
+                        bytes_text(r.to_bytes as u64)
+                    ),
+                    estimate_text(&r.t0_s, "s"),
+                    estimate_text(&r.bandwidth_Bps, "B/s"),
+                    r.r_squared,
+                    n
+                )?;
+            }
+        }
+        writeln!(f)?;
+        writeln!(
+            f,
+            "  headline: T0 = {} (small messages), B = {} (large messages)",
+            estimate_text(&self.t0_s, "s"),
+            estimate_text(&self.bandwidth_Bps, "B/s")
+        )?;
+        if let Some(ov) = &self.overlap {
+            let fr = &ov.fraction;
+            writeln!(
+                f,
+                "  overlap of a {} exchange with computation: f = {:.3} [{:.3}, {:.3}] (t_comm {}, t_comp {}, t_total {})",
+                bytes_text(ov.bytes),
+                fr.median,
+                fr.ci_lo,
+                fr.ci_hi,
+                Si(ov.comm_s.median, "s"),
+                Si(ov.comp_s.median, "s"),
+                Si(ov.total_s.median, "s"),
+            )?;
+        }
+        for w in &self.warnings {
+            writeln!(f, "  warning: {w}")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pingpong::measure::point;
+    use std::collections::BTreeMap;
+
+    fn synthetic_mode(mode: Mode) -> ModeResult {
+        let pts = crate::pingpong::sizes::powers_of_two(1 << 20)
+            .into_iter()
+            .enumerate()
+            .map(|(i, b)| {
+                let n = b as f64;
+                let t = if n <= 2048.0 {
+                    2e-7 + n / 5e9
+                } else {
+                    4e-6 + n / 1e10
+                };
+                let e = 1.0 + 0.002 * (i % 3) as f64;
+                point(mode, b, 10, vec![t * e, t * e * 1.001, t * e * 0.999])
+            })
+            .collect();
+        ModeResult::new(mode, pts, 4).unwrap()
+    }
+
+    fn report() -> PingpongReport {
+        let transport = Transport {
+            name: "tcp".into(),
+            detail: "Open MPI v4.1.4; OMPI_MCA_btl=tcp,self; ranks 0 and 1 on one host (vm)".into(),
+            selection: BTreeMap::new(),
+            library: "Open MPI v4.1.4".into(),
+            same_host: true,
+        };
+        let overlap = crate::pingpong::overlap::summarize(
+            1 << 20,
+            1000,
+            &[[1.0, 1.0, 1.9], [1.0, 1.0, 1.95], [1.0, 1.0, 2.05]],
+        );
+        PingpongReport::new(
+            transport,
+            vec!["vm".into(), "vm".into()],
+            synthetic_mode(Mode::Blocking),
+            synthetic_mode(Mode::Nonblocking),
+            Some(overlap),
+            vec![Drift {
+                bytes: 8,
+                first_s: 1e-6,
+                again_s: 1.5e-6,
+                change: 0.5,
+            }],
+            PingpongOptions::quick(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn profile_gets_headline_network_and_section() {
+        let r = report();
+        let mut p = Profile::new(Default::default());
+        p.summary.stream_triad_Bps = Some(1e10);
+        r.apply_to(&mut p);
+        assert!((p.summary.mpi_t0_s.unwrap() - 2e-7).abs() < 2e-8);
+        assert!((p.summary.mpi_bandwidth_Bps.unwrap() - 1e10).abs() < 5e8);
+        assert_eq!(p.summary.stream_triad_Bps, Some(1e10));
+        let net = p.network.as_ref().unwrap();
+        assert_eq!(net.transport, "tcp");
+        assert_eq!(net.regimes.len(), 2);
+        assert_eq!(net.points.len(), 2 * 21);
+        // The overlap of the triple with t_total > comm + comp clamps to 0.
+        let f = net.overlap_fraction.unwrap();
+        assert!(f.lo >= 0.0 && f.hi <= 1.0 && (f.point - 0.05).abs() < 1e-12);
+        assert!(p.sections["pingpong"]["blocking"]["regimes"].is_array());
+        // The profile still parses back (no infinities in the JSON).
+        let back = Profile::from_json(&p.to_json()).unwrap();
+        let net_back = back.network.unwrap();
+        assert_eq!(net_back.transport, "tcp");
+        assert_eq!(net_back.regimes.len(), 2);
+    }
+
+    #[test]
+    fn table_names_transport_regimes_and_headline() {
+        let text = report().to_string();
+        assert!(text.contains("transport tcp"), "{text}");
+        assert!(text.contains("blocking regimes"), "{text}");
+        assert!(text.contains("headline: T0 = "), "{text}");
+        assert!(text.contains("overlap of a 1 MiB exchange"), "{text}");
+        assert!(text.contains("drifted during the sweep: 8 B"), "{text}");
+        assert_eq!(bytes_text(4096), "4 KiB");
+        assert_eq!(bytes_text(3444), "3444 B");
+        assert_eq!(bytes_text(16 << 20), "16 MiB");
+    }
+}

@@ -1,0 +1,169 @@
+//! `calibrate point`: one figure at one working set and thread count, for
+//! benchmark scripts that put calibrate beside other tools (likwid-bench, a
+//! C pointer chase) on exactly the same size, threads and page policy.
+//!
+//! The working set (`--size`) is the total over all arrays and threads, as
+//! likwid-bench's `-W N:<size>:<threads>` counts it; stream bandwidths are
+//! counted as STREAM does (no write-allocate), the figure with
+//! write-allocate is given beside.
+
+use anyhow::Result;
+use clap::ValueEnum;
+use models::units::Si;
+use serde_json::json;
+
+use crate::bench::flops::measure_flops;
+use crate::bench::latency::measure_chase;
+use crate::bench::stream::measure_size;
+use crate::cli::{PointArgs, PointKernel};
+use crate::config::UsageError;
+use crate::kernels::fma::{FlopKernel, Op, Precision};
+use crate::kernels::stream::Kernel;
+use crate::kernels::Isa;
+use crate::mem::Pages;
+use crate::output::binary_size;
+use crate::pin::{allowed_cpus, Team};
+use crate::sysinfo::SysInfo;
+use crate::timer::Plan;
+
+/// Measures and prints one figure.
+pub fn run(args: &PointArgs) -> Result<()> {
+    let allowed = allowed_cpus();
+    let sys = SysInfo::read(allowed.len());
+    let threads = args.threads;
+    if threads == 0 {
+        return Err(UsageError::ZeroThreads.into());
+    }
+    if threads > allowed.len() {
+        return Err(UsageError::TooManyThreads {
+            asked: threads,
+            cpus: allowed.len(),
+        }
+        .into());
+    }
+    let name = args
+        .kernel
+        .to_possible_value()
+        .map_or_else(String::new, |v| v.get_name().to_string());
+    let needs_size = !matches!(args.kernel, PointKernel::PeakF64 | PointKernel::PeakF32);
+    let size = match (args.size, needs_size) {
+        (Some(s), true) => {
+            if sys.ram_bytes > 0 && s > sys.ram_bytes / 2 {
+                return Err(UsageError::Point(format!(
+                    "--size {} is more than half of this machine's {} of RAM",
+                    binary_size(s as f64),
+                    binary_size(sys.ram_bytes as f64)
+                ))
+                .into());
+            }
+            Some(s)
+        }
+        (None, true) => {
+            return Err(
+                UsageError::Point(format!("point {name} needs --size, e.g. --size 1GB")).into(),
+            )
+        }
+        (_, false) => None,
+    };
+    let plan = if args.quick {
+        Plan::quick()
+    } else {
+        Plan::full()
+    };
+    let pages = Pages::from(args.pages);
+    let team = Team::new(&allowed[..threads])?;
+    let stream_kernel = match args.kernel {
+        PointKernel::Copy => Some(Kernel::Copy),
+        PointKernel::Scale => Some(Kernel::Scale),
+        PointKernel::Add => Some(Kernel::Add),
+        PointKernel::Triad => Some(Kernel::Triad),
+        PointKernel::Load => Some(Kernel::Load),
+        _ => None,
+    };
+    let (stats, unit, extra) = match (args.kernel, stream_kernel, size) {
+        (_, Some(k), Some(size)) => {
+            let p = measure_size(&team, size / threads as u64, &[k], pages, &plan)?.remove(0);
+            let wa = p.write_allocate_median();
+            (
+                p.bandwidth,
+                "B/s",
+                json!({ "write_allocate_value": wa, "bytes_per_elem": k.bytes_per_elem() }),
+            )
+        }
+        (PointKernel::Chase, _, Some(size)) => {
+            let one = Team::new(&allowed[..1])?;
+            let p = measure_chase(&one, size, sys.line_bytes, pages, &plan)?;
+            (
+                p.latency,
+                "s",
+                json!({ "huge_page_bytes": p.huge_page_bytes, "line_bytes": sys.line_bytes }),
+            )
+        }
+        (k, _, _) => {
+            let precision = if k == PointKernel::PeakF32 {
+                Precision::F32
+            } else {
+                Precision::F64
+            };
+            let fk = FlopKernel {
+                precision,
+                isa: Isa::detect(),
+                op: Op::Fma,
+            };
+            let fk = if fk.available() {
+                fk
+            } else {
+                FlopKernel {
+                    op: Op::MulAdd,
+                    ..fk
+                }
+            };
+            (
+                measure_flops(&team, fk, &plan)?,
+                "FLOP/s",
+                json!({ "kernel": fk.label() }),
+            )
+        }
+    };
+    if args.json {
+        let mut j = json!({
+            "kernel": name,
+            "threads": if args.kernel == PointKernel::Chase { 1 } else { threads },
+            "size_bytes": size,
+            "pages": pages.label(),
+            "value": stats.median,
+            "unit": unit,
+            "ci_lo": stats.ci_lo,
+            "ci_hi": stats.ci_hi,
+            "mean": stats.mean,
+            "min": stats.min,
+            "max": stats.max,
+            "cv": stats.cv,
+            "n": stats.n,
+            "noisy": stats.noisy,
+        });
+        if let (Some(o), Some(e)) = (j.as_object_mut(), extra.as_object()) {
+            o.extend(e.clone());
+        }
+        println!("{j}");
+    } else {
+        let setting = match size {
+            Some(s) => format!("{} with {} pages", binary_size(s as f64), pages.label()),
+            None => "in registers".to_string(),
+        };
+        println!(
+            "{name} on {} thread(s), {setting}: {} (95% CI {} to {}, CV {:.1}%, {} timings)",
+            if args.kernel == PointKernel::Chase {
+                1
+            } else {
+                threads
+            },
+            Si(stats.median, unit),
+            Si(stats.ci_lo, unit),
+            Si(stats.ci_hi, unit),
+            100.0 * stats.cv,
+            stats.n
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,199 @@
+//! `calibrate::pingpong` under `mpirun`.
+//!
+//! The test binary launches itself: `mpirun -np 2 <this binary> --exact
+//! child --ignored` runs the ignored test [`child`] on two ranks, which calls
+//! the library function and prints one marked line per rank; the parent
+//! test parses those lines. Run directly (a singleton MPI process), the
+//! child shows the single-rank error. Skipped, with a note, only when
+//! `mpirun` is not on PATH.
+
+#![cfg(feature = "mpi")]
+
+use std::process::{Command, Output};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use calibrate::pingpong::{self, PingpongOptions, PingpongOutcome};
+use serde_json::{json, Value};
+
+/// Set in the child's environment.
+const CHILD_ENV: &str = "CALIBRATE_PINGPONG_TEST_CHILD";
+/// Prefix of the child's result lines.
+const MARK: &str = "PINGPONG_TEST ";
+
+/// One MPI job at a time: two jobs on two cores would only slow each other.
+static MPI_JOBS: Mutex<()> = Mutex::new(());
+
+/// Runs under mpirun only (the parent tests start it).
+#[test]
+#[ignore = "started by the other tests under mpirun"]
+fn child() {
+    if std::env::var_os(CHILD_ENV).is_none() {
+        return;
+    }
+    let universe = mpi::initialize().expect("MPI initialises once");
+    let world = universe.world();
+    let opts = PingpongOptions {
+        max_bytes: 1 << 20,
+        overlap_bytes: 256 << 10,
+        timeout: Duration::from_secs(60),
+        ..PingpongOptions::quick()
+    };
+    let line = match pingpong::run_on(&world, &opts) {
+        Ok(PingpongOutcome::Report(r)) => json!({
+            "report": {
+                "t0_s": r.t0_s,
+                "bandwidth_Bps": r.bandwidth_Bps,
+                "network": r.network(),
+                "section": r.section(),
+                "table": r.to_string(),
+            }
+        }),
+        Ok(PingpongOutcome::Peer) => json!({ "peer": true }),
+        Err(e) => json!({ "error": e.to_string() }),
+    };
+    println!("{MARK}{line}");
+}
+
+fn mpirun_on_path() -> bool {
+    Command::new("mpirun")
+        .arg("--version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+/// The child under `mpirun -np 2` plus `extra` options, or under no
+/// launcher at all when `np` is `None`.
+fn launch(np: Option<u32>, extra: &[&str]) -> Output {
+    let exe = std::env::current_exe().expect("the test binary knows its path");
+    let child_args = [
+        "--exact",
+        "child",
+        "--ignored",
+        "--nocapture",
+        "--test-threads=1",
+    ];
+    let mut cmd = match np {
+        Some(np) => {
+            let mut c = Command::new("mpirun");
+            c.args(["-np", &np.to_string()]).args(extra).arg(&exe);
+            c
+        }
+        None => Command::new(&exe),
+    };
+    cmd.args(child_args).env(CHILD_ENV, "1");
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        cmd.env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    }
+    cmd.output().expect("the launcher starts")
+}
+
+/// The marked lines of all ranks.
+fn results(out: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        // libtest may print "test child ... " before the line.
+        .filter_map(|l| l.find(MARK).map(|i| &l[i + MARK.len()..]))
+        .map(|l| serde_json::from_str(l).expect("a marked line is JSON"))
+        .collect()
+}
+
+/// The single report of a two-rank run, checked for shape.
+fn two_rank_report(extra: &[&str]) -> Option<Value> {
+    if !mpirun_on_path() {
+        eprintln!("note: mpirun is not on PATH; the MPI ping-pong test is skipped");
+        return None;
+    }
+    let _guard = MPI_JOBS.lock().unwrap_or_else(|e| e.into_inner());
+    let out = launch(Some(2), extra);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "mpirun failed: {stderr}");
+    let lines = results(&out);
+    assert_eq!(lines.len(), 2, "one line per rank: {lines:?} {stderr}");
+    let reports: Vec<&Value> = lines.iter().filter_map(|l| l.get("report")).collect();
+    let peers = lines.iter().filter(|l| l.get("peer").is_some()).count();
+    assert_eq!((reports.len(), peers), (1, 1), "{lines:?}");
+    Some(reports[0].clone())
+}
+
+fn check_report(r: &Value) {
+    let t0 = r["t0_s"]["point"].as_f64().unwrap();
+    let bw = r["bandwidth_Bps"]["point"].as_f64().unwrap();
+    assert!(t0 > 0.0 && t0 < 1e-2, "T0 {t0}");
+    assert!(bw > 0.0 && bw < 1e13, "B {bw}");
+    let net = &r["network"];
+    let regimes = net["regimes"].as_array().unwrap();
+    assert!(!regimes.is_empty());
+    // Regimes cover the sizes in order.
+    let mut last_to = 0.0;
+    for g in regimes {
+        let (from, to) = (
+            g["from_bytes"].as_f64().unwrap(),
+            g["to_bytes"].as_f64().unwrap(),
+        );
+        assert!(from > last_to && to >= from, "{regimes:?}");
+        last_to = to;
+        assert!(g["r_squared"].as_f64().unwrap() <= 1.0);
+    }
+    assert_eq!(regimes[0]["from_bytes"], 1.0);
+    assert_eq!(last_to, (1 << 20) as f64);
+    // Both modes' sizes, strictly increasing, 1 B..1 MiB, with a summary each.
+    for mode in ["blocking", "nonblocking"] {
+        let sizes: Vec<u64> = net["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["mode"] == mode)
+            .map(|p| {
+                let s = &p["one_way_s"];
+                assert!(s["ci_lo"].as_f64() <= s["median"].as_f64());
+                assert!(s["median"].as_f64() <= s["ci_hi"].as_f64());
+                p["bytes"].as_u64().unwrap()
+            })
+            .collect();
+        assert!(sizes.len() >= 21, "{mode}: {sizes:?}");
+        assert!(sizes.windows(2).all(|w| w[0] < w[1]), "{mode}: {sizes:?}");
+        assert_eq!((sizes[0], *sizes.last().unwrap()), (1, 1 << 20));
+    }
+    assert_eq!(net["hosts"].as_array().unwrap().len(), 2);
+    let f = &net["overlap_fraction"];
+    assert!(f["lo"].as_f64().unwrap() >= 0.0 && f["hi"].as_f64().unwrap() <= 1.0);
+    let table = r["table"].as_str().unwrap();
+    assert!(table.contains("headline: T0 = "), "{table}");
+}
+
+#[test]
+fn pingpong_under_mpirun_reports_regimes() {
+    if let Some(r) = two_rank_report(&[]) {
+        check_report(&r);
+        let name = r["network"]["transport"].as_str().unwrap();
+        assert_ne!(name, "tcp");
+    }
+}
+
+#[test]
+fn tcp_transport_gives_a_distinguishable_profile() {
+    if let Some(r) = two_rank_report(&["--mca", "btl", "tcp,self"]) {
+        check_report(&r);
+        assert_eq!(r["network"]["transport"], "tcp");
+        let detail = r["section"]["transport"]["detail"].as_str().unwrap();
+        assert!(detail.contains("OMPI_MCA_btl=tcp,self"), "{detail}");
+    }
+}
+
+#[test]
+fn single_rank_says_how_to_launch() {
+    if !mpirun_on_path() {
+        eprintln!("note: mpirun is not on PATH; the single-rank test is skipped");
+        return;
+    }
+    let _guard = MPI_JOBS.lock().unwrap_or_else(|e| e.into_inner());
+    let out = launch(None, &[]);
+    let lines = results(&out);
+    assert_eq!(lines.len(), 1, "{}", String::from_utf8_lossy(&out.stderr));
+    let e = lines[0]["error"].as_str().unwrap();
+    assert!(e.contains("mpirun -np 2 calibrate --only pingpong"), "{e}");
+}

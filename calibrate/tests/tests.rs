@@ -1,0 +1,356 @@
+//! Integration tests of `calibrate`: the command-line contract (bad input,
+//! atomic writes, `--only` merging), level detection on recorded curves, and
+//! the sanity of one quick run on this machine. No test asserts a speed.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use calibrate::levels::{detect, Point};
+use models::profile::{Profile, Provenance};
+use serde::Deserialize;
+
+/// Measuring runs share the 2 cores: one at a time.
+static MEASURING: Mutex<()> = Mutex::new(());
+
+fn calibrate() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_calibrate"))
+}
+
+fn run(args: &[&str]) -> Output {
+    calibrate()
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("the calibrate binary runs")
+}
+
+fn measuring() -> std::sync::MutexGuard<'static, ()> {
+    MEASURING.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn bad_input_is_one_line_exit_2_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("profile.json");
+    let out_s = out.to_str().unwrap();
+    let a_file = dir.path().join("a-file");
+    fs::write(&a_file, "not a directory").unwrap();
+    let under_file = a_file.join("profile.json");
+    let under_file = under_file.to_str().unwrap();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["--only", "stream,bogus"], "bogus"),
+        (vec!["--only", "pingpong"], "mpirun -np 2"),
+        (vec!["--only", "pingpong,stream"], "runs alone"),
+        (vec!["--threads", "0"], "--threads 0"),
+        (vec!["--threads", "4096"], "logical CPU"),
+        (
+            vec!["--only", "c2c", "--threads", "1"],
+            "needs 2 logical CPUs",
+        ),
+        (
+            vec!["--max-memory", "10MiB"],
+            "too small for the DRAM level",
+        ),
+        (vec!["--max-memory", "lots"], "lots"),
+        (vec!["--max-memory", "1000TiB"], "RAM"),
+        (vec!["--critical-ns=-5"], "--critical-ns"),
+        (vec!["--frobnicate"], "--frobnicate"),
+        (vec!["point", "triad"], "needs --size"),
+        (
+            vec!["point", "chase", "--size", "1MiB", "--threads", "0"],
+            "--threads 0",
+        ),
+    ];
+    for (args, needle) in cases {
+        let mut all = args.clone();
+        if args[0] != "point" {
+            all.extend(["--out", out_s]);
+        }
+        let o = run(&all);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: one line, got {err:?}");
+        assert!(err.starts_with("error: "), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err:?} lacks {needle:?}");
+        assert!(o.stdout.is_empty(), "{args:?}: nothing on stdout");
+        assert!(!out.exists(), "{args:?}: no profile written");
+    }
+    let o = run(&["--only", "flops", "--out", under_file]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).starts_with("error: cannot write --out"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert_eq!(text(&o.stderr).lines().count(), 1);
+}
+
+#[test]
+fn help_and_version_are_not_errors() {
+    let o = run(&["--help"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(text(&o.stdout).contains("--only"));
+    let o = run(&["--version"]);
+    assert_eq!(o.status.code(), Some(0));
+}
+
+fn sentinel_profile(path: &Path) -> String {
+    let mut p = Profile::new(Provenance {
+        cpu_model: "sentinel".into(),
+        ..Default::default()
+    });
+    p.summary.stream_triad_Bps = Some(1.0);
+    p.sections
+        .insert("stream".into(), serde_json::json!({ "kept": true }));
+    let t = p.to_json();
+    fs::write(path, &t).unwrap();
+    t
+}
+
+fn files_in(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn interrupted_or_failed_runs_leave_the_profile_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("profile.json");
+    let before = sentinel_profile(&out);
+    // A refused input.
+    let o = run(&[
+        "--only",
+        "c2c",
+        "--threads",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(fs::read_to_string(&out).unwrap(), before);
+    // A run killed while it measures.
+    let _guard = measuring();
+    let mut child = calibrate()
+        .args(["--quick", "--out", out.to_str().unwrap()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(fs::read_to_string(&out).unwrap(), before);
+    assert_eq!(
+        files_in(dir.path()),
+        std::slice::from_ref(&out),
+        "no temporary file left behind"
+    );
+}
+
+#[test]
+fn only_runs_write_a_valid_profile_and_merge_sections() {
+    let _guard = measuring();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("data/profile.json");
+    let o = run(&[
+        "--only",
+        "latency",
+        "--quick",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("l1_latency_s"));
+    let p = Profile::from_json(&fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(p.sections.keys().collect::<Vec<_>>(), ["latency"]);
+    assert!(p.summary.l1_latency_s.is_some() && p.summary.dram_latency_s.is_some());
+    assert!(p.summary.stream_triad_Bps.is_none());
+    assert!(p.levels.len() >= 2, "{:?}", p.levels);
+    assert!(p
+        .levels
+        .iter()
+        .any(|l| l.name == "L1" && l.size_bytes.is_some()));
+    assert!(p.provenance.clock_hz.is_some());
+    assert!(!p.provenance.os_reported_caches.is_empty());
+
+    let o = run(&["--only", "flops", "--quick", "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let q = Profile::from_json(&fs::read_to_string(&out).unwrap()).unwrap();
+    // JSON keeps the figures to within a rounding of the last digit.
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * a.abs().max(b.abs());
+    assert_eq!(q.sections.keys().collect::<Vec<_>>(), ["flops", "latency"]);
+    assert!(
+        close(
+            q.summary.l1_latency_s.unwrap(),
+            p.summary.l1_latency_s.unwrap()
+        ),
+        "earlier figures kept"
+    );
+    assert_eq!(q.levels.len(), p.levels.len(), "levels kept");
+    for (a, b) in q.levels.iter().zip(&p.levels) {
+        assert_eq!(a.name, b.name);
+        let (x, y) = (a.latency_s.unwrap(), b.latency_s.unwrap());
+        assert!(
+            close(x.point, y.point) && close(x.lo, y.lo) && close(x.hi, y.hi),
+            "{a:?} vs {b:?}"
+        );
+    }
+    assert!(q.summary.peak_flops_f64_1t.is_some());
+    assert!(!q.ceilings.is_empty());
+    assert!(
+        q.ceilings
+            .windows(2)
+            .all(|w| w[0].flops.point >= w[1].flops.point),
+        "highest first"
+    );
+    assert!(
+        q.provenance
+            .notes
+            .iter()
+            .any(|n| n.starts_with("[latency]")),
+        "{:?}",
+        q.provenance.notes
+    );
+    assert_eq!(files_in(out.parent().unwrap()), std::slice::from_ref(&out));
+}
+
+#[test]
+fn one_quick_run_is_sane_on_this_machine() {
+    let _guard = measuring();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("profile.json");
+    let o = run(&["--quick", "--json", "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    // --json: the profile on stdout, the table on stderr.
+    let p = Profile::from_json(&text(&o.stdout)).expect("stdout is one profile");
+    assert_eq!(
+        Profile::from_json(&fs::read_to_string(&out).unwrap()).unwrap(),
+        p
+    );
+    assert!(text(&o.stderr).contains("Summary"));
+
+    let s = &p.summary;
+    for (k, v) in [
+        ("stream_triad_Bps", s.stream_triad_Bps),
+        ("stream_triad_1t_Bps", s.stream_triad_1t_Bps),
+        ("peak_flops_f64", s.peak_flops_f64),
+        ("peak_flops_f64_1t", s.peak_flops_f64_1t),
+        ("l1_latency_s", s.l1_latency_s),
+        ("dram_latency_s", s.dram_latency_s),
+        ("t_crit_s", s.t_crit_s),
+    ] {
+        assert!(v.is_some_and(|x| x > 0.0 && x.is_finite()), "{k} = {v:?}");
+    }
+    assert_eq!(
+        (s.mpi_t0_s, s.mpi_bandwidth_Bps),
+        (None, None),
+        "filled by the MPI issue"
+    );
+    if p.provenance.logical_cpus >= 2 {
+        assert!(s.core_to_core_latency_s.is_some_and(|x| x > 0.0));
+    }
+    for key in ["latency", "flops", "stream", "mlp", "lock"] {
+        assert!(p.sections.contains_key(key), "section {key}");
+    }
+
+    if cfg!(debug_assertions) {
+        // An unoptimised build times its own loop overhead, not the
+        // machine: the order of the levels is only checked in release
+        // (`cargo test --release`, as CI runs it).
+        return;
+    }
+    let lat = |name: &str| {
+        p.levels
+            .iter()
+            .find(|l| l.name == name)
+            .and_then(|l| l.latency_s)
+            .map(|e| e.point)
+            .unwrap_or_else(|| panic!("{name} latency in {:?}", p.levels))
+    };
+    assert!(lat("L1") < lat("L2"), "L1 {} < L2 {}", lat("L1"), lat("L2"));
+    assert!(
+        lat("L2") < lat("DRAM"),
+        "L2 {} < DRAM {}",
+        lat("L2"),
+        lat("DRAM")
+    );
+    let bw = |name: &str| {
+        p.levels
+            .iter()
+            .find(|l| l.name == name)
+            .and_then(|l| l.bandwidth_1t_Bps)
+            .map(|e| e.point)
+            .unwrap_or_else(|| panic!("{name} bandwidth in {:?}", p.levels))
+    };
+    assert!(
+        bw("L1") > bw("DRAM"),
+        "L1 {} > DRAM {}",
+        bw("L1"),
+        bw("DRAM")
+    );
+    let sizes: Vec<f64> = p.levels.iter().filter_map(|l| l.size_bytes).collect();
+    assert!(
+        sizes.windows(2).all(|w| w[0] < w[1]),
+        "sizes grow: {sizes:?}"
+    );
+}
+
+#[derive(Deserialize)]
+struct Fixture {
+    description: String,
+    expected: Expected,
+    points: Vec<Point>,
+}
+
+#[derive(Deserialize)]
+struct Expected {
+    caches_bytes: Vec<f64>,
+    dram: bool,
+}
+
+#[test]
+fn level_detection_on_recorded_curves() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/fixtures");
+    let mut seen = 0;
+    for path in files_in(&dir) {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if !name.starts_with("latency_") {
+            continue;
+        }
+        seen += 1;
+        let f: Fixture = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+        let d = detect(&f.points).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let got: Vec<f64> = d.caches.iter().map(|c| c.size_bytes.unwrap()).collect();
+        assert_eq!(
+            got.len(),
+            f.expected.caches_bytes.len(),
+            "{name} ({}): caches {got:?}",
+            f.description
+        );
+        for (g, want) in got.iter().zip(&f.expected.caches_bytes) {
+            assert!(
+                g / want < 1.5 && want / g < 1.5,
+                "{name}: {g} vs {want} ({got:?})"
+            );
+        }
+        assert_eq!(d.dram.is_some(), f.expected.dram, "{name}: DRAM plateau");
+        let lats: Vec<f64> = d.all().map(|l| l.latency_s.point).collect();
+        assert!(
+            lats.windows(2).all(|w| w[0] < w[1]),
+            "{name}: latencies grow {lats:?}"
+        );
+    }
+    assert!(seen >= 4, "fixtures found: {seen}");
+}

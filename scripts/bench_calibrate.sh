@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# Benchmark of calibrate against reference tools, side by side (not a test).
+#
+# Builds calibrate in release mode and a plain C pointer chase
+# (scripts/chase.c), then, ALTERNATING the two tools ROUNDS times on the
+# same threads, working sets and page policy, compares:
+#   - STREAM triad a = b + s*c, DRAM-sized (DRAM_SIZE total) and L2-sized
+#     (half the OS-reported L2 per thread), against likwid-bench stream_<isa>
+#     (the same 3-stream kernel, 24 B per element, no write-allocate counted);
+#     likwid-bench's triad_<isa> is a 4-stream kernel (a = b*c + d, 32 B)
+#     and is shown for reference only;
+#   - peak f64 FLOP/s against likwid-bench peakflops_<isa> on 32 kB;
+#   - pointer-chase latency at the DRAM size and in L1 (16 KiB) against
+#     scripts/chase.c, with 4 KiB pages and with huge pages;
+# and prints calibrate / reference as the median of the per-round ratios,
+# with their range. Then it times
+# `calibrate --quick` and the full run with /usr/bin/time -v (wall time,
+# peak RSS against the largest working set any benchmark allocated).
+#
+# Usage: scripts/bench_calibrate.sh            (ROUNDS=7 DRAM_SIZE=1GB)
+# Needs: likwid (likwid-bench), gcc, jq, /usr/bin/time. Run on a quiet
+# machine: every figure is a median, but a busy host still moves them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+ROUNDS=${ROUNDS:-7}
+DRAM_SIZE=${DRAM_SIZE:-1GB}
+THREADS=${THREADS:-$(nproc)}
+OUT=$(mktemp -d)
+trap 'rm -rf "$OUT"' EXIT
+
+for tool in likwid-bench gcc jq /usr/bin/time; do
+    command -v "$tool" >/dev/null || { echo "error: $tool is needed (apt-get install likwid gcc jq time)" >&2; exit 2; }
+done
+
+cargo build --release -p calibrate >&2
+CAL=target/release/calibrate
+gcc -O2 -o "$OUT/chase" scripts/chase.c
+
+# The widest ISA likwid-bench has kernels for.
+if grep -qw avx512f /proc/cpuinfo; then ISA=avx512_fma
+elif grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo; then ISA=avx_fma
+else ISA=sse; fi
+STREAM_K=stream_$ISA
+TRIAD4_K=triad_$ISA
+PEAK_K=peakflops_$ISA
+[ "$ISA" = sse ] && PEAK_K=peakflops_sse
+
+# DRAM working set as calibrate sizes it (quick latency sweep), and the L2
+# size the OS reports (the L2 reading of a curve is less stable on a busy
+# host; any working set well inside L2 serves the comparison).
+"$CAL" --only latency --quick --out "$OUT/levels.json" >/dev/null
+L2=$(awk '{ s = $1 + 0; if ($1 ~ /K$/) s *= 1024; if ($1 ~ /M$/) s *= 1048576; print s }' \
+    /sys/devices/system/cpu/cpu0/cache/index2/size 2>/dev/null || echo 524288)
+# Half the L2 per thread, in likwid's decimal kB.
+L2_KB=$(awk -v l2="$L2" -v t="$THREADS" 'BEGIN { printf "%d", l2 / 2 * t / 1000 }')
+
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
+si() { awk -v v="$1" -v u="$2" 'BEGIN { s = ""; if (v >= 1e9) { v /= 1e9; s = "G" } else if (v >= 1e6) { v /= 1e6; s = "M" } else if (v < 1e-6) { v *= 1e9; s = "n" }; printf "%.3g %s%s", v, s, u }'; }
+
+likwid_bw() { likwid-bench -t "$1" -W "N:$2:$3" 2>/dev/null | awk '/^MByte\/s:/ { print $2 * 1e6 }'; }
+likwid_flops() { likwid-bench -t "$1" -W "N:$2:$3" 2>/dev/null | awk '/^MFlops\/s:/ { print $2 * 1e6 }'; }
+cal_point() { "$CAL" point "$@" --json | jq '.value'; }
+
+# compare NAME UNIT TARGET "calibrate command" "reference command"
+# Runs the two commands alternately ROUNDS times. The ratio is the median of
+# the per-round ratios (each pair measured back to back, so slow drifts of a
+# shared host cancel), with their range; the medians of each tool are shown.
+printf '%-44s %12s %12s %7s %15s  %s\n' "figure" "calibrate" "reference" "ratio" "range" "target"
+compare() {
+    local name=$1 unit=$2 target=$3 a=$4 b=$5
+    : >"$OUT/a"; : >"$OUT/b"; : >"$OUT/r"
+    for _ in $(seq "$ROUNDS"); do
+        local x y
+        x=$(eval "$a"); y=$(eval "$b")
+        if [ -z "$x" ] || [ -z "$y" ]; then
+            printf '%-44s %s\n' "$name" "n/a (a tool gave no figure)"
+            return
+        fi
+        echo "$x" >>"$OUT/a"; echo "$y" >>"$OUT/b"; ratio "$x" "$y" >>"$OUT/r"; echo >>"$OUT/r"
+    done
+    local ma mb mr lo hi
+    ma=$(median <"$OUT/a"); mb=$(median <"$OUT/b"); mr=$(grep . "$OUT/r" | median)
+    lo=$(grep . "$OUT/r" | sort -g | head -1); hi=$(grep . "$OUT/r" | sort -g | tail -1)
+    printf '%-44s %12s %12s %7.3f %15s  %s\n' "$name" "$(si "$ma" "$unit")" "$(si "$mb" "$unit")" "$mr" "[$lo, $hi]" "$target"
+}
+
+compare "triad DRAM $DRAM_SIZE ${THREADS}t vs $STREAM_K" B/s ">= 0.95" \
+    "cal_point triad --size $DRAM_SIZE --threads $THREADS --pages small" \
+    "likwid_bw $STREAM_K $DRAM_SIZE $THREADS"
+compare "triad DRAM $DRAM_SIZE 1t vs $STREAM_K" B/s ">= 0.95" \
+    "cal_point triad --size $DRAM_SIZE --threads 1 --pages small" \
+    "likwid_bw $STREAM_K $DRAM_SIZE 1"
+compare "triad L2 ${L2_KB}kB ${THREADS}t vs $STREAM_K" B/s ">= 0.95" \
+    "cal_point triad --size ${L2_KB}kB --threads $THREADS --pages small" \
+    "likwid_bw $STREAM_K ${L2_KB}kB $THREADS"
+compare "(info) triad DRAM ${THREADS}t vs 4-stream $TRIAD4_K" B/s "-" \
+    "cal_point triad --size $DRAM_SIZE --threads $THREADS --pages small" \
+    "likwid_bw $TRIAD4_K $DRAM_SIZE $THREADS"
+compare "peak f64 ${THREADS}t vs $PEAK_K" FLOP/s ">= 0.95" \
+    "cal_point peak-f64 --threads $THREADS" \
+    "likwid_flops $PEAK_K 32kB $THREADS"
+compare "peak f64 1t vs $PEAK_K" FLOP/s ">= 0.95" \
+    "cal_point peak-f64 --threads 1" \
+    "likwid_flops $PEAK_K 32kB 1"
+DRAM_BYTES=$(jq '.sections.latency.dram_bytes' "$OUT/levels.json")
+for pages in small huge; do
+    compare "DRAM latency $(si "$DRAM_BYTES" B) $pages pages vs chase.c" s "0.95..1.05" \
+        "cal_point chase --size $DRAM_BYTES --pages $pages" \
+        "$OUT/chase $DRAM_BYTES $pages | awk '{ print \$1 * 1e-9 }'"
+done
+compare "L1 latency 16 KiB vs chase.c" s "0.90..1.10" \
+    "cal_point chase --size 16384 --pages small" \
+    "$OUT/chase 16384 small | awk '{ print \$1 * 1e-9 }'"
+
+echo
+for mode in --quick full; do
+    args=(--out "$OUT/p.json")
+    [ "$mode" = --quick ] && args+=(--quick)
+    /usr/bin/time -v "$CAL" "${args[@]}" >/dev/null 2>"$OUT/time"
+    wall=$(awk -F': ' '/Elapsed \(wall clock\)/ { n = split($2, t, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + t[i]; print s }' "$OUT/time")
+    rss=$(awk -F': ' '/Maximum resident set size/ { print $2 * 1024 }' "$OUT/time")
+    ws=$(jq '[(.sections.latency.points[].size_bytes), .sections.stream.dram_bytes, .sections.mlp.dram_bytes] | map(select(. != null)) | max' "$OUT/p.json")
+    limit=$([ "$mode" = --quick ] && echo 15 || echo 90)
+    printf 'calibrate %-8s wall %6.1f s (target <= %s s); peak RSS %s = %.3f x the largest working set %s (target <= 1.10)\n' \
+        "$mode" "$wall" "$limit" "$(si "$rss" B)" "$(awk -v r="$rss" -v w="$ws" 'BEGIN { print r / w }')" "$(si "$ws" B)"
+done
