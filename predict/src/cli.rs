@@ -22,6 +22,45 @@ pub enum Command {
         #[command(subcommand)]
         model: Model,
     },
+    /// Run the lecture's kernels and compare them with the model's predictions.
+    Run(crate::run_cmd::RunArgs),
+    /// The MPI ghost-row stencil: `predict run --kernel ghost-stencil ...`
+    /// is routed here (see [`route_mpi_kernels`]).
+    #[command(name = "run-ghost-stencil", hide = true)]
+    RunGhostStencil(crate::run::RunArgs),
+    /// Roofline chart of the calibrated machine with the measured kernels
+    /// on it (§4.4), as SVG/PNG/PDF and CSV/JSON.
+    Roofline(crate::roofline::RooflineArgs),
+    /// Latency and bandwidth against the working set, with the detected
+    /// memory levels marked (the memory mountain, §2.6).
+    Mountain(crate::roofline::MountainArgs),
+    /// Speed-up and efficiency against P for the ghost-row stencil or
+    /// binning, with Monte Carlo error bars and the knees; or a fit of
+    /// your own runs (--fit runs.csv).
+    Scaling(crate::scaling::ScalingArgs),
+}
+
+/// Sends `predict run --kernel ghost-stencil ...` (only that kernel) to the
+/// MPI path `run-ghost-stencil`, whose options (`--n`, `--iters`,
+/// `--variant`, ...) differ from the thread kernels'.
+pub fn route_mpi_kernels(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    if args.get(1).map_or(true, |a| a != "run") {
+        return args;
+    }
+    let mut kernels = Vec::new();
+    let mut it = args.iter().skip(2);
+    while let Some(a) = it.next() {
+        let a = a.to_string_lossy();
+        if a == "--kernel" {
+            kernels.extend(it.next().map(|k| k.to_string_lossy().into_owned()));
+        } else if let Some(k) = a.strip_prefix("--kernel=") {
+            kernels.push(k.to_string());
+        }
+    }
+    if !kernels.is_empty() && kernels.iter().all(|k| k == "ghost-stencil") {
+        args[1] = "run-ghost-stencil".into();
+    }
+    args
 }
 
 /// Parses the process arguments. Values may start with a hyphen everywhere
@@ -38,6 +77,7 @@ where
     T: Into<std::ffi::OsString> + Clone,
 {
     use clap::{CommandFactory, FromArgMatches};
+    let args = route_mpi_kernels(args.into_iter().map(Into::into).collect());
     let matches = allow_negatives(Cli::command()).try_get_matches_from(args)?;
     Cli::from_arg_matches(&matches)
 }

@@ -2,8 +2,17 @@
 //! subcommands) runs real kernels against their predictions.
 
 pub mod args;
+pub mod chart;
 pub mod cli;
 pub mod eval;
+pub mod kernels;
+pub mod machine;
+pub mod mpi_stencil;
+pub mod report;
+pub mod roofline;
+pub mod run;
+pub mod run_cmd;
+pub mod scaling;
 
 use std::fmt;
 
@@ -47,6 +56,11 @@ pub fn run(cli: &Cli, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
                 write!(out, "{}", d.to_text())?;
             }
         }
+        Command::Run(a) => run_cmd::run(a, out)?,
+        Command::RunGhostStencil(args) => run::execute(args, out)?,
+        Command::Roofline(a) => roofline::run_roofline(a, out)?,
+        Command::Mountain(a) => roofline::run_mountain(a, out)?,
+        Command::Scaling(a) => scaling::run(a, out)?,
     }
     Ok(())
 }

@@ -482,3 +482,148 @@ fn bad_input_gets_one_line_and_status_2() {
         assert!(out.stdout.is_empty(), "{args:?}: nothing on stdout");
     }
 }
+
+/// `predict run` at small sizes: every kernel variant runs, matches its
+/// serial reference, and yields a record with the contract fields.
+#[test]
+fn run_every_kernel_small() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("out/records.csv");
+    let m = dir.path().join("m");
+    let mut all = Vec::new();
+    for (kernel, size) in [
+        ("fusion", "4096"),
+        ("stencil", "256"),
+        ("false-sharing", "1000"),
+        ("binning", "5000"),
+        ("matmul", "64"),
+    ] {
+        let out = predict(&[
+            "run",
+            "--kernel",
+            kernel,
+            "--size",
+            size,
+            "--quick",
+            "--json",
+            "--csv",
+            csv.to_str().unwrap(),
+            "--measurements",
+            m.to_str().unwrap(),
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{kernel}: {err}");
+        let recs: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+        assert!(!recs.is_empty());
+        for r in &recs {
+            for key in [
+                "kernel",
+                "variant",
+                "threads",
+                "size",
+                "measured_s",
+                "measured_ci_s",
+                "predicted_s",
+                "rel_error",
+                "binding",
+                "flops",
+                "bytes",
+            ] {
+                assert!(r.get(key).is_some(), "{kernel}: no {key} in {r}");
+            }
+            assert_eq!(r["kernel"], kernel);
+            assert_eq!(r["verified"], true, "{r}");
+            let ci = r["measured_ci_s"].as_array().unwrap();
+            let (lo, med, hi) = (
+                ci[0].as_f64().unwrap(),
+                r["measured_s"].as_f64().unwrap(),
+                ci[1].as_f64().unwrap(),
+            );
+            assert!(lo <= med && med <= hi && lo > 0.0);
+        }
+        let csv_text = std::fs::read_to_string(&csv).unwrap();
+        assert_eq!(
+            csv_text.lines().count(),
+            recs.len() + 1,
+            "header + one line per record"
+        );
+        all.extend(recs);
+    }
+    let lines = std::fs::read_to_string(m.join("records.jsonl")).unwrap();
+    assert_eq!(lines.lines().count(), all.len(), "every record appended");
+}
+
+#[test]
+fn run_without_the_default_profile_says_how_to_make_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_predict"))
+        .current_dir(dir.path())
+        .args([
+            "run",
+            "--kernel",
+            "matmul",
+            "--size",
+            "16",
+            "--quick",
+            "--no-record",
+            "--threads",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("create it with `calibrate`"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("no prediction"));
+}
+
+#[test]
+fn run_bad_input_gets_one_line_and_status_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let wrong = dir.path().join("v999.json");
+    std::fs::write(&wrong, r#"{"schema_version": 999}"#).unwrap();
+    let missing = dir.path().join("none.json");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["run", "--kernel", "nonsense"], "unknown kernel"),
+        (vec!["run", "--kernel", "fusion", "--size", "0"], "--size"),
+        (vec!["run", "--kernel", "fusion", "--size", "2.5"], "--size"),
+        (
+            vec!["run", "--kernel", "fusion", "--threads", "0"],
+            "--threads",
+        ),
+        (
+            vec!["run", "--kernel", "fusion", "--threads", "100000"],
+            "--threads",
+        ),
+        (
+            vec![
+                "run",
+                "--kernel",
+                "binning",
+                "--size",
+                "1",
+                "--threads",
+                "2",
+            ],
+            "--size",
+        ),
+        (
+            vec!["run", "--profile", wrong.to_str().unwrap()],
+            "schema version",
+        ),
+        (
+            vec!["run", "--profile", missing.to_str().unwrap()],
+            "calibrate --out",
+        ),
+        (
+            vec!["run", "--kernel", "fusion", "--csv", "/proc/nope/x.csv"],
+            "x.csv",
+        ),
+    ];
+    for (args, needle) in cases {
+        let out = predict(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: '{needle}' not in {err}");
+    }
+}

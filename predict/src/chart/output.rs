@@ -1,0 +1,232 @@
+//! Chart files: SVG with text as paths, PNG and PDF, written atomically.
+//!
+//! usvg parses the plotters SVG with a font database that holds only the
+//! bundled font ([`super::text::FONT_BYTES`]) and writes it back with every
+//! text converted to paths; PNG (resvg + tiny-skia, at the scene's 300 dpi)
+//! and PDF (svg2pdf, page size = the figure's size in inches) are made from
+//! that path-only SVG, so no step needs any font on the machine.
+
+use std::fs::File;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use usvg::fontdb;
+
+use super::text::{FAMILY, FONT_BYTES};
+use super::ChartError;
+use crate::BadInput;
+
+/// usvg's user units per inch.
+const USVG_DPI: f32 = 96.0;
+
+/// A chart file format, from the output file's extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Svg,
+    Png,
+    Pdf,
+}
+
+impl Format {
+    /// The format named by `path`'s extension (case-insensitive).
+    pub fn from_path(path: &Path) -> Result<Self, BadInput> {
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase);
+        match ext.as_deref() {
+            Some("svg") => Ok(Format::Svg),
+            Some("png") => Ok(Format::Png),
+            Some("pdf") => Ok(Format::Pdf),
+            Some(other) => Err(BadInput(format!(
+                "{}: unsupported chart format '.{other}'; use .svg, .png or .pdf",
+                path.display()
+            ))),
+            None => Err(BadInput(format!(
+                "{}: the chart file needs an extension: .svg, .png or .pdf",
+                path.display()
+            ))),
+        }
+    }
+}
+
+fn options() -> usvg::Options<'static> {
+    static DB: OnceLock<Arc<fontdb::Database>> = OnceLock::new();
+    let db = DB.get_or_init(|| {
+        let mut db = fontdb::Database::new();
+        db.load_font_data(FONT_BYTES.to_vec());
+        db.set_sans_serif_family(FAMILY);
+        Arc::new(db)
+    });
+    usvg::Options {
+        font_family: FAMILY.to_string(),
+        dpi: USVG_DPI,
+        fontdb: Arc::clone(db),
+        ..usvg::Options::default()
+    }
+}
+
+fn parse(svg: &str) -> Result<usvg::Tree, ChartError> {
+    usvg::Tree::from_str(svg, &options()).map_err(|e| ChartError::Convert(e.to_string()))
+}
+
+/// Rewrites an SVG with every text converted to paths of the bundled font.
+pub fn text_to_paths(svg: &str) -> Result<String, ChartError> {
+    let tree = parse(svg)?;
+    let opts = usvg::WriteOptions {
+        coordinates_precision: 2,
+        transforms_precision: 5,
+        indent: usvg::Indent::None,
+        attributes_indent: usvg::Indent::None,
+        ..usvg::WriteOptions::default()
+    };
+    Ok(tree.to_string(&opts))
+}
+
+/// The chart as bytes of `format`. `svg` is the path-only SVG of
+/// [`super::Rendered`]; `width_px` the PNG's width (the scene's width).
+pub fn encode(svg: &str, format: Format, width_px: u32) -> Result<Vec<u8>, ChartError> {
+    match format {
+        Format::Svg => Ok(svg.as_bytes().to_vec()),
+        Format::Png => {
+            let tree = parse(svg)?;
+            let size = tree.size();
+            let scale = width_px as f32 / size.width();
+            let height = (size.height() * scale).round() as u32;
+            let mut pixmap = resvg::tiny_skia::Pixmap::new(width_px, height)
+                .ok_or_else(|| ChartError::Convert("the chart has no area".into()))?;
+            pixmap.fill(resvg::tiny_skia::Color::WHITE);
+            resvg::render(
+                &tree,
+                resvg::tiny_skia::Transform::from_scale(scale, scale),
+                &mut pixmap.as_mut(),
+            );
+            pixmap
+                .encode_png()
+                .map_err(|e| ChartError::Convert(e.to_string()))
+        }
+        Format::Pdf => {
+            let tree = parse(svg)?;
+            let page = svg2pdf::PageOptions { dpi: USVG_DPI };
+            svg2pdf::to_pdf(&tree, svg2pdf::ConversionOptions::default(), page)
+                .map_err(|e| ChartError::Convert(e.to_string()))
+        }
+    }
+}
+
+/// An output file opened before the work starts and put in place only when
+/// it is complete: the bytes go to a temporary file in the same directory,
+/// which is then renamed over the target. A bad path fails at [`create`],
+/// and an interrupted run leaves the old file (or none) behind.
+///
+/// [`create`]: PendingFile::create
+#[derive(Debug)]
+pub struct PendingFile {
+    path: PathBuf,
+    tmp: tempfile::NamedTempFile,
+}
+
+impl PendingFile {
+    /// Creates the temporary file beside `path`.
+    pub fn create(path: &Path) -> Result<Self, BadInput> {
+        if path.is_dir() {
+            return Err(BadInput(format!(
+                "{} is a directory; give a file name",
+                path.display()
+            )));
+        }
+        let name = path
+            .file_name()
+            .ok_or_else(|| BadInput(format!("{} is not a file name", path.display())))?;
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        let tmp = tempfile::Builder::new()
+            .prefix(&format!(".{}.", name.to_string_lossy()))
+            .suffix(".tmp")
+            .tempfile_in(dir)
+            .map_err(|e| BadInput(format!("cannot write {}: {e}", path.display())))?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            tmp,
+        })
+    }
+
+    /// The target path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Writes `bytes` and renames the file into place.
+    pub fn commit(mut self, bytes: &[u8]) -> anyhow::Result<()> {
+        use anyhow::Context as _;
+        let what = || format!("writing {}", self.path.display());
+        self.tmp.write_all(bytes).with_context(what)?;
+        self.tmp.flush().with_context(what)?;
+        readable(self.tmp.as_file()).with_context(what)?;
+        self.tmp.as_file().sync_all().with_context(what)?;
+        let path = self.path.clone();
+        self.tmp
+            .persist(&path)
+            .map_err(|e| e.error)
+            .with_context(|| format!("renaming the finished file to {}", path.display()))?;
+        Ok(())
+    }
+}
+
+/// Temporary files are created owner-only; a chart or CSV is for sharing.
+#[cfg(unix)]
+fn readable(f: &File) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt as _;
+    f.set_permissions(std::fs::Permissions::from_mode(0o644))
+}
+
+#[cfg(not(unix))]
+fn readable(_: &File) -> std::io::Result<()> {
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_from_extensions() {
+        assert_eq!(
+            Format::from_path(Path::new("a/b.SVG")).unwrap(),
+            Format::Svg
+        );
+        assert_eq!(Format::from_path(Path::new("b.png")).unwrap(), Format::Png);
+        assert_eq!(Format::from_path(Path::new("b.pdf")).unwrap(), Format::Pdf);
+        let e = Format::from_path(Path::new("b.jpg")).unwrap_err();
+        assert!(e.0.contains("unsupported chart format '.jpg'"), "{e}");
+        assert!(Format::from_path(Path::new("chart")).is_err());
+    }
+
+    #[test]
+    fn pending_files_appear_only_when_committed() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("out.csv");
+        let f = PendingFile::create(&target).unwrap();
+        assert!(!target.exists());
+        f.commit(b"a,b\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "a,b\n");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        assert!(PendingFile::create(&dir.path().join("missing/out.csv")).is_err());
+        assert!(PendingFile::create(dir.path()).is_err());
+    }
+
+    #[test]
+    fn text_becomes_paths_with_the_bundled_font() {
+        let svg = r#"<svg xmlns="http://www.w3.org/2000/svg" width="1in" height="0.5in" viewBox="0 0 300 150"><text x="10" y="50" font-family="DejaVu Sans" font-size="30">Hi µs</text></svg>"#;
+        let out = text_to_paths(svg).unwrap();
+        assert!(!out.contains("<text"), "{out}");
+        assert!(out.contains("<path"), "{out}");
+        let png = encode(&out, Format::Png, 300).unwrap();
+        assert_eq!(&png[1..4], b"PNG");
+        let pdf = encode(&out, Format::Pdf, 300).unwrap();
+        assert!(pdf.starts_with(b"%PDF"));
+    }
+}

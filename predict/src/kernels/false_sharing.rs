@@ -1,0 +1,132 @@
+//! False sharing (lecture §2.7.4, §3.4, thought question 2): each thread
+//! increments its own counter; the counters lie on one cache line
+//! (adjacent), one line each (padded), or in a register with one store at
+//! the end (local).
+//!
+//! The counters are `AtomicU64` used with relaxed load and store (plain
+//! moves, no locked instruction): every thread touches only its own counter,
+//! so there is no data race and no read-modify-write atomic, exactly the
+//! lecture's `bad[tid]++`.
+
+use std::hint::black_box;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+use super::work::{Demand, Work};
+
+/// A counter alone on its cache line.
+#[repr(align(64))]
+#[derive(Default)]
+pub struct Padded(pub AtomicU64);
+
+/// Entries of the read-only table the local variant sums (8 KiB, in L1).
+pub const TABLE: usize = 1024;
+
+/// The counters of all threads in both layouts, and the table the local
+/// variant reads (the lecture's `ro[]`: real work for the local sum).
+pub struct Counters {
+    pub adjacent: Vec<AtomicU64>,
+    pub padded: Vec<Padded>,
+    pub table: Vec<AtomicU64>,
+}
+
+impl Counters {
+    pub fn new(threads: usize) -> Self {
+        Self {
+            adjacent: (0..threads).map(|_| AtomicU64::new(0)).collect(),
+            padded: (0..threads).map(|_| Padded::default()).collect(),
+            table: (0..TABLE as u64).map(|i| AtomicU64::new(i & 1)).collect(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Variant {
+    Adjacent,
+    Padded,
+    Local,
+}
+
+impl Variant {
+    pub const ALL: [Variant; 3] = [Variant::Adjacent, Variant::Padded, Variant::Local];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Adjacent => "adjacent",
+            Variant::Padded => "padded",
+            Variant::Local => "local",
+        }
+    }
+
+    /// Declared work: `incs` increments per thread on `threads` threads.
+    pub fn work(self, incs: usize, threads: usize) -> Work {
+        let n = incs as f64;
+        let demand = match self {
+            // 8-byte counters: up to 8 threads per 64-byte line.
+            Variant::Adjacent => Demand::SharedLineWrites {
+                writes_per_thread: n,
+                sharers: (threads as f64).min(8.0),
+            },
+            Variant::Padded => Demand::L1Chain {
+                steps_per_thread: n,
+            },
+            Variant::Local => Demand::RegisterChain {
+                steps_per_thread: n,
+            },
+        };
+        Work {
+            demands: vec![demand],
+        }
+    }
+}
+
+/// Thread `tid` increments its counter `incs` times.
+pub fn run(v: Variant, c: &Counters, tid: usize, incs: usize) {
+    match v {
+        Variant::Adjacent => bump(&c.adjacent[tid], incs),
+        Variant::Padded => bump(&c.padded[tid].0, incs),
+        Variant::Local => {
+            // Accumulate in a register: one L1 load and one add per step,
+            // one store at the end.
+            let mut local = 0;
+            for i in 0..incs {
+                local += c.table[(i + tid) % TABLE].load(Relaxed);
+            }
+            let total = c.padded[tid].0.load(Relaxed) + black_box(local);
+            c.padded[tid].0.store(total, Relaxed);
+        }
+    }
+}
+
+#[inline(always)]
+fn bump(x: &AtomicU64, incs: usize) {
+    for _ in 0..incs {
+        x.store(x.load(Relaxed) + 1, Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_layout_counts_exactly() {
+        let c = Counters::new(4);
+        std::thread::scope(|s| {
+            for tid in 0..4 {
+                let c = &c;
+                s.spawn(move || {
+                    for v in Variant::ALL {
+                        run(v, c, tid, 1000);
+                    }
+                });
+            }
+        });
+        for tid in 0..4 {
+            assert_eq!(c.adjacent[tid].load(Relaxed), 1000);
+            // 1000 increments, then the local sum of 1000 table entries
+            // alternating 0 and 1.
+            assert_eq!(c.padded[tid].0.load(Relaxed), 1500);
+        }
+        assert_eq!(std::mem::size_of::<Padded>(), 64);
+    }
+}

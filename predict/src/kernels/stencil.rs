@@ -1,0 +1,181 @@
+//! Traversal order of a 5-point Jacobi sweep (lecture §2.7.1, §3.3):
+//! row-major against column tiles, on f32, each pinned thread sweeping its
+//! own band of rows (with a halo row above and below).
+//!
+//! An input row is used by three output rows. Row-major, the three-row
+//! window spans 3·W·4 bytes; if that exceeds the cache each input element is
+//! read three times from below (16 B per update without write-allocate),
+//! otherwise once (8 B). Tiles of width TW shrink the window to 3·TW·4 B.
+//! The model decides from the detected cache size whether tiling should pay;
+//! when three full rows already fit, it predicts no gain.
+
+use calibrate::kernels::Isa;
+use models::locality::{stencil_traffic, STENCIL_FLOPS};
+
+use super::work::{Demand, Work};
+
+/// One thread's band: `rows` interior rows of width `w` plus two halo rows,
+/// in two buffers (Jacobi reads `src`, writes `dst`).
+pub struct Band {
+    pub rows: usize,
+    pub w: usize,
+    pub src: Vec<f32>,
+    pub dst: Vec<f32>,
+}
+
+impl Band {
+    /// A band whose values depend on the global row and column.
+    pub fn new(rows: usize, w: usize, first_row: usize) -> Self {
+        let src = (0..(rows + 2) * w)
+            .map(|k| {
+                let (i, j) = (first_row + k / w, k % w);
+                ((i * 31 + j * 17) % 97) as f32 * 0.01
+            })
+            .collect();
+        Self {
+            rows,
+            w,
+            dst: vec![0.0; (rows + 2) * w],
+            src,
+        }
+    }
+}
+
+/// Row-major or tiled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Variant {
+    RowMajor,
+    /// Column tiles of this many elements.
+    Tiled(usize),
+}
+
+impl Variant {
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::RowMajor => "row-major",
+            Variant::Tiled(_) => "tiled",
+        }
+    }
+
+    /// Declared work of one sweep of `rows` × `w` updates per thread, given
+    /// the capacity of the cache that must hold the three-row window.
+    pub fn work(self, rows: usize, w: usize, threads: usize, cache_bytes: f64) -> Work {
+        let width = match self {
+            Variant::RowMajor => w,
+            Variant::Tiled(tw) => tw.min(w),
+        };
+        let updates = (rows * w.saturating_sub(2) * threads) as f64;
+        let t = stencil_traffic(width as f64, 4.0, cache_bytes, false).expect("positive sizes");
+        let t_wa = stencil_traffic(width as f64, 4.0, cache_bytes, true).expect("positive sizes");
+        Work {
+            demands: vec![
+                Demand::Flops {
+                    flops: updates * STENCIL_FLOPS,
+                    precision: "f32",
+                },
+                Demand::Memory {
+                    bytes: updates * t.bytes_per_elem,
+                    bytes_wa: updates * t_wa.bytes_per_elem,
+                    // Three reads per write behave like the triad's 2:1 mix
+                    // or heavier; one read per write like copy.
+                    mix: if t.reuse_fits { "copy" } else { "triad" },
+                    per_thread_bytes: (2 * (rows + 2) * w * 4) as f64,
+                },
+            ],
+        }
+    }
+}
+
+/// One sweep over the band; then `src` and `dst` swap roles.
+pub fn sweep(v: Variant, band: &mut Band) {
+    match Isa::detect() {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: Isa::detect only returns levels the CPU supports.
+        Isa::Avx2 | Isa::Avx512 => unsafe { sweep_avx2(v, band) },
+        _ => sweep_generic(v, band),
+    }
+    std::mem::swap(&mut band.src, &mut band.dst);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn sweep_avx2(v: Variant, band: &mut Band) {
+    sweep_generic(v, band)
+}
+
+#[inline(always)]
+fn sweep_generic(v: Variant, band: &mut Band) {
+    let (w, rows) = (band.w, band.rows);
+    let tile = match v {
+        Variant::RowMajor => w,
+        Variant::Tiled(tw) => tw.clamp(1, w),
+    };
+    let mut jb = 1;
+    while jb < w - 1 {
+        let je = (jb + tile).min(w - 1);
+        for i in 1..=rows {
+            update_row(&band.src, &mut band.dst, w, i, jb, je);
+        }
+        jb = je;
+    }
+}
+
+/// dst[i][j] = 0.2·(up + down + left + right + centre) for j in jb..je.
+#[inline(always)]
+fn update_row(src: &[f32], dst: &mut [f32], w: usize, i: usize, jb: usize, je: usize) {
+    let up = &src[(i - 1) * w..i * w];
+    let md = &src[i * w..(i + 1) * w];
+    let dn = &src[(i + 1) * w..(i + 2) * w];
+    let out = &mut dst[i * w + jb..i * w + je];
+    let (up, dn) = (&up[jb..je], &dn[jb..je]);
+    let (left, centre, right) = (&md[jb - 1..je - 1], &md[jb..je], &md[jb + 1..je + 1]);
+    for k in 0..out.len() {
+        out[k] = 0.2 * (up[k] + dn[k] + left[k] + right[k] + centre[k]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reference(band: &Band) -> Vec<f32> {
+        let w = band.w;
+        let mut out = band.dst.clone();
+        for i in 1..=band.rows {
+            for j in 1..w - 1 {
+                let s = &band.src;
+                out[i * w + j] = 0.2
+                    * (s[(i - 1) * w + j]
+                        + s[(i + 1) * w + j]
+                        + s[i * w + j - 1]
+                        + s[i * w + j + 1]
+                        + s[i * w + j]);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn both_orders_match_the_reference_bit_for_bit() {
+        for v in [Variant::RowMajor, Variant::Tiled(7), Variant::Tiled(64)] {
+            let mut band = Band::new(9, 50, 3);
+            let want = reference(&band);
+            sweep(v, &mut band);
+            assert_eq!(
+                band.src, want,
+                "{v:?} (after the swap, src holds the result)"
+            );
+        }
+    }
+
+    #[test]
+    fn model_predicts_no_gain_when_rows_fit() {
+        let cache = 2.0 * 1048576.0;
+        let rows_fit = Variant::RowMajor.work(64, 4096, 1, cache).bytes();
+        let tiled = Variant::Tiled(512).work(64, 4096, 1, cache).bytes();
+        assert_eq!(rows_fit, tiled);
+        let wide = Variant::RowMajor.work(4, 1 << 21, 1, cache).bytes();
+        let wide_tiled = Variant::Tiled(16384).work(4, 1 << 21, 1, cache).bytes();
+        assert_eq!(wide / wide_tiled, 2.0);
+    }
+}

@@ -1,0 +1,72 @@
+//! Running a kernel variant on pinned threads and timing it.
+
+use std::sync::Mutex;
+
+use anyhow::Result;
+use calibrate::pin::{allowed_cpus, Team};
+use calibrate::timer::{measure, serial, Plan};
+use models::stats::Sample;
+
+/// A pinned team of `threads` threads (on the first `threads` allowed CPUs).
+pub fn team(threads: usize) -> Result<Team> {
+    let cpus = allowed_cpus();
+    anyhow::ensure!(
+        threads >= 1 && threads <= cpus.len(),
+        crate::BadInput(format!(
+            "--threads {threads} is not accepted: this machine allows 1 to {} threads",
+            cpus.len()
+        ))
+    );
+    Team::new(&cpus[..threads])
+}
+
+/// Seconds per call of `run`, which typically broadcasts phases to the
+/// team: repetitions after warm-up (`plan`), each timing at least
+/// `plan.min_time` long.
+pub fn time(plan: &Plan, mut run: impl FnMut()) -> Result<Sample> {
+    let m = measure(
+        plan,
+        serial(|inner| {
+            for _ in 0..inner {
+                run();
+            }
+        }),
+    )?;
+    Ok(m.per_unit)
+}
+
+/// [`time`] of `work` on every thread's state at once.
+pub fn time_states<S: Send>(
+    team: &Team,
+    plan: &Plan,
+    states: &[Mutex<S>],
+    work: impl Fn(usize, &mut S) + Sync,
+) -> Result<Sample> {
+    time(plan, || {
+        team.each(|i| work(i, &mut states[i].lock().unwrap_or_else(|e| e.into_inner())));
+    })
+}
+
+/// A state per thread, each built (and first touched) on its own pinned thread.
+pub fn per_thread<S: Send>(team: &Team, make: impl Fn(usize) -> S + Sync) -> Vec<Mutex<S>> {
+    team.each(|i| Mutex::new(make(i)))
+}
+
+/// Splits `n` items into `parts` contiguous ranges as evenly as possible.
+pub fn split(n: usize, parts: usize) -> Vec<std::ops::Range<usize>> {
+    (0..parts)
+        .map(|i| (n * i / parts)..(n * (i + 1) / parts))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_covers_everything_once() {
+        let r = split(10, 3);
+        assert_eq!(r, vec![0..3, 3..6, 6..10]);
+        assert_eq!(split(2, 4).iter().map(|r| r.len()).sum::<usize>(), 2);
+    }
+}

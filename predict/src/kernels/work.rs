@@ -1,0 +1,355 @@
+//! What a kernel declares it does, and the time the machine profile says
+//! that takes: the slowest of its resources binds (the Roofline's max of
+//! compute and traffic times, extended to locks and line transfers).
+
+use models::contention::SerializedLock;
+use models::little::sweep_time_s;
+use serde::Serialize;
+
+use crate::machine::{LockKind, Machine, Missing};
+
+/// One resource a kernel run uses.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "resource", rename_all = "kebab-case")]
+pub enum Demand {
+    /// Floating-point operations, vectorised, on all the run's threads.
+    Flops { flops: f64, precision: &'static str },
+    /// Memory traffic of a streaming loop: `bytes` as the kernel counts them
+    /// (loads + stores), `bytes_wa` with the write-allocate read of each
+    /// stored line; `mix` is the STREAM kernel with the same load/store mix
+    /// and `per_thread_bytes` the working set, which pick the bandwidth.
+    Memory {
+        bytes: f64,
+        bytes_wa: f64,
+        mix: &'static str,
+        per_thread_bytes: f64,
+    },
+    /// Operations under a lock of a measured kind, spread over `lanes`
+    /// independent locks (1 = a global lock).
+    Lock {
+        ops: f64,
+        kind: LockKindName,
+        lanes: f64,
+    },
+    /// Writes to cache lines shared by `sharers` threads each (false sharing).
+    SharedLineWrites {
+        writes_per_thread: f64,
+        sharers: f64,
+    },
+    /// A chain of dependent load-modify-store steps on lines the core owns.
+    L1Chain { steps_per_thread: f64 },
+    /// A chain of dependent register operations, one per cycle.
+    RegisterChain { steps_per_thread: f64 },
+}
+
+/// Lock kinds as they appear in records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LockKindName {
+    Mutex,
+    Spin,
+}
+
+/// Everything a kernel variant does in one timed run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Work {
+    pub demands: Vec<Demand>,
+}
+
+impl Work {
+    /// Floating-point operations (0 when none are declared).
+    pub fn flops(&self) -> f64 {
+        self.demands
+            .iter()
+            .map(|d| match d {
+                Demand::Flops { flops, .. } => *flops,
+                _ => 0.0,
+            })
+            .sum()
+    }
+
+    /// Bytes as the kernel counts them (no write-allocate).
+    pub fn bytes(&self) -> f64 {
+        self.demands
+            .iter()
+            .map(|d| match d {
+                Demand::Memory { bytes, .. } => *bytes,
+                _ => 0.0,
+            })
+            .sum()
+    }
+}
+
+/// The time one resource takes, with the formula used.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Term {
+    pub resource: &'static str,
+    pub seconds: f64,
+    pub explain: String,
+}
+
+/// A kernel's predicted time: the slowest resource binds.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Prediction {
+    pub seconds: f64,
+    pub binding: &'static str,
+    pub terms: Vec<Term>,
+}
+
+/// Predicts `work` on `threads` threads of the profiled machine:
+/// T = max over resources of each resource's time.
+pub fn predict(work: &Work, m: &Machine, threads: usize) -> Result<Prediction, Missing> {
+    let p = threads as f64;
+    let mut terms = Vec::new();
+    for d in &work.demands {
+        terms.push(match d {
+            Demand::Flops { flops, precision } => {
+                let (peak, name) = m.peak_flops(precision, threads)?;
+                Term {
+                    resource: "compute",
+                    seconds: flops / peak,
+                    explain: format!("flops / peak = {flops:.4e} / {peak:.4e} FLOP/s ({name}, §4.4)"),
+                }
+            }
+            Demand::Memory {
+                bytes_wa,
+                mix,
+                per_thread_bytes,
+                ..
+            } => {
+                let bw = m.stream_bw_wa(mix, threads, *per_thread_bytes)?;
+                Term {
+                    resource: "memory bandwidth",
+                    seconds: sweep_time_s(*bytes_wa, bw).unwrap_or(0.0),
+                    explain: format!(
+                        "bytes (with write-allocate) / bandwidth = {bytes_wa:.4e} B / {bw:.4e} B/s \
+                         (STREAM {mix}, {threads} thread(s), {per_thread_bytes:.3e} B per thread; §2.5, §4.3)"
+                    ),
+                }
+            }
+            Demand::Lock { ops, kind, lanes } => {
+                let k = match kind {
+                    LockKindName::Mutex => LockKind::Mutex,
+                    LockKindName::Spin => LockKind::Spin,
+                };
+                let t_op = m.lock_op_s(k, threads)?;
+                // Each lane is a serialized resource with t_crit = t_op (§4.5);
+                // lanes beyond the thread count cannot all be busy.
+                let lock = SerializedLock::new(t_op, 0.0).expect("measured throughput is positive");
+                let busy = lanes.min(p);
+                Term {
+                    resource: "lock",
+                    seconds: lock.time_s(*ops, 1.0).unwrap_or(0.0) / busy,
+                    explain: format!(
+                        "ops · t_op / min(locks, threads) = {ops:.4e} · {t_op:.3e} s / {busy} \
+                         (measured {kind:?} throughput on {threads} thread(s); §4.5)"
+                    ),
+                }
+            }
+            Demand::SharedLineWrites {
+                writes_per_thread,
+                sharers,
+            } => {
+                let tt = m.line_transfer_s()?;
+                let tl = m.l1_latency_s()?;
+                let s = sharers.min(p);
+                let layout = models::locality::FalseSharing {
+                    sharers_per_line: s,
+                    lines: 1.0,
+                    transfers_per_write: (s - 1.0) / s,
+                    padded_bytes: 0.0,
+                    unpadded_bytes: 0.0,
+                };
+                let secs = models::locality::false_sharing_time_s(&layout, *writes_per_thread, tt, tl)
+                    .unwrap_or(0.0);
+                Term {
+                    resource: "line transfers",
+                    seconds: secs,
+                    explain: format!(
+                        "s·writes·((s−1)/s·t_transfer + t_L1) = {s}·{writes_per_thread:.3e}·({:.3}·{tt:.3e} s + {tl:.3e} s) (§3.4)",
+                        (s - 1.0) / s
+                    ),
+                }
+            }
+            Demand::L1Chain { steps_per_thread } => {
+                let tl = m.l1_latency_s()?;
+                Term {
+                    resource: "L1 latency",
+                    seconds: steps_per_thread * tl,
+                    explain: format!("steps · t_L1 = {steps_per_thread:.3e} · {tl:.3e} s"),
+                }
+            }
+            Demand::RegisterChain { steps_per_thread } => {
+                let f = m.clock_hz()?;
+                Term {
+                    resource: "instruction latency",
+                    seconds: steps_per_thread / f,
+                    explain: format!("steps / clock = {steps_per_thread:.3e} / {f:.4e} Hz (one dependent add per cycle)"),
+                }
+            }
+        });
+    }
+    let top = terms
+        .iter()
+        .max_by(|a, b| a.seconds.total_cmp(&b.seconds))
+        .cloned()
+        .ok_or_else(|| Missing {
+            what: "any declared work".into(),
+            fix: "all",
+        })?;
+    Ok(Prediction {
+        seconds: top.seconds,
+        binding: top.resource,
+        terms,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use models::profile::{ComputeCeiling, MemoryLevel, Profile, Provenance};
+    use models::Estimate;
+    use serde_json::json;
+
+    /// A synthetic machine: 100 GFLOP/s f32 on 2 threads, DRAM triad 40 GB/s
+    /// with write-allocate, an L2-sized copy point at 80 GB/s, a 1 MiB
+    /// cache, 50 ns line transfers, 1 ns L1, 2 GHz, mutex 20 ns per op.
+    fn machine() -> Profile {
+        let mut p = Profile::new(Provenance {
+            clock_hz: Some(2e9),
+            logical_cpus: 2,
+            ..Default::default()
+        });
+        p.ceilings.push(ComputeCeiling {
+            name: "f32 fma".into(),
+            precision: "f32".into(),
+            isa: "avx2".into(),
+            fma: true,
+            threads: 2,
+            flops: Estimate::exact(100e9),
+        });
+        p.levels.push(MemoryLevel {
+            name: "L2".into(),
+            size_bytes: Some(1048576.0),
+            latency_s: None,
+            bandwidth_1t_Bps: None,
+            bandwidth_Bps: None,
+        });
+        p.summary.core_to_core_latency_s = Some(50e-9);
+        p.summary.l1_latency_s = Some(1e-9);
+        p.sections.insert(
+            "stream".into(),
+            json!({
+                "dram_bytes": 67108864.0,
+                "dram": [{"kernel": "triad", "threads": 2, "bandwidth_write_allocate_Bps": 40e9}],
+                "sweeps": [{"threads": 2, "points": [
+                    {"kernel": "copy", "per_thread_bytes": 262144.0, "bandwidth_write_allocate_Bps": 80e9},
+                    {"kernel": "copy", "per_thread_bytes": 16384.0, "bandwidth_write_allocate_Bps": 200e9}
+                ]}]
+            }),
+        );
+        p.sections.insert(
+            "lock".into(),
+            json!({"kinds": [{"kind": "mutex", "points": [
+                {"threads": 2, "oversubscribed": false, "throughput_ops": {"median": 5e7}}
+            ]}]}),
+        );
+        p
+    }
+
+    #[test]
+    fn bandwidth_bound_stream_uses_the_dram_triad() {
+        let p = machine();
+        let m = Machine::new(&p);
+        let w = Work {
+            demands: vec![
+                Demand::Flops {
+                    flops: 3e6,
+                    precision: "f32",
+                },
+                Demand::Memory {
+                    bytes: 20e6,
+                    bytes_wa: 24e6,
+                    mix: "triad",
+                    per_thread_bytes: 64e6,
+                },
+            ],
+        };
+        let pr = predict(&w, &m, 2).unwrap();
+        // 24 MB / 40 GB/s = 600 µs against 3 MFLOP / 100 GFLOP/s = 30 µs.
+        assert_eq!(pr.binding, "memory bandwidth");
+        assert!((pr.seconds - 600e-6).abs() < 1e-15);
+        assert_eq!(pr.terms.len(), 2);
+        assert!((pr.terms[0].seconds - 30e-6).abs() < 1e-15);
+    }
+
+    #[test]
+    fn cache_resident_sets_use_the_nearest_sweep_point() {
+        let p = machine();
+        let m = Machine::new(&p);
+        let w = Work {
+            demands: vec![Demand::Memory {
+                bytes: 8e6,
+                bytes_wa: 8e6,
+                mix: "copy",
+                per_thread_bytes: 200e3,
+            }],
+        };
+        // 400 kB in all fits the 1 MiB cache: the 256 KiB copy point, 80 GB/s.
+        assert!((predict(&w, &m, 2).unwrap().seconds - 100e-6).abs() < 1e-15);
+    }
+
+    #[test]
+    fn locks_line_transfers_and_chains() {
+        let p = machine();
+        let m = Machine::new(&p);
+        let lock = Work {
+            demands: vec![Demand::Lock {
+                ops: 1e6,
+                kind: LockKindName::Mutex,
+                lanes: 1.0,
+            }],
+        };
+        let pr = predict(&lock, &m, 2).unwrap();
+        assert_eq!(pr.binding, "lock");
+        assert!((pr.seconds - 20e-3).abs() < 1e-12);
+        let lanes = Work {
+            demands: vec![Demand::Lock {
+                ops: 1e6,
+                kind: LockKindName::Mutex,
+                lanes: 256.0,
+            }],
+        };
+        assert!((predict(&lanes, &m, 2).unwrap().seconds - 10e-3).abs() < 1e-12);
+        // 2 sharers: 2·W·(0.5·50 ns + 1 ns) = 52 ns per write pair.
+        let fs = Work {
+            demands: vec![Demand::SharedLineWrites {
+                writes_per_thread: 1e6,
+                sharers: 2.0,
+            }],
+        };
+        assert!((predict(&fs, &m, 2).unwrap().seconds - 52e-3).abs() < 1e-12);
+        let reg = Work {
+            demands: vec![Demand::RegisterChain {
+                steps_per_thread: 2e9,
+            }],
+        };
+        assert!((predict(&reg, &m, 2).unwrap().seconds - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn missing_figures_say_which_calibration_fixes_them() {
+        let p = Profile::new(Provenance::default());
+        let m = Machine::new(&p);
+        let w = Work {
+            demands: vec![Demand::Lock {
+                ops: 1.0,
+                kind: LockKindName::Mutex,
+                lanes: 1.0,
+            }],
+        };
+        let e = predict(&w, &m, 2).unwrap_err();
+        assert_eq!(e.fix, "lock");
+        assert!(e.to_string().contains("calibrate --only lock"), "{e}");
+    }
+}

@@ -1,0 +1,269 @@
+//! Runs one variant across the ranks: the iterations with their timing,
+//! the residual reduction every k sweeps, the grid checksum and, on
+//! request, the check against the serial reference.
+//!
+//! # Timing
+//!
+//! Each rank reads `MPI_Wtime` around every iteration (exchange and sweep;
+//! the residual reduction is timed apart). At the end the per-iteration
+//! times are reduced with `MPI_MAX` element by element, so iteration i's
+//! time is that of the slowest rank, which is what the next iteration waits
+//! for. The first iterations warm the caches, pages and the library's
+//! connections: one in ten (at most 10, none for fewer than 10 iterations)
+//! is left out of the sample.
+
+use mpi::collective::SystemOperation;
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::*;
+
+use super::grid::Block;
+use super::halo::{step_blocking, step_nonblocking, Columns};
+use super::layout::{Layout, ProcessGrid};
+use super::serial;
+use super::watchdog::Watchdog;
+use super::Variant;
+
+/// Tag of the gathered blocks of `--verify`.
+const TAG_GATHER: mpi::Tag = 20;
+/// Bytes of a host name in the all-gather (MPI_MAX_PROCESSOR_NAME is 256).
+const NAME_BYTES: usize = 256;
+
+/// What to run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunConfig {
+    /// Grid side N.
+    pub n: usize,
+    /// Sweeps to make (fewer if the tolerance is reached).
+    pub iters: usize,
+    /// The residual is reduced every `check_every` sweeps (and after the last).
+    pub check_every: usize,
+    /// Stop once the residual max |u' − u| is at most this.
+    pub tol: Option<f64>,
+    /// Gather the grid on rank 0 and compare it with the serial reference.
+    pub verify: bool,
+}
+
+/// One variant's run. The timing fields are filled on every rank (they
+/// are the same everywhere); `verified` only on rank 0.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VariantRun {
+    pub variant: Variant,
+    pub grid: ProcessGrid,
+    /// Sweeps made.
+    pub iterations: usize,
+    /// Leading sweeps left out of the timing sample.
+    pub warmup: usize,
+    /// Time of each sweep after the warm-up, the slowest rank's, seconds.
+    pub times_s: Vec<f64>,
+    /// Time of each residual reduction, seconds (rank 0's).
+    pub reduction_s: Vec<f64>,
+    /// (sweep, global max |u' − u|) at each check.
+    pub residuals: Vec<(usize, f64)>,
+    /// Whether the tolerance stopped the run.
+    pub converged: bool,
+    /// The grid checksum (order-independent, bit-exact).
+    pub checksum: u64,
+    /// The gathered grid equals the serial reference bit for bit (rank 0,
+    /// with `verify`, after [`verify_runs`]).
+    pub verified: Option<bool>,
+    /// The N × N grid gathered on rank 0 for [`verify_runs`] (with `verify`).
+    pub gathered: Option<Vec<f64>>,
+    /// The largest block, (rows, columns).
+    pub max_block: (usize, usize),
+}
+
+/// Leading sweeps left out of the timing: one in ten, at most 10.
+pub fn warmup_of(iterations: usize) -> usize {
+    if iterations >= 10 {
+        (iterations / 10).min(10)
+    } else {
+        0
+    }
+}
+
+/// Runs `variant` on every rank of `world`.
+pub fn run_variant(
+    world: &SimpleCommunicator,
+    variant: Variant,
+    cfg: &RunConfig,
+    wd: &Watchdog,
+) -> VariantRun {
+    let p = world.size() as usize;
+    let rank = world.rank() as usize;
+    let grid = variant.grid(p);
+    let lay = Layout::new(cfg.n, grid, rank);
+    let mut block = Block::new(cfg.n, lay.ry, lay.rx, lay.y0, lay.x0);
+    let mut cols = Columns::new(lay.ry);
+    let mut times = Vec::with_capacity(cfg.iters);
+    let mut reduction_s = Vec::new();
+    let mut residuals = Vec::new();
+    let mut iterations = cfg.iters;
+    let mut converged = false;
+    let every = cfg.check_every.max(1);
+
+    wd.step(format!("running the {} variant", variant.name()));
+    world.barrier();
+    for it in 1..=cfg.iters {
+        let check = it % every == 0 || it == cfg.iters;
+        let t0 = mpi::time();
+        let d = match variant {
+            Variant::Blocking => step_blocking(world, &lay, &mut block, check),
+            Variant::Nonblocking | Variant::TwoD => {
+                step_nonblocking(world, &lay, &mut block, &mut cols, check)
+            }
+        };
+        times.push(mpi::time() - t0);
+        block.swap();
+        if check {
+            let t1 = mpi::time();
+            let mut global = 0.0f64;
+            world.all_reduce_into(&d, &mut global, SystemOperation::max());
+            reduction_s.push(mpi::time() - t1);
+            residuals.push((it, global));
+            if cfg.tol.is_some_and(|tol| global <= tol) {
+                iterations = it;
+                converged = true;
+                break;
+            }
+        }
+        wd.pet();
+    }
+
+    let mut slowest = vec![0.0f64; times.len()];
+    world.all_reduce_into(&times[..], &mut slowest[..], SystemOperation::max());
+    let mut checksum = 0u64;
+    world.all_reduce_into(&block.checksum(), &mut checksum, SystemOperation::sum());
+    let gathered = if cfg.verify {
+        wd.step("gathering the grid for --verify");
+        gather(world, &lay, &block)
+    } else {
+        None
+    };
+    let warmup = warmup_of(iterations);
+    VariantRun {
+        variant,
+        grid,
+        iterations,
+        warmup,
+        times_s: slowest.split_off(warmup.min(slowest.len())),
+        reduction_s,
+        residuals,
+        converged,
+        checksum,
+        verified: None,
+        gathered,
+        max_block: (
+            super::layout::split(cfg.n, grid.py, 0).1,
+            super::layout::split(cfg.n, grid.px, 0).1,
+        ),
+    }
+}
+
+/// Gathers every block on rank 0: the N × N grid there, `None` elsewhere.
+fn gather(world: &SimpleCommunicator, lay: &Layout, block: &Block) -> Option<Vec<f64>> {
+    if lay.rank != 0 {
+        world
+            .process_at_rank(0)
+            .send_with_tag(&block.interior()[..], TAG_GATHER);
+        return None;
+    }
+    let n = lay.n;
+    let mut grid = vec![0.0f64; n * n];
+    let mut place = |l: &Layout, values: &[f64]| {
+        for i in 0..l.ry {
+            let dst = (l.y0 + i) * n + l.x0;
+            grid[dst..dst + l.rx].copy_from_slice(&values[i * l.rx..(i + 1) * l.rx]);
+        }
+    };
+    place(lay, &block.interior());
+    for r in 1..world.size() as usize {
+        let l = Layout::new(n, lay.grid, r);
+        let mut values = vec![0.0f64; l.ry * l.rx];
+        world
+            .process_at_rank(r as i32)
+            .receive_into_with_tag(&mut values[..], TAG_GATHER);
+        place(&l, &values);
+    }
+    Some(grid)
+}
+
+/// Rank 0, after every variant has run (so that no rank waits inside a
+/// watchdog while the serial reference is computed): compares each
+/// gathered grid and residual history with the serial reference bit for
+/// bit and sets `verified`. One reference per distinct sweep count.
+pub fn verify_runs(runs: &mut [VariantRun], n: usize, check_every: usize) {
+    let mut references: Vec<serial::Reference> = Vec::new();
+    for run in runs.iter_mut() {
+        let Some(grid) = run.gathered.take() else {
+            continue;
+        };
+        let k = match references
+            .iter()
+            .position(|r| r.iterations == run.iterations)
+        {
+            Some(k) => k,
+            None => {
+                references.push(serial::reference(n, run.iterations, check_every));
+                references.len() - 1
+            }
+        };
+        let reference = &references[k];
+        let same_grid = grid
+            .iter()
+            .zip(reference.interior())
+            .all(|(a, b)| a.to_bits() == b.to_bits());
+        let same_residuals = run.residuals.len() == reference.residuals.len()
+            && run
+                .residuals
+                .iter()
+                .zip(&reference.residuals)
+                .all(|(a, b)| a.0 == b.0 && a.1.to_bits() == b.1.to_bits());
+        run.verified = Some(same_grid && same_residuals);
+    }
+}
+
+/// Every rank's host name (`MPI_Get_processor_name`), in rank order.
+pub fn host_names(world: &SimpleCommunicator) -> Vec<String> {
+    let own = mpi::environment::processor_name().unwrap_or_else(|_| "unknown".into());
+    let mut buf = [0u8; NAME_BYTES];
+    let bytes = own.as_bytes();
+    let len = bytes.len().min(NAME_BYTES);
+    buf[..len].copy_from_slice(&bytes[..len]);
+    let mut all = vec![0u8; NAME_BYTES * world.size() as usize];
+    world.all_gather_into(&buf[..], &mut all[..]);
+    all.chunks(NAME_BYTES)
+        .map(|c| {
+            let end = c.iter().position(|&b| b == 0).unwrap_or(c.len());
+            String::from_utf8_lossy(&c[..end]).into_owned()
+        })
+        .collect()
+}
+
+/// The most ranks that share one host.
+pub fn max_ranks_per_host(hosts: &[String]) -> usize {
+    let mut counts = std::collections::BTreeMap::new();
+    for h in hosts {
+        *counts.entry(h.as_str()).or_insert(0usize) += 1;
+    }
+    counts.values().copied().max().unwrap_or(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn warmup_is_a_tenth_capped() {
+        assert_eq!(warmup_of(2), 0);
+        assert_eq!(warmup_of(9), 0);
+        assert_eq!(warmup_of(10), 1);
+        assert_eq!(warmup_of(200), 10);
+    }
+
+    #[test]
+    fn ranks_per_host() {
+        let h: Vec<String> = ["a", "b", "a", "a"].iter().map(|s| s.to_string()).collect();
+        assert_eq!(max_ranks_per_host(&h), 3);
+        assert_eq!(max_ranks_per_host(&[]), 1);
+    }
+}

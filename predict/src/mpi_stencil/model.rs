@@ -1,0 +1,588 @@
+//! The predicted time of one iteration of each variant, from the machine
+//! profile (lecture §2.2, §3.1, §4.1).
+//!
+//! # Computation: bytes over bandwidth
+//!
+//! The sweep is bandwidth-bound (5 flops per 24 bytes, §3.1). With the three
+//! rows the 5-point stencil touches staying in cache from one row to the
+//! next, each update reads one new `f64` of the old grid, writes one of the
+//! new grid and first reads that line (write-allocate): b = 24 bytes per
+//! update. A rank's sweep takes
+//!
+//! t_comp = ry·rx·b / B_proc
+//!
+//! for its ry × rx block (the largest block, which the others wait for).
+//! B_proc, the bandwidth one rank gets, comes from the memory level its
+//! working set 2·(ry+2)·(rx+2)·8 bytes fits in, R ranks sharing the
+//! busiest host:
+//!
+//! * a cache level of `profile.levels` with a measured bandwidth: its read
+//!   bandwidth, min(B_1thread·s, B_all/R), s = min(1, CPUs/R) the share of
+//!   a core each rank gets (the one-thread figure for a single rank). The
+//!   last (largest) cache level is taken as shared by the R ranks (the
+//!   working set must fit in size/R), the others as private. Read bandwidth
+//!   is an optimistic figure for a kernel that also stores;
+//! * otherwise DRAM: STREAM triad from `summary` (all cores and one
+//!   thread), with the same per-rank share, times 32/24 because STREAM
+//!   counts 24 bytes per triad element where the memory moves 32 (the
+//!   write-allocate read), so that B_proc is in bytes really moved, like b;
+//!   failing that, the DRAM level's read bandwidth.
+//!
+//! Not modelled: the fixed cost of a sweep (a few tens of nanoseconds per
+//! row and per MPI call), which dominates grids of a few dozen points a
+//! side.
+//!
+//! # Communication: T(n) = T0 + n/B per message
+//!
+//! A ghost message of n bytes costs T(n) = T0 + n/B one way (§2.2), with
+//! T0 and B of the profile's protocol regime holding n (a regime with a
+//! negative fitted T0 is used as the line it is, floored at 0). T0 is
+//! mostly work of the two processors (the call, the copies, the polling),
+//! n/B the transfer. Per iteration the busiest rank pays:
+//!
+//! * (a) blocking, 1D: with 2 process rows rank 0 sends, then waits for
+//!   rank 1's row, which rank 1 sends only after receiving: a round trip,
+//!   2·T(n). With 3 or more, each of the two phases of the odd/even
+//!   ordering takes two rounds: 4·T(n).
+//! * (b) non-blocking, 1D: everything is posted at once, so the bytes of
+//!   the two directions travel together, but each rank still does the
+//!   start-up work of its send and of its receive: per neighbour
+//!   2·T0 + n/B (2·T0 + n/B with P = 2; 4·T0 + 2·n/B for an inner rank,
+//!   the lecture's k·T0 + 2N·8/B with k = 4 start-ups). Measured here:
+//!   small-message exchanges cost about two one-way times, large ones about
+//!   one, as this form says.
+//! * (c) 2D: the same per neighbour, rows of rx·8 bytes up and down,
+//!   columns of ry·8 bytes left and right.
+//!
+//! # Overlap: cost = time − overlap
+//!
+//! The non-blocking variants compute the inner points while the messages
+//! fly (§2.2: cost = time − overlap). The hidden part is
+//! min(f·t_comm, t_inner), f the overlap fraction the ping-pong measured
+//! (`network.overlap_fraction`), t_inner the sweep of the points that need
+//! no ghost value. Without a measured f the lecture's ideal f = 1 is used
+//! and said so. Then
+//!
+//! t = t_comp + t_comm − hidden.
+//!
+//! Not charged: packing the 2D ghost columns (2·ry strided reads and
+//! contiguous writes, under 1% of the sweep for blocks of 64 rows and more)
+//! and the residual reduction, which is timed apart from the iterations.
+//!
+//! The binding resource is memory bandwidth when t_comp is at least the
+//! exposed communication t_comm − hidden, otherwise the network: its
+//! latency when start-ups make up half of t_comm or more, else its
+//! bandwidth.
+
+use models::alpha_beta::AlphaBeta;
+use models::profile::{level_rank, NetworkRegime, Profile};
+use serde::Serialize;
+
+use super::grid::ELEM_BYTES;
+use super::layout::{split, ProcessGrid};
+use super::Variant;
+
+/// Bytes moved per update: read old, write new, write-allocate read of new.
+pub const BYTES_PER_UPDATE: f64 = 24.0;
+/// Bytes per update as kernels count them (STREAM's way): one read of the
+/// old grid and one write of the new, no write-allocate.
+pub const COUNTED_BYTES_PER_UPDATE: f64 = 16.0;
+/// STREAM triad moves 32 bytes per element where it counts 24.
+const TRIAD_WRITE_ALLOCATE: f64 = 32.0 / 24.0;
+
+/// What the model needs and the profile lacks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Missing {
+    /// The figure, as a noun phrase.
+    pub what: String,
+    /// The command that measures it.
+    pub fix: String,
+}
+
+impl std::fmt::Display for Missing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "profile lacks {}; run `{}`", self.what, self.fix)
+    }
+}
+
+/// The run the prediction is for.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Setup {
+    pub n: usize,
+    pub grid: ProcessGrid,
+    pub variant: Variant,
+    /// Ranks on the busiest host.
+    pub ranks_per_host: usize,
+}
+
+/// Where the sweep's bandwidth comes from.
+#[allow(non_snake_case)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Memory {
+    /// "L2", "DRAM", ...
+    pub level: String,
+    /// Bandwidth one rank gets, bytes really moved per second.
+    pub bandwidth_Bps: f64,
+    /// How it was derived.
+    pub source: String,
+    /// The rank's working set, bytes.
+    pub working_set_bytes: f64,
+}
+
+/// The cost of one kind of ghost message.
+#[allow(non_snake_case)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MessageCost {
+    pub bytes: f64,
+    /// How many the busiest rank pays for one after the other.
+    pub sequential: f64,
+    /// Start-ups in each: 1 for a one-way message, 2 for an exchange
+    /// (send and receive).
+    pub startups_each: f64,
+    pub t0_s: f64,
+    pub bandwidth_Bps: f64,
+    /// The cost of one: startups_each·T0 + n/B.
+    pub time_s: f64,
+    /// The profile regime used, e.g. "4096..1048576 B".
+    pub regime: String,
+}
+
+/// The predicted iteration.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Prediction {
+    /// t = t_comp + t_comm − hidden, seconds.
+    pub time_s: f64,
+    pub compute_s: f64,
+    pub comm_s: f64,
+    /// The communication hidden behind the inner sweep.
+    pub hidden_s: f64,
+    /// The inner sweep that can overlap the messages.
+    pub inner_compute_s: f64,
+    /// Seconds per update, b / B_proc.
+    pub update_s: f64,
+    pub bytes_per_update: f64,
+    pub memory: Memory,
+    pub messages: Vec<MessageCost>,
+    /// The f used (non-blocking variants).
+    pub overlap_fraction: Option<f64>,
+    /// "memory bandwidth (DRAM)", "network latency (T0)", "network bandwidth".
+    pub binding: String,
+    /// Caveats (an assumed overlap, a fallback bandwidth).
+    pub notes: Vec<String>,
+}
+
+/// Per-rank share of a bandwidth: min(B_1·s, B_all/R), s = min(1, cpus/R);
+/// the one-thread figure for a single rank.
+fn per_rank(one: Option<f64>, all: Option<f64>, ranks: usize, cpus: usize) -> Option<f64> {
+    let r = ranks.max(1) as f64;
+    let share = if cpus > 0 {
+        (cpus as f64 / r).min(1.0)
+    } else {
+        1.0
+    };
+    match (one, all) {
+        (Some(a), _) if ranks <= 1 => Some(a),
+        (Some(a), Some(b)) => Some((a * share).min(b / r)),
+        (Some(a), None) => Some(a * share),
+        (None, Some(b)) => Some(b / r),
+        (None, None) => None,
+    }
+}
+
+/// The bandwidth a rank gets for its working set (see the module docs).
+pub fn memory(profile: &Profile, working_set: f64, ranks: usize) -> Result<Memory, Missing> {
+    let cpus = profile.provenance.logical_cpus;
+    let mut caches: Vec<_> = profile
+        .levels
+        .iter()
+        .filter(|l| l.size_bytes.is_some())
+        .collect();
+    caches.sort_by_key(|l| level_rank(&l.name));
+    let last = caches.len().saturating_sub(1);
+    for (k, l) in caches.iter().enumerate() {
+        let size = l.size_bytes.unwrap_or(0.0);
+        let (capacity, shared) = if k == last {
+            (size / ranks.max(1) as f64, "shared")
+        } else {
+            (size, "private")
+        };
+        if working_set > capacity {
+            continue;
+        }
+        let bw = per_rank(
+            l.bandwidth_1t_Bps.map(|e| e.point),
+            l.bandwidth_Bps.map(|e| e.point),
+            ranks,
+            cpus,
+        );
+        if let Some(bw) = bw {
+            return Ok(Memory {
+                level: l.name.clone(),
+                bandwidth_Bps: bw,
+                source: format!(
+                    "{} read bandwidth ({shared}), min(1 thread, all threads / {ranks} ranks)",
+                    l.name
+                ),
+                working_set_bytes: working_set,
+            });
+        }
+    }
+    let s = &profile.summary;
+    if let Some(bw) = per_rank(s.stream_triad_1t_Bps, s.stream_triad_Bps, ranks, cpus) {
+        return Ok(Memory {
+            level: "DRAM".into(),
+            bandwidth_Bps: bw * TRIAD_WRITE_ALLOCATE,
+            source: format!(
+                "STREAM triad, min(1 thread, all threads / {ranks} ranks) x 32/24 for write-allocate"
+            ),
+            working_set_bytes: working_set,
+        });
+    }
+    let dram = profile.levels.iter().find(|l| l.size_bytes.is_none());
+    if let Some(bw) = dram.and_then(|l| {
+        per_rank(
+            l.bandwidth_1t_Bps.map(|e| e.point),
+            l.bandwidth_Bps.map(|e| e.point),
+            ranks,
+            cpus,
+        )
+    }) {
+        return Ok(Memory {
+            level: "DRAM".into(),
+            bandwidth_Bps: bw,
+            source: format!("DRAM read bandwidth, min(1 thread, all threads / {ranks} ranks)"),
+            working_set_bytes: working_set,
+        });
+    }
+    Err(Missing {
+        what: "the memory bandwidth (STREAM triad or a level's bandwidth)".into(),
+        fix: "calibrate --only stream".into(),
+    })
+}
+
+/// The regime that holds `bytes`: the one whose range contains it, in a
+/// gap between two regimes the nearer one (by the midpoint of the gap),
+/// below the first or above the last the first or last.
+pub fn regime_for(regimes: &[NetworkRegime], bytes: f64) -> Option<&NetworkRegime> {
+    let mut chosen = regimes.first()?;
+    for w in regimes.windows(2) {
+        if bytes > (w[0].to_bytes + w[1].from_bytes) / 2.0 {
+            chosen = &w[1];
+        }
+    }
+    Some(chosen)
+}
+
+/// The cost of `sequential` messages of `bytes` with `startups_each`
+/// start-ups, from the profile's network.
+fn message_cost(
+    profile: &Profile,
+    bytes: f64,
+    sequential: f64,
+    startups_each: f64,
+) -> Result<MessageCost, Missing> {
+    let missing = || Missing {
+        what: "the MPI network (T0 and B)".into(),
+        fix: "mpirun -np 2 calibrate --only pingpong".into(),
+    };
+    let (t0, bw, regime) = match profile.network.as_ref().filter(|n| !n.regimes.is_empty()) {
+        Some(net) => {
+            let r = regime_for(&net.regimes, bytes).ok_or_else(missing)?;
+            (
+                r.t0_s.point,
+                r.bandwidth_Bps.point,
+                format!("{}..{} B", r.from_bytes, r.to_bytes),
+            )
+        }
+        None => match (profile.summary.mpi_t0_s, profile.summary.mpi_bandwidth_Bps) {
+            (Some(t0), Some(bw)) => (t0, bw, "summary T0 and B".to_string()),
+            _ => return Err(missing()),
+        },
+    };
+    let time_s = match AlphaBeta::new(t0, bw) {
+        // One-way T(n), plus the extra start-up of an exchange.
+        Ok(ab) => ab.time_s(bytes) + (startups_each - 1.0) * ab.t0_s,
+        // A regime fitted with a negative intercept: its line, floored at 0.
+        Err(_) => (startups_each * t0 + bytes / bw).max(0.0),
+    };
+    Ok(MessageCost {
+        bytes,
+        sequential,
+        startups_each,
+        t0_s: t0,
+        bandwidth_Bps: bw,
+        time_s,
+        regime,
+    })
+}
+
+/// Predicts one iteration of `s.variant`.
+///
+/// # Errors
+/// [`Missing`] naming the figure the profile lacks and the command that
+/// measures it.
+pub fn predict(profile: &Profile, s: &Setup) -> Result<Prediction, Missing> {
+    let (px, py) = (s.grid.px, s.grid.py);
+    let ry = split(s.n, py, 0).1;
+    let rx = split(s.n, px, 0).1;
+    let ws = 2.0 * ((ry + 2) * (rx + 2) * ELEM_BYTES) as f64;
+    let mem = memory(profile, ws, s.ranks_per_host)?;
+    let update_s = BYTES_PER_UPDATE / mem.bandwidth_Bps;
+    let compute_s = (ry * rx) as f64 * update_s;
+
+    let row_bytes = (rx * ELEM_BYTES) as f64;
+    let col_bytes = (ry * ELEM_BYTES) as f64;
+    let vertical = (py - 1).min(2) as f64;
+    let horizontal = (px - 1).min(2) as f64;
+    // (bytes, how many in sequence, start-ups each)
+    let mut wants = Vec::new();
+    match s.variant {
+        Variant::Blocking => {
+            let rounds = match py {
+                1 => 0.0,
+                2 => 2.0,
+                _ => 4.0,
+            };
+            wants.push((row_bytes, rounds, 1.0));
+        }
+        Variant::Nonblocking | Variant::TwoD => {
+            wants.push((row_bytes, vertical, 2.0));
+            wants.push((col_bytes, horizontal, 2.0));
+        }
+    }
+    let messages = wants
+        .into_iter()
+        .filter(|&(_, k, _)| k > 0.0)
+        .map(|(bytes, k, startups)| message_cost(profile, bytes, k, startups))
+        .collect::<Result<Vec<_>, _>>()?;
+    let comm_s: f64 = messages.iter().map(|m| m.sequential * m.time_s).sum();
+
+    let mut notes = Vec::new();
+    let (inner_compute_s, overlap_fraction, hidden_s) = match s.variant {
+        Variant::Blocking => (0.0, None, 0.0),
+        Variant::Nonblocking | Variant::TwoD => {
+            let inner_rows = ry.saturating_sub(2);
+            // The busiest rank leaves out the columns next to its
+            // horizontal neighbours (none in 1D).
+            let inner_cols = rx.saturating_sub(horizontal as usize);
+            let inner = (inner_rows * inner_cols) as f64 * update_s;
+            let f = match profile.network.as_ref().and_then(|n| n.overlap_fraction) {
+                Some(e) => e.point.clamp(0.0, 1.0),
+                None => {
+                    if comm_s > 0.0 {
+                        notes.push("the profile has no measured overlap fraction; full overlap assumed (the lecture's max(compute, comm)); run `mpirun -np 2 calibrate --only pingpong`".into());
+                    }
+                    1.0
+                }
+            };
+            (inner, Some(f), (f * comm_s).min(inner))
+        }
+    };
+    let time_s = compute_s + comm_s - hidden_s;
+    let exposed = comm_s - hidden_s;
+    let binding = if compute_s >= exposed {
+        format!("memory bandwidth ({})", mem.level)
+    } else {
+        let startups: f64 = messages
+            .iter()
+            .map(|m| m.sequential * m.startups_each * m.t0_s.max(0.0))
+            .sum();
+        if startups >= comm_s / 2.0 {
+            "network latency (T0)".to_string()
+        } else {
+            "network bandwidth".to_string()
+        }
+    };
+    Ok(Prediction {
+        time_s,
+        compute_s,
+        comm_s,
+        hidden_s,
+        inner_compute_s,
+        update_s,
+        bytes_per_update: BYTES_PER_UPDATE,
+        memory: mem,
+        messages,
+        overlap_fraction,
+        binding,
+        notes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use models::profile::{MemoryLevel, Network, Provenance};
+    use models::Estimate;
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() <= 1e-12 * b.abs().max(1e-300)
+    }
+
+    /// Triad 12 GB/s on all cores, 9 GB/s on one; one network regime
+    /// T0 = 1 µs, B = 5 GB/s; overlap 0.5; 2 CPUs.
+    fn profile() -> Profile {
+        let mut p = Profile::new(Provenance {
+            logical_cpus: 2,
+            ..Default::default()
+        });
+        p.summary.stream_triad_Bps = Some(12e9);
+        p.summary.stream_triad_1t_Bps = Some(9e9);
+        p.network = Some(Network {
+            transport: "test".into(),
+            hosts: vec![],
+            regimes: vec![NetworkRegime {
+                from_bytes: 1.0,
+                to_bytes: 16e6,
+                t0_s: Estimate::exact(1e-6),
+                bandwidth_Bps: Estimate::exact(5e9),
+                r_squared: 1.0,
+            }],
+            overlap_fraction: Some(Estimate::exact(0.5)),
+            points: vec![],
+        });
+        p
+    }
+
+    fn setup(n: usize, p: usize, variant: Variant) -> Setup {
+        Setup {
+            n,
+            grid: variant.grid(p),
+            variant,
+            ranks_per_host: p,
+        }
+    }
+
+    #[test]
+    fn blocking_on_two_ranks_exact_numbers() {
+        // Block 500 x 1000; B_proc = min(9e9, 12e9/2) * 4/3 = 8e9;
+        // t_update = 24/8e9 = 3 ns; t_comp = 5e5 * 3 ns = 1.5 ms.
+        // Two sequential rows of 8000 B: 2 * (1 µs + 8000/5e9) = 5.2 µs.
+        let pr = predict(&profile(), &setup(1000, 2, Variant::Blocking)).unwrap();
+        assert!(close(pr.memory.bandwidth_Bps, 8e9));
+        assert!(close(pr.update_s, 3e-9));
+        assert!(close(pr.compute_s, 1.5e-3));
+        assert!(close(pr.comm_s, 5.2e-6));
+        assert_eq!(pr.hidden_s, 0.0);
+        assert!(close(pr.time_s, 1.5052e-3));
+        assert_eq!(pr.binding, "memory bandwidth (DRAM)");
+    }
+
+    #[test]
+    fn nonblocking_hides_half_of_one_exchange() {
+        // One row each way: 2 * 1 µs + 8000/5e9 = 3.6 µs; inner rows
+        // 498 x 1000 x 3 ns; hidden = min(0.5 * 3.6 µs, 1.494 ms) = 1.8 µs.
+        let pr = predict(&profile(), &setup(1000, 2, Variant::Nonblocking)).unwrap();
+        assert!(close(pr.comm_s, 3.6e-6));
+        assert!(close(pr.inner_compute_s, 1.494e-3));
+        assert!(close(pr.hidden_s, 1.8e-6));
+        assert!(close(pr.time_s, 1.5e-3 + 1.8e-6));
+        assert_eq!(pr.overlap_fraction, Some(0.5));
+    }
+
+    #[test]
+    fn two_d_on_four_ranks_counts_rows_and_columns() {
+        // 2x2 blocks of 500 x 500; 4 ranks on 2 CPUs: share 1/2, so
+        // B_proc = min(9e9 * 0.5, 12e9 / 4) * 4/3 = 4e9, t_update = 6 ns.
+        // One row and one column of 4000 B, exchanged:
+        // 2 * (2 * 1 µs + 0.8 µs) = 5.6 µs.
+        let pr = predict(&profile(), &setup(1000, 4, Variant::TwoD)).unwrap();
+        assert!(close(pr.memory.bandwidth_Bps, 4e9));
+        assert!(close(pr.compute_s, 250_000.0 * 6e-9));
+        assert!(close(pr.comm_s, 5.6e-6));
+        assert!(close(pr.hidden_s, 2.8e-6));
+        // Blocking on 4 ranks in a chain: 4 sequential rows of 8000 B.
+        let pb = predict(&profile(), &setup(1000, 4, Variant::Blocking)).unwrap();
+        assert!(close(pb.comm_s, 4.0 * 2.6e-6));
+    }
+
+    #[test]
+    fn small_grids_with_slow_networks_are_network_bound() {
+        let mut p = profile();
+        p.network.as_mut().unwrap().regimes[0].t0_s = Estimate::exact(1e-3);
+        let pr = predict(&p, &setup(64, 2, Variant::Blocking)).unwrap();
+        assert_eq!(pr.binding, "network latency (T0)");
+    }
+
+    #[test]
+    fn a_cache_resident_block_uses_its_level() {
+        let mut p = profile();
+        p.levels.push(MemoryLevel {
+            name: "L2".into(),
+            size_bytes: Some(1e6),
+            latency_s: None,
+            bandwidth_1t_Bps: Some(Estimate::exact(50e9)),
+            bandwidth_Bps: Some(Estimate::exact(100e9)),
+        });
+        p.levels.push(MemoryLevel {
+            name: "L3".into(),
+            size_bytes: Some(32e6),
+            latency_s: None,
+            bandwidth_1t_Bps: Some(Estimate::exact(30e9)),
+            bandwidth_Bps: Some(Estimate::exact(40e9)),
+        });
+        // N = 100 on 2 ranks: 2 * 52 * 102 * 8 = 84.9 kB fits L2.
+        let m = predict(&p, &setup(100, 2, Variant::Blocking))
+            .unwrap()
+            .memory;
+        assert_eq!((m.level.as_str(), m.bandwidth_Bps), ("L2", 50e9));
+        // N = 1000: 8 MB per rank exceeds L2 but fits 32 MB / 2 of L3.
+        let m = predict(&p, &setup(1000, 2, Variant::Blocking))
+            .unwrap()
+            .memory;
+        assert_eq!((m.level.as_str(), m.bandwidth_Bps), ("L3", 20e9));
+        // N = 2000: 32 MB per rank goes to DRAM.
+        let m = predict(&p, &setup(2000, 2, Variant::Blocking))
+            .unwrap()
+            .memory;
+        assert_eq!(m.level, "DRAM");
+    }
+
+    #[test]
+    fn one_rank_gets_the_one_thread_bandwidth() {
+        // 9 GB/s x 4/3 = 12 GB/s: 2 ns per update, no messages.
+        let pr = predict(&profile(), &setup(1000, 1, Variant::Nonblocking)).unwrap();
+        assert!(close(pr.memory.bandwidth_Bps, 12e9));
+        assert!(close(pr.time_s, 1e6 * 2e-9));
+        assert!(pr.messages.is_empty());
+    }
+
+    #[test]
+    fn missing_figures_name_their_fix() {
+        let mut p = profile();
+        p.network = None;
+        let e = predict(&p, &setup(100, 2, Variant::Blocking)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "profile lacks the MPI network (T0 and B); run `mpirun -np 2 calibrate --only pingpong`"
+        );
+        // One rank needs no network.
+        assert!(predict(&p, &setup(100, 1, Variant::Blocking)).is_ok());
+        let e = predict(
+            &Profile::new(Provenance::default()),
+            &setup(100, 1, Variant::Blocking),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("calibrate --only stream"), "{e}");
+    }
+
+    #[test]
+    fn regimes_are_matched_by_size() {
+        let r = |from: f64, to: f64, t0: f64| NetworkRegime {
+            from_bytes: from,
+            to_bytes: to,
+            t0_s: Estimate::exact(t0),
+            bandwidth_Bps: Estimate::exact(1e9),
+            r_squared: 1.0,
+        };
+        let rs = vec![r(1.0, 2048.0, 1.0), r(4096.0, 1e6, 2.0), r(2e6, 16e6, 3.0)];
+        let pick = |b: f64| regime_for(&rs, b).unwrap().t0_s.point;
+        assert_eq!(pick(0.5), 1.0);
+        assert_eq!(pick(2048.0), 1.0);
+        assert_eq!(pick(3000.0), 1.0);
+        assert_eq!(pick(3500.0), 2.0);
+        assert_eq!(pick(1.6e6), 3.0);
+        assert_eq!(pick(1e9), 3.0);
+        assert!(regime_for(&[], 1.0).is_none());
+    }
+}

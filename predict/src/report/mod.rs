@@ -1,0 +1,326 @@
+//! From measurements to records and the readable report: predictions through
+//! the profile, speed-ups between variants measured against the model's, and
+//! the bottleneck the high-watermark variants point at (lecture §5 point 5).
+
+use std::fmt::Write as _;
+
+use models::profile::Profile;
+
+use crate::eval::derivation::{plain, show};
+use crate::kernels::work::{predict, Prediction};
+use crate::kernels::Measurement;
+use crate::machine::Machine;
+use crate::run::record::{Provenance, Record};
+
+/// A record and the prediction behind it (kept for `--explain`).
+pub struct Assessed {
+    pub record: Record,
+    pub prediction: Option<Prediction>,
+}
+
+/// Predicts each measurement through the profile and makes its record.
+pub fn assess(
+    ms: &[Measurement],
+    profile: Option<&Profile>,
+    provenance: &Provenance,
+) -> Vec<Assessed> {
+    ms.iter()
+        .map(|m| {
+            let s = m.seconds.summary();
+            let predicted = match (profile, &m.work) {
+                (None, _) => Err("no profile; run `calibrate` to create one".to_string()),
+                (Some(_), Err(e)) => Err(e.to_string()),
+                (Some(p), Ok(w)) => {
+                    predict(w, &Machine::new(p), m.threads).map_err(|e| e.to_string())
+                }
+            };
+            let (flops, bytes) = m
+                .work
+                .as_ref()
+                .map_or((0.0, 0.0), |w| (w.flops(), w.bytes()));
+            let (prediction, no_prediction) = match predicted {
+                Ok(p) => (Some(p), None),
+                Err(e) => (None, Some(e)),
+            };
+            let mut record = Record::measured(
+                m.kernel,
+                &m.variant,
+                m.threads,
+                m.size as u64,
+                &s,
+                flops,
+                bytes,
+                provenance.clone(),
+            );
+            record.verified = Some(m.verified);
+            let record = match (&prediction, no_prediction) {
+                (Some(p), _) => record.predicted(p.seconds, p.binding),
+                (None, why) => record.unpredicted(why.unwrap_or_default()),
+            };
+            Assessed { record, prediction }
+        })
+        .collect()
+}
+
+/// Pairs of variants whose speed-up the report shows: (kernel, slower, faster).
+const PAIRS: [(&str, &str, &str); 7] = [
+    ("fusion", "three-pass", "fused"),
+    ("stencil", "row-major", "tiled"),
+    ("false-sharing", "adjacent", "padded"),
+    ("false-sharing", "adjacent", "local"),
+    ("binning", "global-lock", "cell-locks"),
+    ("binning", "global-lock", "data-parallel"),
+    ("matmul", "blocked", "blocked"),
+];
+
+/// A speed-up between two variants, measured and predicted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Speedup {
+    pub kernel: String,
+    pub label: String,
+    pub measured: f64,
+    pub predicted: Option<f64>,
+}
+
+/// The speed-ups of [`PAIRS`] found among the records: same kernel and
+/// size, the same thread count (or, for one variant against itself, one
+/// thread against the most).
+pub fn speedups(records: &[Record]) -> Vec<Speedup> {
+    let mut out = Vec::new();
+    let suffix = |v: &str| v.split_once('@').map(|(_, s)| s.to_string());
+    let base = |v: &str| v.split('@').next().unwrap_or(v).to_string();
+    for (kernel, slow, fast) in PAIRS {
+        for a in records
+            .iter()
+            .filter(|r| r.kernel == kernel && base(&r.variant) == slow)
+        {
+            let b = records.iter().find(|b| {
+                b.kernel == kernel
+                    && base(&b.variant) == fast
+                    && suffix(&b.variant) == suffix(&a.variant)
+                    && b.size == a.size
+                    && if slow == fast {
+                        b.threads > a.threads
+                    } else {
+                        b.threads == a.threads
+                    }
+            });
+            let Some(b) = b else { continue };
+            if slow == fast && a.threads != 1 {
+                continue;
+            }
+            let label = if slow == fast {
+                format!("{} threads / 1", b.threads)
+            } else {
+                format!(
+                    "{} / {}{}, {} thr",
+                    base(&a.variant),
+                    base(&b.variant),
+                    suffix(&a.variant)
+                        .map(|s| format!(" @{s}"))
+                        .unwrap_or_default(),
+                    a.threads
+                )
+            };
+            out.push(Speedup {
+                kernel: kernel.into(),
+                label,
+                measured: a.measured_s / b.measured_s,
+                predicted: a.predicted_s.zip(b.predicted_s).map(|(x, y)| x / y),
+            });
+        }
+    }
+    out
+}
+
+/// The bottleneck the watermark variants point at, for the kernels that
+/// have them, with the evidence, next to the model's binding resource.
+pub fn bottlenecks(records: &[Record]) -> Vec<String> {
+    let find = |k: &str, v: &str| {
+        records
+            .iter()
+            .filter(|r| r.kernel == k && r.variant == v)
+            .max_by_key(|r| r.threads)
+    };
+    let mut out = Vec::new();
+    if let (Some(base), Some(extra), Some(one), Some(none)) = (
+        find("fusion", "fused"),
+        find("fusion", "fused+extra-math"),
+        find("fusion", "fused+one-element"),
+        find("fusion", "fused+no-compute"),
+    ) {
+        let r = |x: &Record| x.measured_s / base.measured_s;
+        let (re, ro, rn) = (r(extra), r(one), r(none));
+        let measured = if rn > 0.8 && ro < 0.5 && re < 1.3 {
+            "memory bandwidth"
+        } else if re > 1.5 {
+            "compute"
+        } else {
+            "mixed"
+        };
+        out.push(format!(
+            "fusion (fused, {} thr): extra math ×{}, one element ×{}, no compute ×{} → measured bottleneck: {measured}; model: {}",
+            base.threads,
+            plain(re),
+            plain(ro),
+            plain(rn),
+            base.binding.as_deref().unwrap_or("no prediction")
+        ));
+    }
+    if let (Some(lock), Some(free)) = (
+        find("binning", "global-lock"),
+        find("binning", "global-lock+no-sync"),
+    ) {
+        let headroom = lock.measured_s / free.measured_s;
+        let measured = if headroom > 2.0 {
+            "synchronization (the lock)"
+        } else {
+            "not the lock"
+        };
+        out.push(format!(
+            "binning (global lock, {} thr): without the lock ×{} faster → measured bottleneck: {measured}; model: {}",
+            lock.threads,
+            plain(headroom),
+            lock.binding.as_deref().unwrap_or("no prediction")
+        ));
+    }
+    out
+}
+
+/// The readable report: per kernel, measured and predicted times, the
+/// error, then the speed-ups and the watermark verdicts.
+pub fn table(assessed: &[Assessed], explain: bool) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{:<14} {:<26} {:>3} {:>10} {:>23} {:>10} {:>7}  binding",
+        "kernel", "variant", "thr", "size", "measured (95% CI)", "predicted", "error"
+    );
+    for a in assessed {
+        let r = &a.record;
+        let flag = match (r.noisy, r.verified) {
+            (_, Some(false)) => " WRONG RESULT",
+            (true, _) => " (noisy)",
+            _ => "",
+        };
+        let measured = format!(
+            "{} [{}, {}]",
+            short(r.measured_s),
+            short(r.measured_ci_s[0]),
+            short(r.measured_ci_s[1])
+        );
+        let (pred, err, bind) = match (&r.predicted_s, &r.no_prediction) {
+            (Some(p), _) => (
+                short(*p),
+                format!("{:+.0}%", 100.0 * r.rel_error.unwrap_or(0.0)),
+                r.binding.clone().unwrap_or_default(),
+            ),
+            (None, why) => (
+                "-".into(),
+                "-".into(),
+                format!("no prediction: {}", why.as_deref().unwrap_or("?")),
+            ),
+        };
+        let _ = writeln!(
+            s,
+            "{:<14} {:<26} {:>3} {:>10} {:>23} {:>10} {:>7}  {bind}{flag}",
+            r.kernel, r.variant, r.threads, r.size, measured, pred, err
+        );
+        if explain {
+            if let Some(p) = &a.prediction {
+                for t in &p.terms {
+                    let _ = writeln!(
+                        s,
+                        "{:>18}{}: {} = {}",
+                        "",
+                        t.resource,
+                        t.explain,
+                        show(t.seconds, "s")
+                    );
+                }
+            }
+        }
+    }
+    let records: Vec<Record> = assessed.iter().map(|a| a.record.clone()).collect();
+    let sp = speedups(&records);
+    if !sp.is_empty() {
+        let _ = writeln!(s, "\nspeed-ups");
+        for x in sp {
+            let model = x.predicted.map_or("-".into(), |p| format!("{}×", plain(p)));
+            let _ = writeln!(
+                s,
+                "  {:<14} {:<40} measured {:>7}×  model {:>7}",
+                x.kernel,
+                x.label,
+                plain(x.measured),
+                model
+            );
+        }
+    }
+    let b = bottlenecks(&records);
+    if !b.is_empty() {
+        let _ = writeln!(s, "\nhigh-watermark experiments (§5)");
+        for line in b {
+            let _ = writeln!(s, "  {line}");
+        }
+    }
+    s
+}
+
+/// A time with an SI prefix, compact.
+fn short(v: f64) -> String {
+    show(v, "s")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(kernel: &str, variant: &str, threads: usize, measured: f64, predicted: f64) -> Record {
+        let time = models::stats::Sample::new(vec![measured; 3])
+            .unwrap()
+            .summary();
+        let prov = Provenance::now(vec!["h".into()], None);
+        Record::measured(kernel, variant, threads, 1024, &time, 1.0, 1.0, prov)
+            .predicted(predicted, "compute")
+    }
+
+    #[test]
+    fn speedups_pair_matching_variants() {
+        let rs = vec![
+            rec("fusion", "three-pass", 2, 1.8, 1.8),
+            rec("fusion", "fused", 2, 1.0, 1.0),
+            rec("fusion", "three-pass", 1, 3.6, 3.0),
+            rec("fusion", "fused", 1, 2.0, 2.0),
+            rec("stencil", "row-major@4096", 2, 1.0, 1.0),
+            rec("stencil", "tiled@4096", 2, 1.0, 1.0),
+            rec("matmul", "blocked", 1, 2.0, 2.0),
+            rec("matmul", "blocked", 2, 1.0, 1.0),
+        ];
+        let sp = speedups(&rs);
+        let fusion: Vec<_> = sp.iter().filter(|s| s.kernel == "fusion").collect();
+        assert_eq!(fusion.len(), 2);
+        assert!((fusion[0].measured - 1.8).abs() < 1e-12);
+        assert!((fusion[1].predicted.unwrap() - 1.5).abs() < 1e-12);
+        let st = sp.iter().find(|s| s.kernel == "stencil").unwrap();
+        assert!(st.label.contains("@4096"));
+        let mm = sp.iter().find(|s| s.kernel == "matmul").unwrap();
+        assert_eq!(mm.measured, 2.0);
+    }
+
+    #[test]
+    fn watermarks_name_a_bandwidth_bottleneck() {
+        let rs = vec![
+            rec("fusion", "fused", 2, 1.0, 1.0),
+            rec("fusion", "fused+extra-math", 2, 1.05, 1.0),
+            rec("fusion", "fused+one-element", 2, 0.1, 0.1),
+            rec("fusion", "fused+no-compute", 2, 0.98, 1.0),
+        ];
+        let b = bottlenecks(&rs);
+        assert!(
+            b[0].contains("measured bottleneck: memory bandwidth"),
+            "{}",
+            b[0]
+        );
+    }
+}

@@ -1,0 +1,466 @@
+//! Reading the records `predict run` writes (its `--json` arrays, its
+//! `--csv` files, and the files it appends to `data/measurements/`).
+//!
+//! Only the contract fields are read — `kernel`, `variant`, `threads`,
+//! `size`, `measured_s`, `measured_ci_s` [lo, hi], `predicted_s`, `binding`,
+//! `flops`, `bytes` — and every other field (provenance, `rel_error`) is
+//! ignored, so the reader does not depend on the record type's other
+//! fields. JSON files may hold an array of records, one record, an object
+//! with a `records` array, or one JSON document per line. CSV files need a
+//! header; the interval may be one column (`measured_ci_s` as `[lo, hi]`,
+//! `lo;hi` or `lo hi`) or two (`measured_ci_lo_s`, `measured_ci_hi_s`).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::BadInput;
+
+/// One measured kernel variant.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Record {
+    pub kernel: String,
+    pub variant: String,
+    pub threads: Option<u64>,
+    /// The problem size as the record gives it (a number or a text).
+    pub size: String,
+    pub measured_s: f64,
+    /// 95% interval of the measured time, seconds.
+    pub measured_ci_s: Option<(f64, f64)>,
+    /// None when the profile lacked what the prediction needs.
+    pub predicted_s: Option<f64>,
+    pub binding: Option<String>,
+    pub flops: f64,
+    pub bytes: f64,
+    /// The file the record came from.
+    pub source: String,
+}
+
+/// The records of every file, and what was noticed while reading them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Loaded {
+    pub records: Vec<Record>,
+    pub notes: Vec<String>,
+}
+
+/// Reads `path`: one file, or every `.json`, `.jsonl` and `.csv` file of a
+/// directory in name order. A later record with the same kernel, variant,
+/// threads and size replaces an earlier one (a re-run), and the number
+/// replaced is noted.
+pub fn load(path: &Path) -> Result<Loaded, BadInput> {
+    let files = if path.is_dir() {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(path)
+            .map_err(|e| BadInput(format!("cannot read the directory {}: {e}", path.display())))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.is_file() && kind(p).is_some())
+            .collect();
+        files.sort();
+        files
+    } else if path.is_file() {
+        vec![path.to_path_buf()]
+    } else {
+        return Err(BadInput(format!(
+            "{}: no such file or directory of measurements",
+            path.display()
+        )));
+    };
+    let mut all = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f)
+            .map_err(|e| BadInput(format!("cannot read {}: {e}", f.display())))?;
+        let source = f.display().to_string();
+        let records = match kind(f) {
+            Some(Kind::Csv) => parse_csv(&text, &source)?,
+            _ => parse_json(&text, &source)?,
+        };
+        all.extend(records);
+    }
+    let mut notes = Vec::new();
+    if path.is_dir() && files.is_empty() {
+        notes.push(format!(
+            "{} holds no .json or .csv measurements; the chart shows the machine only",
+            path.display()
+        ));
+    }
+    let (records, replaced) = latest(all);
+    if replaced > 0 {
+        notes.push(format!(
+            "{replaced} earlier record(s) of the same kernel, variant, threads and size were replaced by later ones"
+        ));
+    }
+    Ok(Loaded { records, notes })
+}
+
+enum Kind {
+    Json,
+    Csv,
+}
+
+fn kind(p: &Path) -> Option<Kind> {
+    match p.extension()?.to_str()?.to_ascii_lowercase().as_str() {
+        "json" | "jsonl" => Some(Kind::Json),
+        "csv" => Some(Kind::Csv),
+        _ => None,
+    }
+}
+
+/// Keeps the last record of each (kernel, variant, threads, size), in the
+/// order of first appearance.
+fn latest(records: Vec<Record>) -> (Vec<Record>, usize) {
+    let mut index: BTreeMap<(String, String, Option<u64>, String), usize> = BTreeMap::new();
+    let mut out: Vec<Record> = Vec::new();
+    let mut replaced = 0;
+    for r in records {
+        let key = (
+            r.kernel.clone(),
+            r.variant.clone(),
+            r.threads,
+            r.size.clone(),
+        );
+        match index.get(&key) {
+            Some(&i) => {
+                out[i] = r;
+                replaced += 1;
+            }
+            None => {
+                index.insert(key, out.len());
+                out.push(r);
+            }
+        }
+    }
+    (out, replaced)
+}
+
+/// Parses JSON records (see the module documentation for the shapes).
+pub fn parse_json(text: &str, source: &str) -> Result<Vec<Record>, BadInput> {
+    let mut out = Vec::new();
+    let stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
+    for doc in stream {
+        let doc = doc.map_err(|e| {
+            BadInput(format!(
+                "{source} line {}, column {}: not valid JSON ({e})",
+                e.line(),
+                e.column()
+            ))
+        })?;
+        let items: Vec<Value> = match doc {
+            Value::Array(a) => a,
+            Value::Object(ref o) if o.get("records").is_some_and(Value::is_array) => {
+                o["records"].as_array().cloned().unwrap_or_default()
+            }
+            Value::Object(_) => vec![doc],
+            other => {
+                return Err(BadInput(format!(
+                    "{source}: expected records (objects), found {other}"
+                )))
+            }
+        };
+        for v in items {
+            let n = out.len() + 1;
+            out.push(
+                from_json(&v, source)
+                    .map_err(|e| BadInput(format!("{source}: record {n}: {e}")))?,
+            );
+        }
+    }
+    if out.is_empty() {
+        return Err(BadInput(format!("{source} holds no records")));
+    }
+    Ok(out)
+}
+
+fn from_json(v: &Value, source: &str) -> Result<Record, String> {
+    let o = v
+        .as_object()
+        .ok_or_else(|| format!("expected an object, found {v}"))?;
+    let text = |k: &str| -> Result<String, String> {
+        match o.get(k) {
+            Some(Value::String(s)) => Ok(s.clone()),
+            Some(Value::Null) | None => Err(format!("the field '{k}' is missing")),
+            Some(other) => Ok(other.to_string()),
+        }
+    };
+    let num = |k: &str| -> Result<Option<f64>, String> {
+        match o.get(k) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Number(n)) => Ok(n.as_f64()),
+            Some(Value::String(s)) => s
+                .trim()
+                .parse::<f64>()
+                .map(Some)
+                .map_err(|_| format!("the field '{k}' is '{s}', not a number")),
+            Some(other) => Err(format!("the field '{k}' is {other}, not a number")),
+        }
+    };
+    let required = |k: &str| num(k)?.ok_or_else(|| format!("the field '{k}' is missing"));
+    let ci = match o.get("measured_ci_s") {
+        None | Some(Value::Null) => None,
+        Some(Value::Array(a)) if a.len() == 2 => match (a[0].as_f64(), a[1].as_f64()) {
+            (Some(lo), Some(hi)) => Some((lo, hi)),
+            _ => return Err("'measured_ci_s' must be two numbers [lo, hi]".into()),
+        },
+        Some(Value::Object(m)) => match (
+            m.get("lo").and_then(Value::as_f64),
+            m.get("hi").and_then(Value::as_f64),
+        ) {
+            (Some(lo), Some(hi)) => Some((lo, hi)),
+            _ => return Err("'measured_ci_s' must be two numbers [lo, hi]".into()),
+        },
+        Some(other) => return Err(format!("'measured_ci_s' is {other}, expected [lo, hi]")),
+    };
+    let bytes = match o.get("bytes") {
+        Some(Value::Object(levels)) => levels
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case("dram"))
+            .and_then(|(_, v)| v.as_f64())
+            .ok_or("'bytes' is an object without a 'dram' entry")?,
+        _ => required("bytes")?,
+    };
+    let size = match o.get("size") {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+    };
+    let binding = match o.get("binding") {
+        Some(Value::String(s)) => Some(s.clone()),
+        _ => None,
+    };
+    Ok(Record {
+        kernel: text("kernel")?,
+        variant: text("variant").unwrap_or_default(),
+        threads: num("threads")?.map(|t| t.max(0.0) as u64),
+        size,
+        measured_s: required("measured_s")?,
+        measured_ci_s: ci,
+        predicted_s: num("predicted_s")?,
+        binding,
+        flops: required("flops")?,
+        bytes,
+        source: source.to_string(),
+    })
+}
+
+/// Parses CSV records with a header row; errors name the line and column.
+pub fn parse_csv(text: &str, source: &str) -> Result<Vec<Record>, BadInput> {
+    let mut rd = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .trim(csv::Trim::All)
+        .from_reader(text.as_bytes());
+    let header: Vec<String> = rd
+        .headers()
+        .map_err(|e| BadInput(format!("{source}: {e}")))?
+        .iter()
+        .map(|h| h.to_ascii_lowercase())
+        .collect();
+    if header.iter().all(String::is_empty) {
+        return Err(BadInput(format!(
+            "{source} is empty; expected a header line with kernel,variant,threads,size,measured_s,measured_ci_s,predicted_s,binding,flops,bytes"
+        )));
+    }
+    let col = |name: &str| header.iter().position(|h| h == name);
+    let need = |name: &str| {
+        col(name).ok_or_else(|| {
+            BadInput(format!(
+                "{source} line 1: the header has no '{name}' column (it has: {})",
+                header.join(", ")
+            ))
+        })
+    };
+    let (c_kernel, c_measured, c_flops, c_bytes) = (
+        need("kernel")?,
+        need("measured_s")?,
+        need("flops")?,
+        need("bytes")?,
+    );
+    let c_variant = col("variant");
+    let c_threads = col("threads");
+    let c_size = col("size");
+    let c_pred = col("predicted_s");
+    let c_binding = col("binding");
+    let c_ci = col("measured_ci_s");
+    let c_ci_lo = col("measured_ci_lo_s").or_else(|| col("measured_ci_s_lo"));
+    let c_ci_hi = col("measured_ci_hi_s").or_else(|| col("measured_ci_s_hi"));
+
+    let mut out = Vec::new();
+    for row in rd.records() {
+        let row = row.map_err(|e| BadInput(format!("{source}: {}", csv_error(&e))))?;
+        let line = row.position().map_or(0, |p| p.line());
+        let field = |c: usize| row.get(c).unwrap_or("");
+        let number = |c: usize, optional: bool| -> Result<Option<f64>, BadInput> {
+            let s = field(c);
+            if s.is_empty() || s.eq_ignore_ascii_case("null") {
+                if optional {
+                    return Ok(None);
+                }
+                return Err(BadInput(format!(
+                    "{source} line {line}, column {} ({}): the value is empty",
+                    c + 1,
+                    header[c]
+                )));
+            }
+            s.parse::<f64>().map(Some).map_err(|_| {
+                BadInput(format!(
+                    "{source} line {line}, column {} ({}): '{s}' is not a number",
+                    c + 1,
+                    header[c]
+                ))
+            })
+        };
+        let ci = if let (Some(lo), Some(hi)) = (c_ci_lo, c_ci_hi) {
+            match (number(lo, true)?, number(hi, true)?) {
+                (Some(a), Some(b)) => Some((a, b)),
+                _ => None,
+            }
+        } else if let Some(c) = c_ci {
+            let s = field(c).trim_matches(|ch| ch == '[' || ch == ']' || ch == '(' || ch == ')');
+            if s.is_empty() {
+                None
+            } else {
+                let parts: Vec<&str> = s
+                    .split(|ch: char| ch == ';' || ch == ',' || ch.is_whitespace())
+                    .filter(|p| !p.is_empty())
+                    .collect();
+                match parts.as_slice() {
+                    [a, b] => match (a.parse::<f64>(), b.parse::<f64>()) {
+                        (Ok(a), Ok(b)) => Some((a, b)),
+                        _ => return Err(ci_error(source, line, c, field(c))),
+                    },
+                    _ => return Err(ci_error(source, line, c, field(c))),
+                }
+            }
+        } else {
+            None
+        };
+        out.push(Record {
+            kernel: field(c_kernel).to_string(),
+            variant: c_variant.map(|c| field(c).to_string()).unwrap_or_default(),
+            threads: match c_threads {
+                Some(c) => number(c, true)?.map(|t| t.max(0.0) as u64),
+                None => None,
+            },
+            size: c_size.map(|c| field(c).to_string()).unwrap_or_default(),
+            measured_s: number(c_measured, false)?.unwrap_or(f64::NAN),
+            measured_ci_s: ci,
+            predicted_s: match c_pred {
+                Some(c) => number(c, true)?,
+                None => None,
+            },
+            binding: c_binding
+                .map(|c| field(c).to_string())
+                .filter(|s| !s.is_empty()),
+            flops: number(c_flops, false)?.unwrap_or(f64::NAN),
+            bytes: number(c_bytes, false)?.unwrap_or(f64::NAN),
+            source: source.to_string(),
+        });
+    }
+    if out.is_empty() {
+        return Err(BadInput(format!("{source} has a header but no records")));
+    }
+    Ok(out)
+}
+
+fn ci_error(source: &str, line: u64, c: usize, s: &str) -> BadInput {
+    BadInput(format!(
+        "{source} line {line}, column {} (measured_ci_s): '{s}' is not an interval; write it as [lo;hi]",
+        c + 1
+    ))
+}
+
+/// A csv crate error as "line L: what".
+pub fn csv_error(e: &csv::Error) -> String {
+    match e.kind() {
+        csv::ErrorKind::UnequalLengths {
+            pos,
+            expected_len,
+            len,
+        } => format!(
+            "line {}: {len} fields where the header has {expected_len}",
+            pos.as_ref().map_or(0, |p| p.line())
+        ),
+        csv::ErrorKind::Utf8 { pos, .. } => format!(
+            "line {}: not valid UTF-8",
+            pos.as_ref().map_or(0, |p| p.line())
+        ),
+        _ => e.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const JSON: &str = r#"[
+      {"kernel":"fusion","variant":"fused","threads":2,"size":1000000,"measured_s":0.01,
+       "measured_ci_s":[0.009,0.011],"predicted_s":0.0095,"rel_error":-0.05,
+       "binding":"DRAM bandwidth","flops":3e6,"bytes":2e7,"provenance":{"host":"x"}},
+      {"kernel":"matmul","variant":"blocked","threads":2,"size":"512","measured_s":0.02,
+       "measured_ci_s":null,"predicted_s":null,"binding":null,"flops":2.7e8,"bytes":4e6}
+    ]"#;
+
+    #[test]
+    fn json_arrays_and_lines() {
+        let r = parse_json(JSON, "a.json").unwrap();
+        assert_eq!(r.len(), 2);
+        assert_eq!(r[0].measured_ci_s, Some((0.009, 0.011)));
+        assert_eq!(r[0].size, "1000000");
+        assert_eq!(r[1].predicted_s, None);
+        assert_eq!(r[1].size, "512");
+        let lines = "{\"kernel\":\"k\",\"measured_s\":1,\"flops\":1,\"bytes\":1}\n{\"kernel\":\"k2\",\"measured_s\":1,\"flops\":1,\"bytes\":1}\n";
+        assert_eq!(parse_json(lines, "b.jsonl").unwrap().len(), 2);
+    }
+
+    #[test]
+    fn json_errors_name_the_record_and_field() {
+        let e = parse_json(r#"[{"kernel":"k","measured_s":1,"flops":1}]"#, "a.json").unwrap_err();
+        assert_eq!(e.0, "a.json: record 1: the field 'bytes' is missing");
+        let e = parse_json("[{\"kernel\":", "a.json").unwrap_err();
+        assert!(e.0.starts_with("a.json line 1, column"), "{e}");
+        assert!(parse_json("", "a.json").is_err());
+    }
+
+    #[test]
+    fn csv_with_one_or_two_interval_columns() {
+        let one = "kernel,variant,threads,size,measured_s,measured_ci_s,predicted_s,binding,flops,bytes\n\
+                   fusion,fused,2,1000000,0.01,[0.009;0.011],0.0095,dram,3e6,2e7\n";
+        let r = parse_csv(one, "a.csv").unwrap();
+        assert_eq!(r[0].measured_ci_s, Some((0.009, 0.011)));
+        let two =
+            "kernel,variant,measured_s,measured_ci_lo_s,measured_ci_hi_s,flops,bytes,predicted_s\n\
+                   k,v,0.01,0.009,0.011,3e6,2e7,\n";
+        let r = parse_csv(two, "b.csv").unwrap();
+        assert_eq!(r[0].measured_ci_s, Some((0.009, 0.011)));
+        assert_eq!(r[0].predicted_s, None);
+    }
+
+    #[test]
+    fn csv_errors_name_line_and_column() {
+        let bad = "kernel,variant,measured_s,flops,bytes\nk,v,0.01,3e6,2e7\nk,w,fast,3e6,2e7\n";
+        let e = parse_csv(bad, "r.csv").unwrap_err();
+        assert_eq!(
+            e.0,
+            "r.csv line 3, column 3 (measured_s): 'fast' is not a number"
+        );
+        let e = parse_csv("", "r.csv").unwrap_err();
+        assert!(e.0.contains("is empty"), "{e}");
+        let e = parse_csv("kernel,measured_s,flops\nk,1,1\n", "r.csv").unwrap_err();
+        assert!(e.0.contains("no 'bytes' column"), "{e}");
+        let e = parse_csv("kernel,measured_s,flops,bytes\nk,1,1\n", "r.csv").unwrap_err();
+        assert!(
+            e.0.contains("line 2: 3 fields where the header has 4"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn later_runs_replace_earlier_ones() {
+        let mut a = parse_json(JSON, "a.json").unwrap();
+        let mut b = a.clone();
+        b[0].measured_s = 0.02;
+        a.extend(b);
+        let (kept, replaced) = latest(a);
+        assert_eq!((kept.len(), replaced), (2, 2));
+        assert_eq!(kept[0].measured_s, 0.02);
+    }
+}

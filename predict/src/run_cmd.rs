@@ -1,0 +1,140 @@
+//! `predict run`: the kernels measured on this machine next to the model's
+//! prediction from the machine profile.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use calibrate::timer::Plan;
+use clap::Args;
+
+use crate::kernels::{self, Options};
+use crate::machine::Machine;
+use crate::report;
+use crate::run::record::{self, AtomicFile, Provenance};
+use crate::run::{ProfileSource, DEFAULT_PROFILE};
+use crate::BadInput;
+
+/// Default folder the records are appended to.
+pub const DEFAULT_MEASUREMENTS: &str = "data/measurements";
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Machine profile written by `calibrate`.
+    #[arg(long)]
+    pub profile: Option<PathBuf>,
+    /// Kernels to run (repeat the flag); all when absent.
+    #[arg(long = "kernel", value_name = "NAME")]
+    pub kernels: Vec<String>,
+    /// Threads of the all-core runs (default: every allowed CPU).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Size parameter, per kernel: fusion elements per array, stencil row
+    /// width, false-sharing increments per thread, binning particles, matmul n.
+    #[arg(long, value_parser = crate::args::number)]
+    pub size: Option<f64>,
+    /// One JSON array of records on stdout instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write the records as CSV to this file.
+    #[arg(long)]
+    pub csv: Option<PathBuf>,
+    /// Show each prediction's formula and values.
+    #[arg(long)]
+    pub explain: bool,
+    /// Fewer repetitions (for tests and quick looks).
+    #[arg(long)]
+    pub quick: bool,
+    /// Folder whose `records.jsonl` the records are appended to.
+    #[arg(long, default_value = DEFAULT_MEASUREMENTS)]
+    pub measurements: PathBuf,
+    /// Do not append the records to the measurements folder.
+    #[arg(long)]
+    pub no_record: bool,
+}
+
+pub fn run(a: &RunArgs, out: &mut dyn std::io::Write) -> Result<()> {
+    let names: Vec<String> = if a.kernels.is_empty() {
+        kernels::NAMES.iter().map(|s| s.to_string()).collect()
+    } else {
+        a.kernels.clone()
+    };
+    for n in &names {
+        if !kernels::NAMES.contains(&n.as_str()) {
+            return Err(BadInput(format!(
+                "unknown kernel '{n}': expected one of {} (ghost-stencil runs under mpirun)",
+                kernels::NAMES.join(", ")
+            ))
+            .into());
+        }
+    }
+    let size = match a.size {
+        Some(s) if s < 1.0 || s.fract() != 0.0 => {
+            return Err(BadInput(format!(
+                "--size {s} is not accepted: it must be a whole number >= 1"
+            ))
+            .into())
+        }
+        s => s.map(|s| s as usize),
+    };
+    let csv = a
+        .csv
+        .as_deref()
+        .map(|p| {
+            AtomicFile::create(p)
+                .map_err(|e| BadInput(format!("cannot write --csv {}: {e}", p.display())))
+        })
+        .transpose()?;
+    let cpus = calibrate::pin::allowed_cpus().len();
+    let threads = a.threads.unwrap_or(cpus);
+    kernels::team::team(threads)?; // checks --threads before any work
+    let (profile, note) = match crate::run::load_profile(a.profile.as_deref())? {
+        ProfileSource::Loaded { profile, .. } => (Some(*profile), None),
+        ProfileSource::Absent { note } => (None, Some(note)),
+    };
+    let cache_bytes = match &profile {
+        Some(p) => Machine::new(p).largest_cache_bytes(),
+        None => Err(crate::machine::Missing {
+            what: "a profile".into(),
+            fix: "latency",
+        }),
+    };
+    let options = Options {
+        threads,
+        size,
+        plan: if a.quick { Plan::quick() } else { Plan::full() },
+        cache_bytes,
+    };
+    let mut measurements = Vec::new();
+    for n in &names {
+        measurements.extend(kernels::run(n, &options)?);
+    }
+    let profile_name = a
+        .profile
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(DEFAULT_PROFILE));
+    let sys = calibrate::sysinfo::SysInfo::read(cpus);
+    let provenance = Provenance::now(
+        vec![sys.hostname],
+        profile.as_ref().map(|_| profile_name.display().to_string()),
+    );
+    if let Some(note) = note {
+        eprintln!("note: {note}");
+    }
+    let assessed = report::assess(&measurements, profile.as_ref(), &provenance);
+    let records: Vec<record::Record> = assessed.iter().map(|x| x.record.clone()).collect();
+    if a.json {
+        writeln!(out, "{}", record::to_json(&records))?;
+    } else {
+        write!(out, "{}", report::table(&assessed, a.explain))?;
+    }
+    if let Some(csv) = csv {
+        csv.commit(record::to_csv(&records).as_bytes())
+            .context("writing the CSV")?;
+    }
+    if !a.no_record {
+        let path = a.measurements.join("records.jsonl");
+        record::append_jsonl(&path, &records)
+            .with_context(|| format!("appending to {}", path.display()))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,295 @@
+//! `predict run --kernel ghost-stencil` under `mpirun`: every variant gives
+//! the serial reference's grid bit for bit, the records follow the issue-5
+//! contract, and bad sizes end with one line and status 2. Skipped, with a
+//! note, only when `mpirun` is not on PATH. Nothing here depends on speed.
+
+#![cfg(feature = "mpi")]
+
+use std::os::unix::fs::MetadataExt;
+use std::process::{Command, Output};
+use std::sync::Mutex;
+
+use models::profile::{Network, NetworkRegime, Profile, Provenance};
+use models::Estimate;
+use predict::mpi_stencil::serial;
+use serde_json::Value;
+
+/// One MPI job at a time: on two cores parallel jobs only slow each other.
+static MPI_JOBS: Mutex<()> = Mutex::new(());
+
+fn mpirun_on_path() -> bool {
+    let found = Command::new("mpirun")
+        .arg("--version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if !found {
+        eprintln!("note: mpirun is not on PATH; the MPI stencil test is skipped");
+    }
+    found
+}
+
+fn as_root() -> bool {
+    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+}
+
+/// `mpirun -np <np> predict run --kernel ghost-stencil <args> --no-record`.
+fn mpirun(np: u32, args: &[&str]) -> Output {
+    let _guard = MPI_JOBS.lock().unwrap_or_else(|e| e.into_inner());
+    let mut cmd = Command::new("mpirun");
+    cmd.args(["-np", &np.to_string(), "--oversubscribe"])
+        .arg(env!("CARGO_BIN_EXE_predict"))
+        .args(["run", "--kernel", "ghost-stencil", "--no-record"])
+        .args(args);
+    if as_root() {
+        cmd.env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    }
+    cmd.output().expect("mpirun starts")
+}
+
+/// The JSON records of a successful run.
+fn records(np: u32, args: &[&str]) -> Vec<Value> {
+    let mut full = args.to_vec();
+    full.push("--json");
+    let out = mpirun(np, &full);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{args:?}: {stderr}");
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("one JSON document on stdout ({e}): {stderr}"));
+    v.as_array().expect("an array of records").clone()
+}
+
+/// The serial reference's checksum as the records print it.
+fn reference_checksum(n: usize, iters: usize, every: usize) -> String {
+    format!("{:#018x}", serial::reference(n, iters, every).checksum())
+}
+
+/// The contract keys, the grid check and the sizes of one record.
+fn check_record(r: &Value, np: u64, n: u64, iters: u64) {
+    for k in [
+        "kernel",
+        "variant",
+        "threads",
+        "size",
+        "measured_s",
+        "measured_ci_s",
+        "predicted_s",
+        "rel_error",
+        "binding",
+        "flops",
+        "bytes",
+        "provenance",
+    ] {
+        assert!(r.get(k).is_some(), "{k} missing in {r}");
+    }
+    assert_eq!(r["kernel"], "ghost-stencil");
+    assert_eq!(r["threads"], np);
+    assert_eq!(r["size"], n);
+    assert_eq!(r["iterations"], iters);
+    assert_eq!(r["verified"], true, "{r}");
+    let m = r["measured_s"].as_f64().unwrap();
+    let ci = r["measured_ci_s"].as_array().unwrap();
+    assert!(m > 0.0);
+    assert!(ci[0].as_f64().unwrap() <= m && m <= ci[1].as_f64().unwrap());
+    let area = (n * n) as f64;
+    assert_eq!(r["flops"].as_f64().unwrap(), 5.0 * area);
+    assert_eq!(r["bytes"].as_f64().unwrap(), 16.0 * area);
+    assert_eq!(r["bytes_write_allocate"].as_f64().unwrap(), 24.0 * area);
+    assert!(r["provenance"]["date"].as_str().unwrap().ends_with('Z'));
+}
+
+#[test]
+fn every_variant_matches_the_serial_reference_on_two_ranks() {
+    if !mpirun_on_path() {
+        return;
+    }
+    let rs = records(
+        2,
+        &[
+            "--n",
+            "48",
+            "--iters",
+            "12",
+            "--check-every",
+            "5",
+            "--verify",
+        ],
+    );
+    let variants: Vec<&str> = rs.iter().map(|r| r["variant"].as_str().unwrap()).collect();
+    assert_eq!(variants, ["blocking", "nonblocking", "2d"]);
+    let sum = reference_checksum(48, 12, 5);
+    for r in &rs {
+        check_record(r, 2, 48, 12);
+        assert_eq!(r["checksum"], sum.as_str());
+        // No profile in predict/: no prediction, and it says why.
+        assert!(r["predicted_s"].is_null() && r["rel_error"].is_null());
+        assert!(r["no_prediction"].as_str().unwrap().contains("calibrate"));
+    }
+    assert_eq!(rs[2]["grid"], "1x2");
+    assert!(rs[1]["speedup_vs_blocking"]["measured"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn four_ranks_on_a_chain_and_a_2x2_grid_with_an_odd_size() {
+    if !mpirun_on_path() {
+        return;
+    }
+    let rs = records(
+        4,
+        &[
+            "--n",
+            "37",
+            "--iters",
+            "9",
+            "--check-every",
+            "4",
+            "--verify",
+        ],
+    );
+    let sum = reference_checksum(37, 9, 4);
+    let grids: Vec<&str> = rs.iter().map(|r| r["grid"].as_str().unwrap()).collect();
+    assert_eq!(grids, ["1x4", "1x4", "2x2"]);
+    for r in &rs {
+        check_record(r, 4, 37, 9);
+        assert_eq!(r["checksum"], sum.as_str());
+    }
+}
+
+#[test]
+fn three_ranks_have_a_middle_rank_and_a_1x3_grid() {
+    if !mpirun_on_path() {
+        return;
+    }
+    let rs = records(3, &["--n", "10", "--iters", "5", "--verify"]);
+    let sum = reference_checksum(10, 5, 10);
+    assert_eq!(rs[2]["grid"], "1x3");
+    for r in &rs {
+        check_record(r, 3, 10, 5);
+        assert_eq!(r["checksum"], sum.as_str());
+    }
+}
+
+#[test]
+fn a_tolerance_stops_every_variant_at_the_same_sweep() {
+    if !mpirun_on_path() {
+        return;
+    }
+    let rs = records(
+        2,
+        &[
+            "--n",
+            "16",
+            "--iters",
+            "5000",
+            "--check-every",
+            "1",
+            "--tol",
+            "1e-3",
+            "--verify",
+        ],
+    );
+    let stop = rs[0]["iterations"].as_u64().unwrap();
+    assert!(stop > 2 && stop < 5000, "{stop}");
+    for r in &rs {
+        check_record(r, 2, 16, stop);
+        assert_eq!(r["converged"], true);
+        assert!(r["residual"].as_f64().unwrap() <= 1e-3);
+    }
+}
+
+#[test]
+fn a_profile_gives_predictions_and_csv() {
+    if !mpirun_on_path() {
+        return;
+    }
+    let mut p = Profile::new(Provenance {
+        logical_cpus: 2,
+        ..Default::default()
+    });
+    p.summary.stream_triad_Bps = Some(12e9);
+    p.summary.stream_triad_1t_Bps = Some(9e9);
+    p.network = Some(Network {
+        transport: "test".into(),
+        hosts: vec![],
+        regimes: vec![NetworkRegime {
+            from_bytes: 1.0,
+            to_bytes: 16e6,
+            t0_s: Estimate::exact(1e-6),
+            bandwidth_Bps: Estimate::exact(5e9),
+            r_squared: 1.0,
+        }],
+        overlap_fraction: Some(Estimate::exact(0.25)),
+        points: vec![],
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("profile.json");
+    std::fs::write(&profile, p.to_json()).unwrap();
+    let csv = dir.path().join("out.csv");
+    let rs = records(
+        2,
+        &[
+            "--n",
+            "40",
+            "--iters",
+            "6",
+            "--profile",
+            profile.to_str().unwrap(),
+            "--csv",
+            csv.to_str().unwrap(),
+        ],
+    );
+    for r in &rs {
+        let pred = r["predicted_s"].as_f64().unwrap();
+        let meas = r["measured_s"].as_f64().unwrap();
+        let err = r["rel_error"].as_f64().unwrap();
+        assert!(pred > 0.0);
+        assert!((err - (pred - meas) / meas).abs() < 1e-9 * err.abs().max(1.0));
+        assert!(!r["binding"].as_str().unwrap().is_empty());
+        assert_eq!(r["model"]["memory"]["level"], "DRAM");
+        assert!(r["verified"].is_null(), "not checked without --verify");
+    }
+    assert_eq!(rs[1]["model"]["overlap_fraction"], 0.25);
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(text.lines().count(), 4, "{text}");
+    assert!(text.starts_with("kernel,variant,threads,size,measured_s"));
+}
+
+#[test]
+fn the_table_compares_variants() {
+    if !mpirun_on_path() {
+        return;
+    }
+    let out = mpirun(2, &["--n", "32", "--iters", "4", "--verify"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("speed-up nonblocking over blocking: measured"),
+        "{text}"
+    );
+    assert!(
+        text.contains("equal to the serial reference bit for bit"),
+        "{text}"
+    );
+    assert!(text.contains("no profile at data/profile.json"), "{text}");
+}
+
+#[test]
+fn bad_sizes_end_with_one_line_and_status_2() {
+    if !mpirun_on_path() {
+        return;
+    }
+    for args in [
+        &["--n", "1"][..],
+        &["--iters", "0"][..],
+        &["--n", "-8"][..],
+        &["--n", "8", "--check-every", "0"][..],
+    ] {
+        let out = mpirun(2, args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let ours: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
+        assert_eq!(ours.len(), 1, "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+}
