@@ -480,8 +480,9 @@ mod tests {
         AtomicFile::create(&path).unwrap().commit(b"new").unwrap();
         assert_eq!(fs::read_to_string(&path).unwrap(), "new");
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
-        // A missing directory fails at once.
-        assert!(AtomicFile::create(&dir.path().join("no/such/out.csv")).is_err());
+        // A missing directory is created; a path under a file fails at once.
+        assert!(AtomicFile::create(&dir.path().join("new/dir/out.csv")).is_ok());
+        assert!(AtomicFile::create(&path.join("out.csv")).is_err());
     }
 
     #[test]

@@ -54,12 +54,15 @@ impl NetworkSpec {
             } else {
                 String::new()
             };
-            out.push(Param::non_negative(
-                &format!("T0{suffix}"),
-                "s",
-                r.t0_s,
-                &self.source,
-            ));
+            // A regime beyond the caches can fit a line with a negative
+            // intercept (the per-byte time rises with size): that line only
+            // holds inside its range, so its T0 is not bounded below.
+            let t0 = if r.t0_s.point < 0.0 {
+                Param::unbounded
+            } else {
+                Param::non_negative
+            };
+            out.push(t0(&format!("T0{suffix}"), "s", r.t0_s, &self.source));
             out.push(Param::positive(
                 &format!("B{suffix}"),
                 "B/s",
@@ -124,12 +127,16 @@ pub fn from_network(net: &Network, name: &str, source: &str) -> Result<NetworkSp
         })
         .collect();
     regimes.sort_by(|a, b| a.range.from_bytes.total_cmp(&b.range.from_bytes));
+    // Each regime's line must give a positive time over its own range; its
+    // T0 may be negative when the regime starts at large sizes.
     if let Some(r) = regimes.iter().find(|r| {
-        !r.bandwidth_bps.point.is_finite() || r.bandwidth_bps.point <= 0.0 || r.t0_s.point < 0.0
+        let b = r.bandwidth_bps.point;
+        let t_first = r.t0_s.point + r.range.from_bytes.max(1.0) / b;
+        !b.is_finite() || b <= 0.0 || t_first.is_nan() || t_first <= 0.0
     }) {
         return Err(BadInput(format!(
-            "{source}: a network regime has T0 = {} s and B = {} B/s; T0 must be >= 0 and B > 0",
-            r.t0_s.point, r.bandwidth_bps.point
+            "{source}: a network regime from {} B has T0 = {} s and B = {} B/s; B must be > 0 and T0 + n/B > 0 over the regime",
+            r.range.from_bytes, r.t0_s.point, r.bandwidth_bps.point
         )));
     }
     Ok(NetworkSpec {

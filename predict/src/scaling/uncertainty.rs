@@ -89,6 +89,16 @@ impl Param {
         }
     }
 
+    /// A figure with no admissible bound, such as the intercept of a line
+    /// that only describes values inside its own range.
+    pub fn unbounded(name: &str, unit: &'static str, estimate: Estimate, source: &str) -> Self {
+        Self {
+            lower: f64::NEG_INFINITY,
+            strictly_positive: false,
+            ..Self::positive(name, unit, estimate, source)
+        }
+    }
+
     /// A fraction in [0, 1].
     pub fn fraction(name: &str, estimate: Estimate, source: &str) -> Self {
         Self {
