@@ -10,6 +10,9 @@
 //! of the job (124 is the exit status `timeout(1)` uses). A rank that dies
 //! outright is noticed by `mpirun`, which then ends the others.
 //!
+//! `predict run --kernel ghost-stencil` uses it too (it pets after every
+//! sweep, and `--timeout` sets the limit).
+//!
 //! The timeout is *without progress*, not for the whole run: the ping-pong
 //! pets the watchdog after every sample, so the default of
 //! [`DEFAULT_TIMEOUT`] (120 s) is far above any honest step (a 16 MiB round

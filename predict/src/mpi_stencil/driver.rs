@@ -20,8 +20,8 @@ use super::grid::Block;
 use super::halo::{step_blocking, step_nonblocking, Columns};
 use super::layout::{Layout, ProcessGrid};
 use super::serial;
-use super::watchdog::Watchdog;
 use super::Variant;
+use calibrate::pingpong::watchdog::Watchdog;
 
 /// Tag of the gathered blocks of `--verify`.
 const TAG_GATHER: mpi::Tag = 20;

@@ -35,8 +35,6 @@ pub mod serial;
 pub mod driver;
 #[cfg(feature = "mpi")]
 pub mod halo;
-#[cfg(feature = "mpi")]
-pub mod watchdog;
 
 use layout::ProcessGrid;
 

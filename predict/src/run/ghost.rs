@@ -23,9 +23,9 @@ use crate::mpi_stencil::layout::check_size;
 use crate::mpi_stencil::model::{
     self, Prediction, Setup, BYTES_PER_UPDATE, COUNTED_BYTES_PER_UPDATE,
 };
-use crate::mpi_stencil::watchdog::Watchdog;
 use crate::mpi_stencil::Variant;
 use crate::BadInput;
+use calibrate::pingpong::watchdog::Watchdog;
 
 const KERNEL: &str = "ghost-stencil";
 const DEFAULT_N: f64 = 2048.0;
