@@ -64,10 +64,7 @@ fn run_mpi(args: &RunArgs) -> Result<()> {
     };
     let Some(out) = out else { return Ok(()) };
     let mut newer = Profile::new(Provenance::default());
-    newer.summary.mpi_t0_s = Some(report.t0_s.point);
-    newer.summary.mpi_bandwidth_Bps = Some(report.bandwidth_Bps.point);
-    newer.network = Some(report.network());
-    newer.sections.insert("pingpong".into(), report.section());
+    report.apply_to(&mut newer);
     let profile = match out.existing() {
         Ok(Some(mut old)) => {
             // Keep the node's provenance; record this run in its notes.

@@ -2,9 +2,10 @@
 //!
 //! The test binary launches itself: `mpirun -np 2 <this binary> --exact
 //! child --ignored` runs the ignored test [`child`] on two ranks, which calls
-//! the library function and prints one marked line per rank; the parent
-//! test parses those lines. Run directly (a singleton MPI process), the
-//! child shows the single-rank error. Skipped, with a note, only when
+//! the library function and writes one JSON file per rank into a folder the
+//! parent names (files, not stdout: mpirun may interleave the ranks' long
+//! lines); the parent test reads them. Run directly (a singleton MPI
+//! process), the child shows the single-rank error. Skipped, with a note, only when
 //! `mpirun` is not on PATH.
 
 #![cfg(feature = "mpi")]
@@ -16,10 +17,8 @@ use std::time::Duration;
 use calibrate::pingpong::{self, PingpongOptions, PingpongOutcome};
 use serde_json::{json, Value};
 
-/// Set in the child's environment.
+/// Set in the child's environment: the folder for the ranks' results.
 const CHILD_ENV: &str = "CALIBRATE_PINGPONG_TEST_CHILD";
-/// Prefix of the child's result lines.
-const MARK: &str = "PINGPONG_TEST ";
 
 /// One MPI job at a time: two jobs on two cores would only slow each other.
 static MPI_JOBS: Mutex<()> = Mutex::new(());
@@ -28,11 +27,12 @@ static MPI_JOBS: Mutex<()> = Mutex::new(());
 #[test]
 #[ignore = "started by the other tests under mpirun"]
 fn child() {
-    if std::env::var_os(CHILD_ENV).is_none() {
+    let Some(dir) = std::env::var_os(CHILD_ENV) else {
         return;
-    }
+    };
     let universe = mpi::initialize().expect("MPI initialises once");
     let world = universe.world();
+    let rank = mpi::traits::Communicator::rank(&world);
     let opts = PingpongOptions {
         max_bytes: 1 << 20,
         overlap_bytes: 256 << 10,
@@ -52,7 +52,8 @@ fn child() {
         Ok(PingpongOutcome::Peer) => json!({ "peer": true }),
         Err(e) => json!({ "error": e.to_string() }),
     };
-    println!("{MARK}{line}");
+    let path = std::path::Path::new(&dir).join(format!("rank{rank}.json"));
+    std::fs::write(path, line.to_string()).expect("the result folder is writable");
 }
 
 fn mpirun_on_path() -> bool {
@@ -64,8 +65,8 @@ fn mpirun_on_path() -> bool {
 }
 
 /// The child under `mpirun -np 2` plus `extra` options, or under no
-/// launcher at all when `np` is `None`.
-fn launch(np: Option<u32>, extra: &[&str]) -> Output {
+/// launcher at all when `np` is `None`; its ranks write into `dir`.
+fn launch(np: Option<u32>, extra: &[&str], dir: &std::path::Path) -> Output {
     let exe = std::env::current_exe().expect("the test binary knows its path");
     let child_args = [
         "--exact",
@@ -82,7 +83,7 @@ fn launch(np: Option<u32>, extra: &[&str]) -> Output {
         }
         None => Command::new(&exe),
     };
-    cmd.args(child_args).env(CHILD_ENV, "1");
+    cmd.args(child_args).env(CHILD_ENV, dir);
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } == 0 {
         cmd.env("OMPI_ALLOW_RUN_AS_ROOT", "1")
@@ -91,13 +92,16 @@ fn launch(np: Option<u32>, extra: &[&str]) -> Output {
     cmd.output().expect("the launcher starts")
 }
 
-/// The marked lines of all ranks.
-fn results(out: &Output) -> Vec<Value> {
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        // libtest may print "test child ... " before the line.
-        .filter_map(|l| l.find(MARK).map(|i| &l[i + MARK.len()..]))
-        .map(|l| serde_json::from_str(l).expect("a marked line is JSON"))
+/// The ranks' results, in rank order.
+fn results(dir: &std::path::Path) -> Vec<Value> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .expect("the result folder exists")
+        .map(|e| e.expect("a folder entry").path())
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .map(|f| serde_json::from_str(&std::fs::read_to_string(f).unwrap()).expect("JSON"))
         .collect()
 }
 
@@ -108,10 +112,11 @@ fn two_rank_report(extra: &[&str]) -> Option<Value> {
         return None;
     }
     let _guard = MPI_JOBS.lock().unwrap_or_else(|e| e.into_inner());
-    let out = launch(Some(2), extra);
+    let dir = tempfile::tempdir().unwrap();
+    let out = launch(Some(2), extra, dir.path());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "mpirun failed: {stderr}");
-    let lines = results(&out);
+    let lines = results(dir.path());
     assert_eq!(lines.len(), 2, "one line per rank: {lines:?} {stderr}");
     let reports: Vec<&Value> = lines.iter().filter_map(|l| l.get("report")).collect();
     let peers = lines.iter().filter(|l| l.get("peer").is_some()).count();
@@ -191,8 +196,9 @@ fn single_rank_says_how_to_launch() {
         return;
     }
     let _guard = MPI_JOBS.lock().unwrap_or_else(|e| e.into_inner());
-    let out = launch(None, &[]);
-    let lines = results(&out);
+    let dir = tempfile::tempdir().unwrap();
+    let out = launch(None, &[], dir.path());
+    let lines = results(dir.path());
     assert_eq!(lines.len(), 1, "{}", String::from_utf8_lossy(&out.stderr));
     let e = lines[0]["error"].as_str().unwrap();
     assert!(e.contains("mpirun -np 2 calibrate --only pingpong"), "{e}");
