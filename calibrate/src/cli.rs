@@ -222,9 +222,24 @@ pub fn clap_error_line(e: &clap::Error) -> Option<String> {
         ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => None,
         ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => None,
         _ => {
-            let text = e.to_string();
-            let first = text.lines().next().unwrap_or("invalid arguments");
-            Some(first.trim_start_matches("error: ").trim().to_string())
+            // The first paragraph, its lines joined, so that "the following
+            // required arguments were not provided:" keeps the names below it.
+            let text = e.render().to_string();
+            let para: Vec<&str> = text
+                .lines()
+                .take_while(|l| !l.trim().is_empty())
+                .map(str::trim)
+                .collect();
+            let line = para.join(" ");
+            let line = line.trim_start_matches("error: ").trim();
+            Some(
+                if line.is_empty() {
+                    "invalid arguments"
+                } else {
+                    line
+                }
+                .to_string(),
+            )
         }
     }
 }

@@ -92,19 +92,3 @@ fn allow_negatives(cmd: clap::Command) -> clap::Command {
         |c, name| c.mut_subcommand(name, allow_negatives),
     )
 }
-
-/// A clap error as one line: its first paragraph with the lines joined, so
-/// "required arguments were not provided:" keeps the names that follow it.
-pub fn one_line(e: &clap::Error) -> String {
-    let text = e.render().to_string();
-    let para: Vec<&str> = text
-        .lines()
-        .take_while(|l| !l.trim().is_empty())
-        .map(str::trim)
-        .collect();
-    if para.is_empty() {
-        "error: invalid arguments".into()
-    } else {
-        para.join(" ")
-    }
-}

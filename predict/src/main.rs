@@ -3,18 +3,19 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     let cli = match predict::cli::parse() {
         Ok(cli) => cli,
-        Err(e) if !e.use_stderr() => {
-            // --help and --version
-            let _ = e.print();
-            return ExitCode::SUCCESS;
-        }
-        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-            let _ = e.print();
-            return ExitCode::from(2);
-        }
         Err(e) => {
-            eprintln!("{}", predict::cli::one_line(&e));
-            return ExitCode::from(2);
+            return match calibrate::cli::clap_error_line(&e) {
+                Some(line) => {
+                    eprintln!("error: {line}");
+                    ExitCode::from(2)
+                }
+                // --help and --version succeed; a missing subcommand shows
+                // the help and fails.
+                None => {
+                    let _ = e.print();
+                    ExitCode::from(if e.use_stderr() { 2 } else { 0 })
+                }
+            };
         }
     };
     match predict::run(&cli, &mut std::io::stdout().lock()) {
