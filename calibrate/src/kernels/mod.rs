@@ -35,7 +35,11 @@ impl Isa {
 
     /// The widest level the running CPU supports.
     pub fn detect() -> Isa {
-        Self::available()[0]
+        // Without allocating: the kernels call this on every sweep.
+        [Isa::Avx512, Isa::Avx2]
+            .into_iter()
+            .find(|i| i.supported())
+            .unwrap_or(Isa::Scalar)
     }
 
     /// Whether the running CPU supports this level.

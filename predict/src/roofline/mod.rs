@@ -26,8 +26,7 @@ use crate::BadInput;
 
 /// Where `predict run` appends its records.
 pub const DEFAULT_MEASUREMENTS: &str = "data/measurements";
-/// Where `calibrate` writes the profile.
-pub const DEFAULT_PROFILE: &str = "data/profile.json";
+pub use crate::run::DEFAULT_PROFILE;
 
 /// `predict roofline`.
 #[derive(Debug, Clone, Args)]
