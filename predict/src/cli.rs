@@ -19,6 +19,11 @@ pub enum Command {
         /// Print one JSON object instead of the worked text.
         #[arg(long, global = true)]
         json: bool,
+        /// Take the machine figures left out (T0, B, bandwidth, latency,
+        /// peak, t_crit, clock) from this profile: a file, or a name under
+        /// data/profiles/ such as `textbook`, the lecture's machine.
+        #[arg(long, global = true, value_name = "FILE|NAME")]
+        profile: Option<std::path::PathBuf>,
         #[command(subcommand)]
         model: Model,
     },

@@ -8,6 +8,7 @@ pub mod eval;
 pub mod kernels;
 pub mod machine;
 pub mod mpi_stencil;
+pub mod profiles;
 pub mod report;
 pub mod roofline;
 pub mod run;
@@ -48,8 +49,13 @@ pub fn exit_code(e: &anyhow::Error) -> i32 {
 /// Runs a parsed command, writing its report to `out`.
 pub fn run(cli: &Cli, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
     match &cli.command {
-        Command::Eval { json, model } => {
-            let d = eval::evaluate(model)?;
+        Command::Eval {
+            json,
+            profile,
+            model,
+        } => {
+            let figures = eval::Figures::load(profile.as_deref())?;
+            let d = eval::evaluate(model, &figures)?;
             if *json {
                 writeln!(out, "{}", serde_json::to_string_pretty(&d.to_json())?)?;
             } else {

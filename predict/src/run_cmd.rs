@@ -9,17 +9,16 @@ use clap::Args;
 
 use crate::kernels::{self, Options};
 use crate::machine::Machine;
+use crate::profiles::DEFAULT_MEASUREMENTS;
 use crate::report;
 use crate::run::record::{self, AtomicFile, Provenance};
-use crate::run::{ProfileSource, DEFAULT_PROFILE};
+use crate::run::ProfileSource;
 use crate::BadInput;
-
-/// Default folder the records are appended to.
-pub const DEFAULT_MEASUREMENTS: &str = "data/measurements";
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Machine profile written by `calibrate`.
+    /// Machine profile written by `calibrate`: a file, or a name under
+    /// data/profiles/ such as `textbook`.
     #[arg(long)]
     pub profile: Option<PathBuf>,
     /// Kernels to run (repeat the flag); all when absent.
@@ -87,9 +86,9 @@ pub fn run(a: &RunArgs, out: &mut dyn std::io::Write) -> Result<()> {
     let cpus = calibrate::pin::allowed_cpus().len();
     let threads = a.threads.unwrap_or(cpus);
     kernels::team::team(threads)?; // checks --threads before any work
-    let (profile, note) = match crate::run::load_profile(a.profile.as_deref())? {
-        ProfileSource::Loaded { profile, .. } => (Some(*profile), None),
-        ProfileSource::Absent { note } => (None, Some(note)),
+    let (profile, label, note) = match crate::run::load_profile(a.profile.as_deref())? {
+        ProfileSource::Loaded { profile, label } => (Some(*profile), Some(label), None),
+        ProfileSource::Absent { note } => (None, None, Some(note)),
     };
     let cache_bytes = match &profile {
         Some(p) => Machine::new(p).largest_cache_bytes(),
@@ -108,15 +107,8 @@ pub fn run(a: &RunArgs, out: &mut dyn std::io::Write) -> Result<()> {
     for n in &names {
         measurements.extend(kernels::run(n, &options)?);
     }
-    let profile_name = a
-        .profile
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(DEFAULT_PROFILE));
     let sys = calibrate::sysinfo::SysInfo::read(cpus);
-    let provenance = Provenance::now(
-        vec![sys.hostname],
-        profile.as_ref().map(|_| profile_name.display().to_string()),
-    );
+    let provenance = Provenance::now(vec![sys.hostname], label);
     if let Some(note) = note {
         eprintln!("note: {note}");
     }

@@ -446,7 +446,7 @@ fn bad_input_is_one_line_and_exit_2() {
         ),
         (
             vec!["roofline", "--profile", "/nonexistent/profile.json"],
-            "no machine profile at /nonexistent/profile.json",
+            "no profile /nonexistent/profile.json: no such file",
         ),
         (
             vec!["mountain", "--profile", p, "--out", &out_jpg],

@@ -498,7 +498,7 @@ fn bad_input_is_one_line_and_exit_2() {
         ),
         (
             own(&["scaling", "--profile", "/nonexistent.json"]),
-            "no machine profile at /nonexistent.json",
+            "no profile /nonexistent.json: no such file",
         ),
     ];
     for (args, needle) in cases {

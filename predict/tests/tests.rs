@@ -255,6 +255,53 @@ fn roofline_names_the_bound() {
     assert_eq!(cpu["attainable_flops"], 768e9);
 }
 
+/// `--profile textbook` supplies the lecture machine's figures, gives the
+/// lecture's numbers, and says where each figure came from.
+#[test]
+fn the_textbook_profile_supplies_the_lecture_figures() {
+    let ab = eval_json(&["--profile", "textbook", "alpha-beta", "--bytes", "32768"]);
+    assert!(close(&ab["time_s"], 7.12e-6, 1e-9), "{ab}");
+    let notes = ab["notes"].to_string();
+    assert!(notes.contains("summary.mpi_t0_s"), "{notes}");
+    let st = eval_json(&[
+        "--profile",
+        "textbook",
+        "stencil-scaling",
+        "--n",
+        "4096",
+        "--p",
+        "64",
+        "--messages",
+        "1",
+    ]);
+    // §4.1: 2 cycles per update at 3 GHz, 175 µs of compute, 7.12 µs of messages.
+    assert!(close(&st["compute_s"], 174.76e-6, 1e-3), "{st}");
+    assert!(close(&st["comm_s"], 7.12e-6, 1e-9), "{st}");
+    let rf = eval_json(&[
+        "--profile",
+        "textbook",
+        "roofline",
+        "--ai",
+        "0.15",
+        "--precision",
+        "f32",
+    ]);
+    assert!(close(&rf["ridge_ai"], 38.4, 1e-9), "{rf}");
+    let li = eval_json(&["--profile", "textbook", "little"]);
+    assert!(close(&li["outstanding_lines"], 20.83, 1e-3), "{li}");
+    // Given flags win over the profile.
+    let own = eval_json(&[
+        "--profile",
+        "textbook",
+        "alpha-beta",
+        "--bytes",
+        "32768",
+        "--t0",
+        "1us",
+    ]);
+    assert!(close(&own["time_s"], 6.12e-6, 1e-9), "{own}");
+}
+
 #[test]
 fn non_square_p_uses_a_rectangular_grid_and_says_so() {
     let out = predict(&["eval", "assignment", "--n", "1200", "--p", "12"]);
@@ -286,6 +333,14 @@ fn bad_input_gets_one_line_and_status_2() {
             "p =",
         ),
         (&["eval", "amdahl", "--serial-fraction", "0.1"], "--p"),
+        (
+            &["eval", "alpha-beta", "--bytes", "1"],
+            "give --t0, or --profile",
+        ),
+        (
+            &["eval", "--profile", "no-such", "alpha-beta", "--bytes", "1"],
+            "profile names:",
+        ),
         (
             &[
                 "eval",

@@ -6,17 +6,18 @@ use models::little::{bandwidth_from_concurrency, outstanding_lines, LINE_BYTES};
 use models::stencil::GhostStencil;
 
 use super::derivation::{plain, show, Derivation};
+use super::Figures;
 use crate::args::{self, Time};
 
 /// T(n) = T0 + n/B for K messages of n bytes.
 #[derive(Debug, Args)]
 pub struct AlphaBetaArgs {
-    /// Start-up latency T0, e.g. 2us.
+    /// Start-up latency T0, e.g. 2us [default: the profile's mpi_t0_s].
     #[arg(long, value_parser = args::time)]
-    pub t0: Time,
-    /// Link bandwidth B, e.g. 6.4GB/s.
+    pub t0: Option<Time>,
+    /// Link bandwidth B, e.g. 6.4GB/s [default: the profile's mpi_bandwidth_Bps].
     #[arg(long, value_parser = args::bandwidth)]
-    pub bandwidth: f64,
+    pub bandwidth: Option<f64>,
     /// Bytes per message n, e.g. 32KiB.
     #[arg(long, value_parser = args::bytes)]
     pub bytes: f64,
@@ -28,18 +29,15 @@ pub struct AlphaBetaArgs {
     pub clock: Option<f64>,
 }
 
-pub fn alpha_beta(a: &AlphaBetaArgs) -> anyhow::Result<Derivation> {
-    let t0 = a.t0.seconds("t0", a.clock)?;
-    let net = AlphaBeta::new(t0, a.bandwidth)?;
-    let (n, k, b) = (
-        models::error::positive("bytes", a.bytes)?,
-        a.messages,
-        a.bandwidth,
-    );
+pub fn alpha_beta(a: &AlphaBetaArgs, f: &Figures) -> anyhow::Result<Derivation> {
     let mut d = Derivation::new(
         "alpha-beta",
         "alpha-beta model T(n) = T0 + n/B (lecture §2.2, §4.1)",
     );
+    let t0 = f.time(&mut d, a.t0, "t0", "mpi_t0_s", a.clock)?;
+    let b = f.value(&mut d, a.bandwidth, "bandwidth", "mpi_bandwidth_Bps", "B/s")?;
+    let net = AlphaBeta::new(t0, b)?;
+    let (n, k) = (models::error::positive("bytes", a.bytes)?, a.messages);
     d.input("t0_s", t0, "s")
         .input("bandwidth_Bps", b, "B/s")
         .input("bytes", n, "B")
@@ -114,15 +112,17 @@ pub fn alpha_beta(a: &AlphaBetaArgs) -> anyhow::Result<Derivation> {
 /// Little's law: MLP = B·L / line, or B = MLP·line / L.
 #[derive(Debug, Args)]
 pub struct LittleArgs {
-    /// Bandwidth to sustain, e.g. 20GB/s (gives outstanding_lines).
-    #[arg(long, value_parser = args::bandwidth, conflicts_with = "outstanding", required_unless_present = "outstanding")]
+    /// Bandwidth to sustain, e.g. 20GB/s (gives outstanding_lines)
+    /// [default: the profile's stream_triad_Bps].
+    #[arg(long, value_parser = args::bandwidth, conflicts_with = "outstanding")]
     pub bandwidth: Option<f64>,
     /// Requests in flight (gives bandwidth_Bps).
     #[arg(long, value_parser = args::number)]
     pub outstanding: Option<f64>,
-    /// Memory latency L, e.g. 66.7ns or 200cycles (with --clock).
+    /// Memory latency L, e.g. 66.7ns or 200cycles (with --clock)
+    /// [default: the profile's dram_latency_s].
     #[arg(long, value_parser = args::time)]
-    pub latency: Time,
+    pub latency: Option<Time>,
     /// Clock, to give the latency in cycles, e.g. 3GHz.
     #[arg(long, value_parser = args::frequency)]
     pub clock: Option<f64>,
@@ -131,15 +131,19 @@ pub struct LittleArgs {
     pub line_bytes: f64,
 }
 
-pub fn little(a: &LittleArgs) -> anyhow::Result<Derivation> {
-    let l = a.latency.seconds("latency", a.clock)?;
-    let line = a.line_bytes;
+pub fn little(a: &LittleArgs, f: &Figures) -> anyhow::Result<Derivation> {
     let mut d = Derivation::new(
         "little",
         "Little's law: concurrency = bandwidth × latency (lecture §4.3)",
     );
+    let l = f.time(&mut d, a.latency, "latency", "dram_latency_s", a.clock)?;
+    let line = a.line_bytes;
+    let bandwidth = match a.outstanding {
+        Some(_) => None,
+        None => Some(f.value(&mut d, a.bandwidth, "bandwidth", "stream_triad_Bps", "B/s")?),
+    };
     d.input("latency_s", l, "s").input("line_bytes", line, "B");
-    if let Some(b) = a.bandwidth {
+    if let Some(b) = bandwidth {
         d.input("bandwidth_Bps", b, "B/s");
         d.num(
             "outstanding_lines",
@@ -166,6 +170,11 @@ pub fn little(a: &LittleArgs) -> anyhow::Result<Derivation> {
     Ok(d)
 }
 
+/// Memory traffic of one update of the tiled 5-point stencil, one read
+/// and one write of a 4-byte element (§4.4), for a profile-derived
+/// t_update.
+const UPDATE_BYTES: f64 = 8.0;
+
 /// Strong or weak scaling of the ghost-row stencil (§4.1, §4.2).
 #[derive(Debug, Args)]
 pub struct StencilArgs {
@@ -175,15 +184,16 @@ pub struct StencilArgs {
     /// Processors P.
     #[arg(long, value_parser = args::number)]
     pub p: f64,
-    /// Start-up latency T0.
+    /// Start-up latency T0 [default: the profile's mpi_t0_s].
     #[arg(long, value_parser = args::time)]
-    pub t0: Time,
-    /// Network bandwidth B.
+    pub t0: Option<Time>,
+    /// Network bandwidth B [default: the profile's mpi_bandwidth_Bps].
     #[arg(long, value_parser = args::bandwidth)]
-    pub bandwidth: f64,
-    /// Time per element update, e.g. 0.667ns or 2cycles (with --clock).
+    pub bandwidth: Option<f64>,
+    /// Time per element update, e.g. 0.667ns or 2cycles (with --clock)
+    /// [default: 8 B over the profile's stream_triad_1t_Bps].
     #[arg(long, value_parser = args::time)]
-    pub update_time: Time,
+    pub update_time: Option<Time>,
     /// Clock for times in cycles.
     #[arg(long, value_parser = args::frequency)]
     pub clock: Option<f64>,
@@ -201,21 +211,34 @@ pub struct StencilArgs {
     pub weak: bool,
 }
 
-pub fn stencil(a: &StencilArgs) -> anyhow::Result<Derivation> {
-    let t0 = a.t0.seconds("t0", a.clock)?;
-    let upd = a.update_time.seconds("update-time", a.clock)?;
-    let net = AlphaBeta::new(t0, a.bandwidth)?;
-    let s = GhostStencil::new(a.n, upd, a.elem_bytes, a.messages, net, a.overlap)?;
-    let pt = if a.weak { s.weak(a.p)? } else { s.strong(a.p)? };
+pub fn stencil(a: &StencilArgs, f: &Figures) -> anyhow::Result<Derivation> {
     let kind = if a.weak { "weak" } else { "strong" };
     let mut d = Derivation::new(
         "stencil-scaling",
         format!("ghost-row stencil, {kind} scaling, 1D blocked rows (lecture §3.1, §4.1, §4.2)"),
     );
+    let t0 = f.time(&mut d, a.t0, "t0", "mpi_t0_s", a.clock)?;
+    let bandwidth = f.value(&mut d, a.bandwidth, "bandwidth", "mpi_bandwidth_Bps", "B/s")?;
+    let upd = match a.update_time {
+        Some(t) => t.seconds("update-time", f.clock(&mut d, t, a.clock))?,
+        None => {
+            let (bw, name) = f.summary("update-time", "stream_triad_1t_Bps")?;
+            d.note(format!(
+                "--update-time {} / {} = {} from the profile {name}: the tiled 5-point stencil's traffic per update (§4.4) over summary.stream_triad_1t_Bps",
+                show(UPDATE_BYTES, "B"),
+                show(bw, "B/s"),
+                show(UPDATE_BYTES / bw, "s")
+            ));
+            UPDATE_BYTES / bw
+        }
+    };
+    let net = AlphaBeta::new(t0, bandwidth)?;
+    let s = GhostStencil::new(a.n, upd, a.elem_bytes, a.messages, net, a.overlap)?;
+    let pt = if a.weak { s.weak(a.p)? } else { s.strong(a.p)? };
     d.input("n", a.n, "")
         .input("p", a.p, "")
         .input("t0_s", t0, "s");
-    d.input("bandwidth_Bps", a.bandwidth, "B/s")
+    d.input("bandwidth_Bps", bandwidth, "B/s")
         .input("update_s", upd, "s");
     d.input("elem_bytes", a.elem_bytes, "B")
         .input("messages", a.messages, "");
@@ -251,7 +274,7 @@ pub fn stencil(a: &StencilArgs) -> anyhow::Result<Derivation> {
             show(t0, "s"),
             plain(pt.n),
             show(a.elem_bytes, "B"),
-            show(a.bandwidth, "B/s")
+            show(bandwidth, "B/s")
         ),
         pt.comm_s,
         "s",
@@ -264,7 +287,11 @@ pub fn stencil(a: &StencilArgs) -> anyhow::Result<Derivation> {
     d.num(
         "time_s",
         &format!("T = {combine}"),
-        format!("{} and {}", show(pt.compute_s, "s"), show(pt.comm_s, "s")),
+        if a.overlap {
+            format!("max({}, {})", show(pt.compute_s, "s"), show(pt.comm_s, "s"))
+        } else {
+            format!("{} + {}", show(pt.compute_s, "s"), show(pt.comm_s, "s"))
+        },
         pt.time_s,
         "s",
     );

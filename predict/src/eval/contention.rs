@@ -8,14 +8,16 @@ use models::contention::{
 };
 
 use super::derivation::{plain, show, Derivation};
+use super::Figures;
 use crate::args::{self, Time};
 
 /// A serialized lock: throughput 1/t_crit whatever the thread count.
 #[derive(Debug, Args)]
 pub struct LockArgs {
-    /// Time the lock is held per operation (contended), e.g. 600ns.
+    /// Time the lock is held per operation (contended), e.g. 600ns
+    /// [default: the profile's t_crit_s].
     #[arg(long, value_parser = args::time)]
-    pub t_crit: Time,
+    pub t_crit: Option<Time>,
     /// Work per operation outside the lock.
     #[arg(long, default_value = "0s", value_parser = args::time)]
     pub t_work: Time,
@@ -30,11 +32,13 @@ pub struct LockArgs {
     pub buckets: f64,
 }
 
-pub fn lock(a: &LockArgs) -> anyhow::Result<Derivation> {
-    let tc = a.t_crit.seconds("t-crit", None)?;
-    let tw = a.t_work.seconds("t-work", None)?;
-    let l = SerializedLock::new(tc, tw)?;
+pub fn lock(a: &LockArgs, f: &Figures) -> anyhow::Result<Derivation> {
     let mut d = Derivation::new("lock", "contention on locks (lecture §2.8, §4.5)");
+    let tc = f.time(&mut d, a.t_crit, "t-crit", "t_crit_s", None)?;
+    let tw = a
+        .t_work
+        .seconds("t-work", f.clock(&mut d, a.t_work, None))?;
+    let l = SerializedLock::new(tc, tw)?;
     d.input("t_crit_s", tc, "s")
         .input("t_work_s", tw, "s")
         .input("ops", a.ops, "");
@@ -303,15 +307,16 @@ pub struct BinningArgs {
     /// Items to place.
     #[arg(long, value_parser = args::number)]
     pub items: f64,
-    /// Wall time per insert under one global lock, e.g. 600ns.
+    /// Wall time per insert under one global lock, e.g. 600ns
+    /// [default: the profile's t_crit_s].
     #[arg(long, value_parser = args::time)]
-    pub global_lock_op: Time,
+    pub global_lock_op: Option<Time>,
     /// Wall time per insert with a lock per bucket, e.g. 290ns.
     #[arg(long, value_parser = args::time)]
     pub bucket_lock_op: Time,
-    /// Streaming bandwidth for the sort.
+    /// Streaming bandwidth for the sort [default: the profile's stream_triad_Bps].
     #[arg(long, value_parser = args::bandwidth)]
-    pub bandwidth: f64,
+    pub bandwidth: Option<f64>,
     /// Extra bytes the counting sort moves per item.
     #[arg(long, default_value = "20", value_parser = args::bytes)]
     pub sort_bytes: f64,
@@ -320,23 +325,28 @@ pub struct BinningArgs {
     pub sort_op: Time,
 }
 
-pub fn binning(a: &BinningArgs) -> anyhow::Result<Derivation> {
-    let inp = BinningInputs {
-        items: a.items,
-        global_lock_op_s: a.global_lock_op.seconds("global-lock-op", None)?,
-        bucket_lock_op_s: a.bucket_lock_op.seconds("bucket-lock-op", None)?,
-        sort_bytes_per_item: a.sort_bytes,
-        bandwidth_bps: a.bandwidth,
-        sort_op_s: a.sort_op.seconds("sort-op", None)?,
-    };
-    let c = costs(&inp)?;
-    let n = plain(a.items);
+pub fn binning(a: &BinningArgs, f: &Figures) -> anyhow::Result<Derivation> {
     let mut d = Derivation::new(
         "binning",
         "binning strategies under contention (lecture §2.9, §3.5, §4.5, thought question 3)",
     );
+    let bandwidth = f.value(&mut d, a.bandwidth, "bandwidth", "stream_triad_Bps", "B/s")?;
+    let inp = BinningInputs {
+        items: a.items,
+        global_lock_op_s: f.time(&mut d, a.global_lock_op, "global-lock-op", "t_crit_s", None)?,
+        bucket_lock_op_s: a
+            .bucket_lock_op
+            .seconds("bucket-lock-op", f.clock(&mut d, a.bucket_lock_op, None))?,
+        sort_bytes_per_item: a.sort_bytes,
+        bandwidth_bps: bandwidth,
+        sort_op_s: a
+            .sort_op
+            .seconds("sort-op", f.clock(&mut d, a.sort_op, None))?,
+    };
+    let c = costs(&inp)?;
+    let n = plain(a.items);
     d.input("items", a.items, "")
-        .input("bandwidth_Bps", a.bandwidth, "B/s");
+        .input("bandwidth_Bps", bandwidth, "B/s");
     d.num(
         "global_lock_s",
         "n·t_global",
@@ -357,7 +367,7 @@ pub fn binning(a: &BinningArgs) -> anyhow::Result<Derivation> {
         format!(
             "max({n}·{} / {}, {n}·{})",
             show(a.sort_bytes, "B"),
-            show(a.bandwidth, "B/s"),
+            show(bandwidth, "B/s"),
             show(inp.sort_op_s, "s")
         ),
         c.data_parallel_s,

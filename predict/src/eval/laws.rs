@@ -8,6 +8,7 @@ use models::speedup::{
 use models::work_span::bounds;
 
 use super::derivation::{plain, show, Derivation};
+use super::Figures;
 use crate::args;
 
 /// Amdahl's law (and Gustafson's for comparison).
@@ -146,33 +147,39 @@ pub fn work_span(a: &WorkSpanArgs) -> anyhow::Result<Derivation> {
 /// The two-line Roofline at one arithmetic intensity.
 #[derive(Debug, Args)]
 pub struct RooflineArgs {
-    /// Peak compute, e.g. 768GFLOP/s.
+    /// Peak compute, e.g. 768GFLOP/s [default: the profile's fastest
+    /// ceiling of --precision on all threads].
     #[arg(long, value_parser = args::flop_rate)]
-    pub peak_flops: f64,
-    /// Memory bandwidth, e.g. 20GB/s.
+    pub peak_flops: Option<f64>,
+    /// Memory bandwidth, e.g. 20GB/s [default: the profile's stream_triad_Bps].
     #[arg(long, value_parser = args::bandwidth)]
-    pub bandwidth: f64,
+    pub bandwidth: Option<f64>,
+    /// Precision of the profile's ceiling when --peak-flops is left out.
+    #[arg(long, default_value = "f64", value_parser = ["f64", "f32"])]
+    pub precision: String,
     /// Arithmetic intensity, flop per byte.
     #[arg(long, value_parser = args::number)]
     pub ai: f64,
 }
 
-pub fn roofline(a: &RooflineArgs) -> anyhow::Result<Derivation> {
-    let r = Roofline::simple(a.peak_flops, a.bandwidth)?;
+pub fn roofline(a: &RooflineArgs, f: &Figures) -> anyhow::Result<Derivation> {
+    let mut d = Derivation::new("roofline", "Roofline model (lecture §4.4)");
+    let peak = f.peak_flops(&mut d, a.peak_flops, &a.precision)?;
+    let bandwidth = f.value(&mut d, a.bandwidth, "bandwidth", "stream_triad_Bps", "B/s")?;
+    let r = Roofline::simple(peak, bandwidth)?;
     let mem = &r.memory[0];
     let at = r.attainable(a.ai, mem)?;
-    let mut d = Derivation::new("roofline", "Roofline model (lecture §4.4)");
-    d.input("peak_flops", a.peak_flops, "FLOP/s")
-        .input("bandwidth_Bps", a.bandwidth, "B/s")
+    d.input("peak_flops", peak, "FLOP/s")
+        .input("bandwidth_Bps", bandwidth, "B/s")
         .input("ai", a.ai, "flop/B");
     d.num(
         "attainable_flops",
         "min(peak, AI·B)",
         format!(
             "min({}, {}·{})",
-            show(a.peak_flops, "FLOP/s"),
+            show(peak, "FLOP/s"),
             plain(a.ai),
-            show(a.bandwidth, "B/s")
+            show(bandwidth, "B/s")
         ),
         at.flops,
         "FLOP/s",
@@ -180,23 +187,15 @@ pub fn roofline(a: &RooflineArgs) -> anyhow::Result<Derivation> {
     let ridge = d.num(
         "ridge_ai",
         "I_ridge = peak / B",
-        format!(
-            "{} / {}",
-            show(a.peak_flops, "FLOP/s"),
-            show(a.bandwidth, "B/s")
-        ),
+        format!("{} / {}", show(peak, "FLOP/s"), show(bandwidth, "B/s")),
         r.ridge_ai(mem),
         "flop/B",
     );
     d.num(
         "fraction_of_peak",
         "attainable / peak",
-        format!(
-            "{} / {}",
-            show(at.flops, "FLOP/s"),
-            show(a.peak_flops, "FLOP/s")
-        ),
-        at.flops / a.peak_flops,
+        format!("{} / {}", show(at.flops, "FLOP/s"), show(peak, "FLOP/s")),
+        at.flops / peak,
         "",
     );
     let bound = match at.bound {

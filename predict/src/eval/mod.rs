@@ -4,12 +4,14 @@
 mod communication;
 mod contention;
 pub mod derivation;
+mod figures;
 mod laws;
 mod locality;
 
 use clap::Subcommand;
 
 pub use derivation::Derivation;
+pub use figures::Figures;
 
 /// The models `eval` knows.
 #[derive(Debug, Subcommand)]
@@ -48,24 +50,24 @@ pub enum Model {
     Binning(contention::BinningArgs),
 }
 
-/// Evaluates one model.
-pub fn evaluate(model: &Model) -> anyhow::Result<Derivation> {
+/// Evaluates one model; machine figures left out come from `figures`.
+pub fn evaluate(model: &Model, figures: &Figures) -> anyhow::Result<Derivation> {
     match model {
-        Model::AlphaBeta(a) => communication::alpha_beta(a),
+        Model::AlphaBeta(a) => communication::alpha_beta(a, figures),
         Model::Assignment(a) => locality::assignment(a),
-        Model::Little(a) => communication::little(a),
-        Model::Roofline(a) => laws::roofline(a),
+        Model::Little(a) => communication::little(a, figures),
+        Model::Roofline(a) => laws::roofline(a, figures),
         Model::Amdahl(a) => laws::amdahl(a),
         Model::KarpFlatt(a) => laws::karp_flatt(a),
         Model::WorkSpan(a) => laws::work_span(a),
-        Model::StencilScaling(a) => communication::stencil(a),
+        Model::StencilScaling(a) => communication::stencil(a, figures),
         Model::Fusion(a) => locality::fusion(a),
         Model::Tiling(a) => locality::tiling(a),
         Model::FalseSharing(a) => locality::false_sharing(a),
-        Model::Lock(a) => contention::lock(a),
+        Model::Lock(a) => contention::lock(a, figures),
         Model::Combining(a) => contention::combining(a),
         Model::Queue(a) => contention::queue(a),
         Model::OfficeHours(a) => contention::office_hours(a),
-        Model::Binning(a) => contention::binning(a),
+        Model::Binning(a) => contention::binning(a, figures),
     }
 }

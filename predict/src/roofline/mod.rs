@@ -16,7 +16,6 @@ pub mod records;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use anyhow::Context as _;
 use clap::Args;
 use models::profile::Profile;
 
@@ -24,14 +23,13 @@ use crate::chart::output::{encode, Format, PendingFile};
 use crate::chart::{render, Figure, PlottersSvg};
 use crate::BadInput;
 
-/// Where `predict run` appends its records.
-pub const DEFAULT_MEASUREMENTS: &str = "data/measurements";
-pub use crate::run::DEFAULT_PROFILE;
+pub use crate::profiles::{DEFAULT_MEASUREMENTS, DEFAULT_PROFILE};
 
 /// `predict roofline`.
 #[derive(Debug, Clone, Args)]
 pub struct RooflineArgs {
-    /// Machine profile written by `calibrate`.
+    /// Machine profile written by `calibrate`: a file, or a name under
+    /// data/profiles/ such as `textbook`.
     #[arg(long, default_value = DEFAULT_PROFILE)]
     pub profile: PathBuf,
     /// Records of `predict run` (JSON or CSV): one file, or every such file
@@ -61,7 +59,8 @@ pub struct RooflineArgs {
 /// `predict mountain`.
 #[derive(Debug, Clone, Args)]
 pub struct MountainArgs {
-    /// Machine profile written by `calibrate` (its `latency` and `stream` sections).
+    /// Machine profile written by `calibrate`: a file, or a name under
+    /// data/profiles/ such as `textbook`.(its `latency` and `stream` sections).
     #[arg(long, default_value = DEFAULT_PROFILE)]
     pub profile: PathBuf,
     /// Write the chart: .svg, .png (300 dpi) or .pdf, 3.5 in wide.
@@ -78,18 +77,9 @@ pub struct MountainArgs {
     pub title: Option<String>,
 }
 
-/// Reads and checks a profile; a missing file says how to make one.
-pub fn load_profile(path: &Path) -> anyhow::Result<Profile> {
-    if !path.exists() {
-        return Err(BadInput(format!(
-            "no machine profile at {}; create one with `cargo run --release -p calibrate` or pass --profile FILE",
-            path.display()
-        ))
-        .into());
-    }
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| BadInput(format!("cannot read {}: {e}", path.display())))?;
-    Profile::from_json(&text).with_context(|| format!("reading the profile {}", path.display()))
+/// Reads and checks a profile (a file or a name, see [`crate::profiles`]).
+pub fn load_profile(spec: &Path) -> anyhow::Result<Profile> {
+    crate::profiles::load(spec).map(|(profile, _)| profile)
 }
 
 /// The output files of a chart command, opened before any work.

@@ -242,9 +242,7 @@ fn report(
         }
     }
     let (profile, profile_path, absent_note) = match prep.profile {
-        ProfileSource::Loaded { profile, path } => {
-            (Some(profile), Some(path.display().to_string()), None)
-        }
+        ProfileSource::Loaded { profile, label } => (Some(profile), Some(label), None),
         ProfileSource::Absent { note } => (None, None, Some(note)),
     };
     let cpus = online_cpus();

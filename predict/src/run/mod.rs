@@ -23,17 +23,12 @@ mod ghost;
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use clap::{Args, ValueEnum};
 use models::profile::Profile;
 
 use crate::args::number;
-use crate::BadInput;
 
-/// The profile `predict run` reads when `--profile` is not given.
-pub const DEFAULT_PROFILE: &str = "data/profile.json";
-/// The folder whose `records.jsonl` collects every run's records.
-pub const DEFAULT_MEASUREMENTS: &str = "data/measurements";
+pub use crate::profiles::{DEFAULT_MEASUREMENTS, DEFAULT_PROFILE};
 
 /// A kernel `predict run` knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -77,7 +72,8 @@ pub struct RunArgs {
     /// Stop when the residual is at most TOL at a check.
     #[arg(long, value_name = "TOL", value_parser = number)]
     pub tol: Option<f64>,
-    /// Machine profile for the predictions [default: data/profile.json].
+    /// Machine profile for the predictions, a file or a name under
+    /// data/profiles/ [default: data/profile.json].
     #[arg(long, value_name = "FILE")]
     pub profile: Option<PathBuf>,
     /// Print the records as one JSON array instead of the table.
@@ -106,39 +102,30 @@ pub struct RunArgs {
 pub enum ProfileSource {
     Loaded {
         profile: Box<Profile>,
-        path: PathBuf,
+        /// Where it was read from (a path, or `built-in NAME`).
+        label: String,
     },
     Absent {
         note: String,
     },
 }
 
-/// Reads `--profile FILE`, or the default profile when it exists.
+/// Reads `--profile FILE|NAME`, or the default profile when it exists.
 ///
 /// # Errors
-/// [`BadInput`] when an explicitly named file cannot be read, and the
-/// profile's own errors (malformed, another schema version), all exit 2.
+/// [`BadInput`] when a named profile cannot be found, and the profile's own
+/// errors (malformed, another schema version), all exit 2.
 pub fn load_profile(explicit: Option<&Path>) -> anyhow::Result<ProfileSource> {
-    let path = explicit.unwrap_or(Path::new(DEFAULT_PROFILE));
-    if explicit.is_none() && !path.exists() {
-        return Ok(ProfileSource::Absent {
+    Ok(match crate::profiles::load_or_default(explicit)? {
+        Some((profile, found)) => ProfileSource::Loaded {
+            profile: Box::new(profile),
+            label: found.label,
+        },
+        None => ProfileSource::Absent {
             note: format!(
-                "no profile at {DEFAULT_PROFILE}, so no predictions: create it with `calibrate` and `mpirun -np 2 calibrate --only pingpong`, or pass --profile FILE"
+                "no profile at {DEFAULT_PROFILE}, so no predictions: create it with `calibrate` and `mpirun -np 2 calibrate --only pingpong`, or pass --profile FILE|NAME"
             ),
-        });
-    }
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        BadInput(format!(
-            "cannot read the profile {}: {e}; create it with `calibrate --out {}`",
-            path.display(),
-            path.display()
-        ))
-    })?;
-    let profile =
-        Profile::from_json(&text).with_context(|| format!("the profile {}", path.display()))?;
-    Ok(ProfileSource::Loaded {
-        profile: Box::new(profile),
-        path: path.to_path_buf(),
+        },
     })
 }
 
@@ -164,7 +151,7 @@ fn ghost_stencil(args: &RunArgs, out: &mut dyn std::io::Write) -> anyhow::Result
 
 #[cfg(not(feature = "mpi"))]
 fn ghost_stencil(_: &RunArgs, _: &mut dyn std::io::Write) -> anyhow::Result<()> {
-    Err(BadInput(
+    Err(crate::BadInput(
         "the ghost-stencil kernel needs MPI, and this predict was built without it; rebuild with the default `mpi` feature".into(),
     )
     .into())
@@ -185,7 +172,7 @@ mod tests {
         }
         let e = load_profile(Some(Path::new("/no/such/profile.json"))).unwrap_err();
         assert_eq!(crate::exit_code(&e), 2);
-        assert!(e.to_string().contains("cannot read the profile"), "{e}");
+        assert!(e.to_string().contains("no such file"), "{e}");
     }
 
     #[test]

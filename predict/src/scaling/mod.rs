@@ -1,8 +1,8 @@
 //! `predict scaling`: where does strong scaling level off, with error bars.
 //!
 //! ```text
-//! predict scaling [--kernel stencil|binning] [--profile FILE] [--n 4096] [--weak]
-//!                 [--network t0=1.5us,bw=12.5GB/s[,name=N]]... [--network-profile FILE]...
+//! predict scaling [--kernel stencil|binning] [--profile FILE|NAME] [--n 4096] [--weak]
+//!                 [--network t0=1.5us,bw=12.5GB/s[,name=N]]... [--network-profile FILE|NAME]...
 //!                 [--efficiency 0.5] [--p-max P] [--draws 2000] [--seed 1]
 //!                 [--json] [--csv FILE] [--out chart.svg|.png|.pdf]
 //! predict scaling --fit runs.csv [...]
@@ -42,7 +42,8 @@ use models::units::Si;
 use models::Estimate;
 
 use crate::args::Time;
-use crate::roofline::{load_profile, Outputs, DEFAULT_PROFILE};
+use crate::profiles::DEFAULT_PROFILE;
+use crate::roofline::Outputs;
 use crate::BadInput;
 use analysis::{analyse, Config};
 use curves::{AmdahlComm, Binning, Stencil, Strategy};
@@ -62,7 +63,8 @@ pub enum KernelKind {
 /// `predict scaling`.
 #[derive(Debug, Clone, Args)]
 pub struct ScalingArgs {
-    /// Machine profile [default: data/profile.json]; optional when every
+    /// Machine profile, a file or a name under data/profiles/ such as
+    /// `textbook` [default: data/profile.json]; optional when every
     /// figure is given on the command line.
     #[arg(long)]
     pub profile: Option<PathBuf>,
@@ -107,7 +109,8 @@ pub struct ScalingArgs {
     /// A what-if network, e.g. t0=1.5us,bw=12.5GB/s,name=upgrade (repeatable).
     #[arg(long = "network")]
     pub networks: Vec<String>,
-    /// Another cluster's profile (or its `network` section) to plan with (repeatable).
+    /// Another cluster's profile (or its `network` section) to plan with,
+    /// a file or a name under data/profiles/ (repeatable).
     #[arg(long = "network-profile")]
     pub network_profiles: Vec<PathBuf>,
     /// Leave out the profile's own network.
@@ -161,16 +164,11 @@ pub struct ScalingArgs {
     pub title: Option<String>,
 }
 
-/// The profile: the one given, or data/profile.json when it exists.
+/// The profile: the one given (a file or a name), or data/profile.json
+/// when it exists.
 fn maybe_profile(a: &ScalingArgs) -> anyhow::Result<Option<(Profile, String)>> {
-    match &a.profile {
-        Some(p) => Ok(Some((load_profile(p)?, p.display().to_string()))),
-        None if Path::new(DEFAULT_PROFILE).exists() => Ok(Some((
-            load_profile(Path::new(DEFAULT_PROFILE))?,
-            DEFAULT_PROFILE.to_string(),
-        ))),
-        None => Ok(None),
-    }
+    Ok(crate::profiles::load_or_default(a.profile.as_deref())?
+        .map(|(profile, found)| (profile, found.label)))
 }
 
 fn missing_profile(what: &str) -> BadInput {

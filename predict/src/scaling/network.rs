@@ -176,9 +176,11 @@ pub fn from_profile(profile: &Profile, source: &str) -> Result<Option<NetworkSpe
 
 /// A network file: a whole profile, or just its `network` object.
 pub fn from_file(path: &Path) -> anyhow::Result<NetworkSpec> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| BadInput(format!("cannot read {}: {e}", path.display())))?;
-    let source = path.display().to_string();
+    let crate::profiles::Located {
+        label: source,
+        name: stem,
+        text,
+    } = crate::profiles::locate(path)?;
     let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
         BadInput(format!(
             "{source} line {}, column {}: not valid JSON ({e})",
@@ -186,9 +188,6 @@ pub fn from_file(path: &Path) -> anyhow::Result<NetworkSpec> {
             e.column()
         ))
     })?;
-    let stem = path
-        .file_stem()
-        .map_or_else(|| source.clone(), |s| s.to_string_lossy().into_owned());
     if value.get("schema_version").is_some() {
         let profile = Profile::from_json(&text)?;
         return from_profile(&profile, &source)?.ok_or_else(|| {
