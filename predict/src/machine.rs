@@ -58,10 +58,14 @@ impl<'a> Machine<'a> {
     /// Bandwidth of STREAM kernel `kernel` ("copy", "scale", "add", "triad",
     /// "load") on `threads` threads for a working set of `per_thread_bytes`
     /// per thread, counting write-allocate traffic (the bytes the memory
-    /// really moves with ordinary stores). A working set whose total is
-    /// larger than the largest detected cache, or at least the profile's
-    /// DRAM size, uses the DRAM figure; a smaller one the sweep point nearest
-    /// in log-size.
+    /// really moves with ordinary stores).
+    ///
+    /// The measured sweep decides, not the detected level sizes: a working
+    /// set inside the sweep reads the curve, interpolated linearly in
+    /// log-size between its two nearest points; one beyond the sweep (or at
+    /// least the DRAM size) uses the DRAM figure. On a VM the pointer chase
+    /// can see only part of a shared L3 that streaming loops still use,
+    /// and the sweep shows where the bandwidth really falls.
     pub fn stream_bw_wa(
         &self,
         kernel: &str,
@@ -70,38 +74,36 @@ impl<'a> Machine<'a> {
     ) -> Result<f64, Missing> {
         let s = self.section("stream")?;
         let what = || format!("STREAM {kernel} bandwidth on {threads} thread(s)");
-        let total = per_thread_bytes * threads as f64;
-        let dram_total = s["dram_bytes"].as_f64().unwrap_or(f64::INFINITY);
-        let beyond_caches = self.largest_cache_bytes().is_ok_and(|c| total > c);
         let wa = |p: &Value| p["bandwidth_write_allocate_Bps"].as_f64();
-        if beyond_caches || total >= dram_total {
-            return s["dram"]
+        let dram = || {
+            s["dram"]
                 .as_array()
                 .into_iter()
                 .flatten()
                 .find(|p| p["kernel"] == kernel && p["threads"].as_u64() == Some(threads as u64))
                 .and_then(wa)
-                .ok_or_else(|| missing(what() + " at the DRAM size", "stream"));
+                .ok_or_else(|| missing(what() + " at the DRAM size", "stream"))
+        };
+        let dram_total = s["dram_bytes"].as_f64().unwrap_or(f64::INFINITY);
+        if per_thread_bytes * threads as f64 >= dram_total {
+            return dram();
         }
-        let sweep = s["sweeps"]
+        let mut curve: Vec<(f64, f64)> = s["sweeps"]
             .as_array()
             .into_iter()
             .flatten()
-            .find(|w| w["threads"].as_u64() == Some(threads as u64))
-            .ok_or_else(|| missing(what(), "stream"))?;
-        sweep["points"]
-            .as_array()
-            .into_iter()
-            .flatten()
+            .filter(|w| w["threads"].as_u64() == Some(threads as u64))
+            .flat_map(|w| w["points"].as_array().into_iter().flatten())
             .filter(|p| p["kernel"] == kernel)
             .filter_map(|p| Some((p["per_thread_bytes"].as_f64()?, wa(p)?)))
-            .min_by(|a, b| {
-                let da = (a.0 / per_thread_bytes).ln().abs();
-                let db = (b.0 / per_thread_bytes).ln().abs();
-                da.total_cmp(&db)
-            })
-            .map(|(_, bw)| bw)
-            .ok_or_else(|| missing(what(), "stream"))
+            .collect();
+        curve.sort_by(|a, b| a.0.total_cmp(&b.0));
+        match curve.as_slice() {
+            [] => Err(missing(what(), "stream")),
+            [.., last] if per_thread_bytes > last.0 => dram(),
+            [first, ..] if per_thread_bytes <= first.0 => Ok(first.1),
+            points => Ok(log_interpolate(points, per_thread_bytes)),
+        }
     }
 
     /// Highest measured FLOP/s for `precision` ("f32"/"f64") on `threads`
@@ -149,13 +151,29 @@ impl<'a> Machine<'a> {
             .ok_or_else(|| missing("the core-to-core latency", "c2c"))
     }
 
-    /// Load-to-use latency of L1: the cost of one dependent
-    /// load-modify-store on a line the core owns.
-    pub fn l1_latency_s(&self) -> Result<f64, Missing> {
-        self.profile
-            .summary
-            .l1_latency_s
-            .ok_or_else(|| missing("the L1 latency", "latency"))
+    /// Time per dependent increment of a counter, per thread, with
+    /// `sharers` threads' counters on one line (1: a line each), from the
+    /// c2c section's increments; the shared-line figure of the measured
+    /// thread count nearest to `sharers`, which is returned too.
+    pub fn increment_s(&self, sharers: usize) -> Result<(f64, usize), Missing> {
+        let inc = &self.section("c2c")?["increments"];
+        let median = |p: &Value| p["per_increment_s"]["median"].as_f64();
+        let found = if sharers <= 1 {
+            median(&inc["own_line"]).map(|t| (t, 1))
+        } else {
+            inc["shared_line"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|p| Some((median(p)?, p["threads"].as_u64()? as usize)))
+                .min_by_key(|(_, at)| at.abs_diff(sharers))
+        };
+        found.ok_or_else(|| {
+            missing(
+                format!("the increment time with {sharers} thread(s) per line"),
+                "c2c",
+            )
+        })
     }
 
     /// The core clock.
@@ -180,4 +198,18 @@ impl<'a> Machine<'a> {
     pub fn cpus(&self) -> usize {
         self.profile.provenance.logical_cpus.max(1)
     }
+}
+
+/// `y` at `x` on the piecewise-linear curve through `points` in (ln x, y),
+/// `points` sorted by x and bracketing `x`.
+fn log_interpolate(points: &[(f64, f64)], x: f64) -> f64 {
+    let k = points
+        .partition_point(|p| p.0 < x)
+        .clamp(1, points.len() - 1);
+    let ((x0, y0), (x1, y1)) = (points[k - 1], points[k]);
+    if x1 <= x0 {
+        return y1;
+    }
+    let f = (x.ln() - x0.ln()) / (x1.ln() - x0.ln());
+    y0 + f * (y1 - y0)
 }

@@ -13,6 +13,16 @@
 //!   count); the protocol regimes are also fitted separately
 //!   ([`models::fit::segmented()`], up to 3 lines).
 //!
+//! * **Increments** (§3.4): every thread does dependent load-add-store
+//!   increments of its own 8-byte counter, the counters either on one
+//!   shared line (false sharing) or one line each. Time per increment per
+//!   thread, all threads at once. A write to a falsely shared line costs
+//!   less than a one-way line transfer: while the line is away the core
+//!   keeps forwarding its own queued stores, and each time the line comes
+//!   back it commits a burst of them. The own-line figure is the
+//!   store-to-load forwarding latency of a dependent increment (§2.7.4: the
+//!   "L1 hit" of the padded counter), which can be shorter than an L1 load.
+//!
 //! # Section `c2c`
 //!
 //! ```json
@@ -20,7 +30,9 @@
 //!   "round_trip_s": {"median": .., "ci_lo": .., ...}, "one_way_s": {"median": .., ...},
 //!   "handoff": { "points": [ {"bytes": 64, "time_s": {"median": .., ...}} ],
 //!                "fit": {"t0_s": {"point": .., "lo": .., "hi": ..}, "bandwidth_Bps": {..}, "r_squared": .. },
-//!                "regimes": [ {"from_bytes": .., "to_bytes": .., "t0_s": {..}, "bandwidth_Bps": {..}, "r_squared": ..} ] } }
+//!                "regimes": [ {"from_bytes": .., "to_bytes": .., "t0_s": {..}, "bandwidth_Bps": {..}, "r_squared": ..} ] },
+//!   "increments": { "own_line": {"threads": 2, "per_increment_s": {..}},
+//!                   "shared_line": [ {"threads": 2, "per_increment_s": {..}} ] } }
 //! ```
 
 use std::cell::UnsafeCell;
@@ -35,8 +47,9 @@ use models::Estimate;
 use serde_json::json;
 
 use super::{noisy_warning, size_grid, stats_json, Bench, Context, Outcome};
+use crate::kernels::increment::{bump, OwnLine, SharedLine};
 use crate::output::binary_size;
-use crate::pin::pin_current;
+use crate::pin::{pin_current, Team};
 use crate::timer::{measure, serial, Plan};
 
 /// Smallest hand-off, bytes.
@@ -201,6 +214,52 @@ pub fn handoff(
     })
 }
 
+/// Most threads that share one line in [`shared_line_increments`].
+pub const MAX_SHARERS: usize = 8;
+
+/// Seconds per increment per thread, every thread of `team` incrementing
+/// its own counter on one shared line at once.
+pub fn shared_line_increments(team: &Team, plan: &Plan) -> Result<Stats> {
+    anyhow::ensure!(
+        team.threads() <= MAX_SHARERS,
+        "at most {MAX_SHARERS} threads share a line"
+    );
+    let line = SharedLine::default();
+    increments(team, plan, |i| &line.0[i])
+}
+
+/// Seconds per increment per thread, every thread of `team` incrementing
+/// its own counter alone on its line.
+pub fn own_line_increments(team: &Team, plan: &Plan) -> Result<Stats> {
+    let lines: Vec<OwnLine> = (0..team.threads()).map(|_| OwnLine::default()).collect();
+    increments(team, plan, |i| &lines[i].0)
+}
+
+fn increments<'a>(
+    team: &Team,
+    plan: &Plan,
+    counter: impl Fn(usize) -> &'a AtomicU64,
+) -> Result<Stats> {
+    let states: Vec<std::sync::Mutex<&AtomicU64>> = (0..team.threads())
+        .map(|i| std::sync::Mutex::new(counter(i)))
+        .collect();
+    let m = measure(plan, |inner, count| {
+        team.time_batch(&states, inner, count, |c, n| bump(c, n))
+    })?;
+    Ok(m.per_unit.summary())
+}
+
+/// Thread counts for the shared-line increments: 2, 4, 8 and the run's
+/// count, as far as the run and [`MAX_SHARERS`] allow.
+fn sharer_counts(cpus: usize) -> Vec<usize> {
+    let top = cpus.min(MAX_SHARERS);
+    let mut v: Vec<usize> = [2, 4, 8].into_iter().filter(|&p| p <= top).collect();
+    if top >= 2 && !v.contains(&top) {
+        v.push(top);
+    }
+    v
+}
+
 fn regime_json(r: &NetworkRegime) -> serde_json::Value {
     json!({
         "from_bytes": r.from_bytes,
@@ -265,11 +324,23 @@ impl Bench for C2c {
             .into_iter()
             .step_by(per_octave_step)
             .collect();
-        let bar = ctx.progress.bar("c2c", sizes.len() as u64 + 1);
+        let sharers = sharer_counts(cpus.len());
+        let bar = ctx
+            .progress
+            .bar("c2c", (sizes.len() + sharers.len()) as u64 + 2);
         let one_way = pingpong(a, b, plan)?;
         bar.inc(1);
         let times = handoff(a, b, &sizes, plan, || bar.inc(1))?;
+        let own = own_line_increments(&ctx.all, plan)?;
+        bar.inc(1);
+        let mut shared = Vec::new();
+        for &p in &sharers {
+            shared.push((p, shared_line_increments(&Team::new(&cpus[..p])?, plan)?));
+            bar.inc(1);
+        }
         bar.finish_and_clear();
+        out.warnings
+            .extend(noisy_warning("own-line increment time", &own));
         out.summary.core_to_core_latency_s = Some(one_way.median);
         out.warnings
             .extend(noisy_warning("core-to-core latency", &one_way));
@@ -299,9 +370,16 @@ impl Bench for C2c {
                 "fit": regime_json(&all),
                 "regimes": regimes.iter().map(regime_json).collect::<Vec<_>>(),
             },
+            "increments": {
+                "own_line": {"threads": ctx.all.threads(), "per_increment_s": stats_json(&own)},
+                "shared_line": shared.iter().map(|(p, s)| json!({
+                    "threads": p,
+                    "per_increment_s": stats_json(s),
+                })).collect::<Vec<_>>(),
+            },
         });
         let mut t = format!(
-            "Core-to-core (CPU {} <-> {}): one-way {} (round trip {}); also the cost of one write to a falsely shared line\n",
+            "Core-to-core (CPU {} <-> {}): one-way {} (round trip {})\n",
             a.id,
             b.id,
             Si(one_way.median, "s"),
@@ -325,6 +403,17 @@ impl Bench for C2c {
                     Si(r.bandwidth_Bps.point, "B/s")
                 );
             }
+        }
+        t += &format!(
+            "  increments of a counter on its own line: {} each ({} threads at once)\n",
+            Si(own.median, "s"),
+            ctx.all.threads()
+        );
+        for (p, s) in &shared {
+            t += &format!(
+                "  increments of counters sharing one line, {p} threads: {} each per thread\n",
+                Si(s.median, "s")
+            );
         }
         out.table = t;
         Ok(out)
@@ -358,5 +447,16 @@ mod tests {
         assert!(s.median > 0.0);
         let t = handoff(cpus[0], cpus[1], &[64, 4096], &plan, || {}).unwrap();
         assert_eq!(t.len(), 2);
+        let team = Team::new(&cpus[..2]).unwrap();
+        assert!(shared_line_increments(&team, &plan).unwrap().median > 0.0);
+        assert!(own_line_increments(&team, &plan).unwrap().median > 0.0);
+    }
+
+    #[test]
+    fn sharer_counts_double_up_to_eight() {
+        assert_eq!(sharer_counts(2), vec![2]);
+        assert_eq!(sharer_counts(6), vec![2, 4, 6]);
+        assert_eq!(sharer_counts(64), vec![2, 4, 8]);
+        assert!(sharer_counts(1).is_empty());
     }
 }

@@ -7,6 +7,7 @@
 
 pub mod chase;
 pub mod fma;
+pub mod increment;
 pub mod stream;
 
 use std::fmt;

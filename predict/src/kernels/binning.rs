@@ -266,8 +266,9 @@ impl Variant {
                     mix: "triad",
                     per_thread_bytes: per_thread(28.0),
                 },
-                Demand::L1Chain {
-                    steps_per_thread: n_f / threads as f64,
+                Demand::Increments {
+                    per_thread: n_f / threads as f64,
+                    sharers: 1.0,
                 },
             ],
             // Reads x, y and writes next[i]; the head update is a dependent
@@ -279,8 +280,9 @@ impl Variant {
                     mix: "triad",
                     per_thread_bytes: per_thread(12.0),
                 },
-                Demand::L1Chain {
-                    steps_per_thread: n_f / threads as f64,
+                Demand::Increments {
+                    per_thread: n_f / threads as f64,
+                    sharers: 1.0,
                 },
             ],
         };

@@ -3,20 +3,18 @@
 //! (adjacent), one line each (padded), or in a register with one store at
 //! the end (local).
 //!
-//! The counters are `AtomicU64` used with relaxed load and store (plain
-//! moves, no locked instruction): every thread touches only its own counter,
-//! so there is no data race and no read-modify-write atomic, exactly the
+//! The increments are calibrate's ([`calibrate::kernels::increment`]), so
+//! the kernel and the microbenchmark whose figures predict it run the same
+//! instructions: relaxed load and store of an `AtomicU64` (plain moves, no
+//! locked instruction), every thread on its own counter, exactly the
 //! lecture's `bad[tid]++`.
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-use super::work::{Demand, Work};
+use calibrate::kernels::increment::{bump, OwnLine as Padded};
 
-/// A counter alone on its cache line.
-#[repr(align(64))]
-#[derive(Default)]
-pub struct Padded(pub AtomicU64);
+use super::work::{Demand, Work};
 
 /// Entries of the read-only table the local variant sums (8 KiB, in L1).
 pub const TABLE: usize = 1024;
@@ -62,12 +60,13 @@ impl Variant {
         let n = incs as f64;
         let demand = match self {
             // 8-byte counters: up to 8 threads per 64-byte line.
-            Variant::Adjacent => Demand::SharedLineWrites {
-                writes_per_thread: n,
+            Variant::Adjacent => Demand::Increments {
+                per_thread: n,
                 sharers: (threads as f64).min(8.0),
             },
-            Variant::Padded => Demand::L1Chain {
-                steps_per_thread: n,
+            Variant::Padded => Demand::Increments {
+                per_thread: n,
+                sharers: 1.0,
             },
             Variant::Local => Demand::RegisterChain {
                 steps_per_thread: n,
@@ -82,8 +81,8 @@ impl Variant {
 /// Thread `tid` increments its counter `incs` times.
 pub fn run(v: Variant, c: &Counters, tid: usize, incs: usize) {
     match v {
-        Variant::Adjacent => bump(&c.adjacent[tid], incs),
-        Variant::Padded => bump(&c.padded[tid].0, incs),
+        Variant::Adjacent => bump(&c.adjacent[tid], incs as u64),
+        Variant::Padded => bump(&c.padded[tid].0, incs as u64),
         Variant::Local => {
             // Accumulate in a register: one L1 load and one add per step,
             // one store at the end.
@@ -94,13 +93,6 @@ pub fn run(v: Variant, c: &Counters, tid: usize, incs: usize) {
             let total = c.padded[tid].0.load(Relaxed) + black_box(local);
             c.padded[tid].0.store(total, Relaxed);
         }
-    }
-}
-
-#[inline(always)]
-fn bump(x: &AtomicU64, incs: usize) {
-    for _ in 0..incs {
-        x.store(x.load(Relaxed) + 1, Relaxed);
     }
 }
 

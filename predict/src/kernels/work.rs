@@ -31,13 +31,10 @@ pub enum Demand {
         kind: LockKindName,
         lanes: f64,
     },
-    /// Writes to cache lines shared by `sharers` threads each (false sharing).
-    SharedLineWrites {
-        writes_per_thread: f64,
-        sharers: f64,
-    },
-    /// A chain of dependent load-modify-store steps on lines the core owns.
-    L1Chain { steps_per_thread: f64 },
+    /// Dependent load-add-store increments of counters, `sharers` threads'
+    /// counters on each cache line: 1 when every counter has its own line,
+    /// more under false sharing (§3.4).
+    Increments { per_thread: f64, sharers: f64 },
     /// A chain of dependent register operations, one per cycle.
     RegisterChain { steps_per_thread: f64 },
 }
@@ -146,37 +143,30 @@ pub fn predict(work: &Work, m: &Machine, threads: usize) -> Result<Prediction, M
                     ),
                 }
             }
-            Demand::SharedLineWrites {
-                writes_per_thread,
+            Demand::Increments {
+                per_thread,
                 sharers,
             } => {
-                let tt = m.line_transfer_s()?;
-                let tl = m.l1_latency_s()?;
-                let s = sharers.min(p);
-                let layout = models::locality::FalseSharing {
-                    sharers_per_line: s,
-                    lines: 1.0,
-                    transfers_per_write: (s - 1.0) / s,
-                    padded_bytes: 0.0,
-                    unpadded_bytes: 0.0,
-                };
-                let secs = models::locality::false_sharing_time_s(&layout, *writes_per_thread, tt, tl)
-                    .unwrap_or(0.0);
-                Term {
-                    resource: "line transfers",
-                    seconds: secs,
-                    explain: format!(
-                        "s·writes·((s−1)/s·t_transfer + t_L1) = {s}·{writes_per_thread:.3e}·({:.3}·{tt:.3e} s + {tl:.3e} s) (§3.4)",
-                        (s - 1.0) / s
+                let s = sharers.min(p).max(1.0) as usize;
+                let (t_inc, measured_at) = m.increment_s(s)?;
+                let lecture = match (s, m.line_transfer_s()) {
+                    (1, _) | (_, Err(_)) => String::new(),
+                    (_, Ok(tt)) => format!(
+                        "; one line transfer per write, the lecture's bound, would give {:.3e} s",
+                        per_thread * tt
                     ),
-                }
-            }
-            Demand::L1Chain { steps_per_thread } => {
-                let tl = m.l1_latency_s()?;
+                };
                 Term {
-                    resource: "L1 latency",
-                    seconds: steps_per_thread * tl,
-                    explain: format!("steps · t_L1 = {steps_per_thread:.3e} · {tl:.3e} s"),
+                    resource: if s > 1 { "line transfers" } else { "store forwarding" },
+                    seconds: per_thread * t_inc,
+                    explain: format!(
+                        "increments · t_increment = {per_thread:.3e} · {t_inc:.3e} s (measured: {}, §3.4){lecture}",
+                        if s > 1 {
+                            format!("counters of {measured_at} threads on one line")
+                        } else {
+                            "a counter alone on its line".to_string()
+                        }
+                    ),
                 }
             }
             Demand::RegisterChain { steps_per_thread } => {
@@ -213,7 +203,9 @@ mod tests {
 
     /// A synthetic machine: 100 GFLOP/s f32 on 2 threads, DRAM triad 40 GB/s
     /// with write-allocate, an L2-sized copy point at 80 GB/s, a 1 MiB
-    /// cache, 50 ns line transfers, 1 ns L1, 2 GHz, mutex 20 ns per op.
+    /// cache, 50 ns line transfers, increments of 0.5 ns alone on a line
+    /// and 12 ns (2 threads) or 30 ns (4) sharing one, 2 GHz, mutex 20 ns
+    /// per op.
     fn machine() -> Profile {
         let mut p = Profile::new(Provenance {
             clock_hz: Some(2e9),
@@ -236,7 +228,16 @@ mod tests {
             bandwidth_Bps: None,
         });
         p.summary.core_to_core_latency_s = Some(50e-9);
-        p.summary.l1_latency_s = Some(1e-9);
+        p.sections.insert(
+            "c2c".into(),
+            json!({"increments": {
+                "own_line": {"threads": 2, "per_increment_s": {"median": 0.5e-9}},
+                "shared_line": [
+                    {"threads": 2, "per_increment_s": {"median": 12e-9}},
+                    {"threads": 4, "per_increment_s": {"median": 30e-9}}
+                ]
+            }}),
+        );
         p.sections.insert(
             "stream".into(),
             json!({
@@ -284,19 +285,26 @@ mod tests {
     }
 
     #[test]
-    fn cache_resident_sets_use_the_nearest_sweep_point() {
+    fn working_sets_inside_the_sweep_read_its_curve() {
         let p = machine();
         let m = Machine::new(&p);
-        let w = Work {
+        let copy = |per_thread_bytes| Work {
             demands: vec![Demand::Memory {
                 bytes: 8e6,
                 bytes_wa: 8e6,
                 mix: "copy",
-                per_thread_bytes: 200e3,
+                per_thread_bytes,
             }],
         };
-        // 400 kB in all fits the 1 MiB cache: the 256 KiB copy point, 80 GB/s.
-        assert!((predict(&w, &m, 2).unwrap().seconds - 100e-6).abs() < 1e-15);
+        let secs = |b| predict(&copy(b), &m, 2).unwrap().seconds;
+        // On the 256 KiB copy point: 80 GB/s.
+        assert!((secs(262144.0) - 100e-6).abs() < 1e-15);
+        // Halfway in log-size between 16 KiB (200 GB/s) and 256 KiB: 140 GB/s.
+        assert!((secs(65536.0) - 8e6 / 140e9).abs() < 1e-12);
+        // Below the sweep: its first point; beyond it: the DRAM figure
+        // (no copy at the DRAM size in this profile, so it is missing).
+        assert!((secs(4096.0) - 8e6 / 200e9).abs() < 1e-15);
+        assert_eq!(predict(&copy(1e6), &m, 2).unwrap_err().fix, "stream");
     }
 
     #[test]
@@ -321,14 +329,22 @@ mod tests {
             }],
         };
         assert!((predict(&lanes, &m, 2).unwrap().seconds - 10e-3).abs() < 1e-12);
-        // 2 sharers: 2·W·(0.5·50 ns + 1 ns) = 52 ns per write pair.
-        let fs = Work {
-            demands: vec![Demand::SharedLineWrites {
-                writes_per_thread: 1e6,
-                sharers: 2.0,
+        // 2 sharers: the measured 12 ns per increment; more sharers than
+        // threads count as the threads; one counter per line: 0.5 ns.
+        let inc = |sharers| Work {
+            demands: vec![Demand::Increments {
+                per_thread: 1e6,
+                sharers,
             }],
         };
-        assert!((predict(&fs, &m, 2).unwrap().seconds - 52e-3).abs() < 1e-12);
+        let fs = predict(&inc(2.0), &m, 2).unwrap();
+        assert_eq!(fs.binding, "line transfers");
+        assert!((fs.seconds - 12e-3).abs() < 1e-12);
+        assert!(fs.terms[0].explain.contains("lecture's bound"));
+        assert!((predict(&inc(8.0), &m, 2).unwrap().seconds - 12e-3).abs() < 1e-12);
+        assert!((predict(&inc(1.0), &m, 2).unwrap().seconds - 0.5e-3).abs() < 1e-12);
+        // 3 sharers on 4 threads: the nearest measured count, 2.
+        assert!((predict(&inc(3.0), &m, 4).unwrap().seconds - 12e-3).abs() < 1e-12);
         let reg = Work {
             demands: vec![Demand::RegisterChain {
                 steps_per_thread: 2e9,
