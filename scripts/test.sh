@@ -9,3 +9,5 @@ source scripts/env.sh
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --release -- -D warnings
 cargo test --workspace --release
+# Every notebook, top to bottom, on the release build the tests just made.
+bash scripts/notebooks.sh
