@@ -244,15 +244,20 @@ impl Variant {
         let n_f = n as f64;
         let per_thread = |bytes_per_item: f64| n_f * bytes_per_item / threads as f64;
         let demands = match self {
+            // The heads live apart from the global lock: the head line of
+            // the particle's cell is written under the lock.
             Variant::GlobalLock => vec![Demand::Lock {
                 ops: n_f,
                 kind: LockKindName::Mutex,
                 lanes: 1.0,
+                data_lines: 1.0,
             }],
+            // Each head lives inside its cell's mutex, on the lock's line.
             Variant::CellLocks => vec![Demand::Lock {
                 ops: n_f,
                 kind: LockKindName::Mutex,
                 lanes: cells as f64,
+                data_lines: 0.0,
             }],
             // Histogram: read x, y (8 B) and write the cell (4 B); scatter:
             // read the cell (4 B), write index and cell (8 B); bounds: read

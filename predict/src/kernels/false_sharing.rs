@@ -84,15 +84,43 @@ pub fn run(v: Variant, c: &Counters, tid: usize, incs: usize) {
         Variant::Adjacent => bump(&c.adjacent[tid], incs as u64),
         Variant::Padded => bump(&c.padded[tid].0, incs as u64),
         Variant::Local => {
-            // Accumulate in a register: one L1 load and one add per step,
-            // one store at the end.
+            // Accumulate in a register: one L1 load and one dependent add
+            // per step (entries tid, tid + 1, ... of the table, wrapping),
+            // one store at the end. Slices of the table keep bounds checks
+            // out of the inner loop.
             let mut local = 0;
-            for i in 0..incs {
-                local += c.table[(i + tid) % TABLE].load(Relaxed);
+            let (mut left, mut from) = (incs, tid % TABLE);
+            while left > 0 {
+                let run = (TABLE - from).min(left);
+                for x in &c.table[from..from + run] {
+                    local = chained_add(local, x.load(Relaxed));
+                }
+                left -= run;
+                from = 0;
             }
             let total = c.padded[tid].0.load(Relaxed) + black_box(local);
             c.padded[tid].0.store(total, Relaxed);
         }
+    }
+}
+
+/// `a + b` as one add the compiler cannot reassociate: the sum stays one
+/// chain of dependent adds, as in the lecture's C loop (one accumulator),
+/// instead of being split over several accumulators.
+#[inline(always)]
+fn chained_add(a: u64, b: u64) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let mut sum = a;
+        // SAFETY: one register add; no memory, no stack.
+        unsafe {
+            std::arch::asm!("add {s}, {b}", s = inout(reg) sum, b = in(reg) b, options(pure, nomem, nostack));
+        }
+        sum
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        a.wrapping_add(b)
     }
 }
 

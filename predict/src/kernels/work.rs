@@ -25,11 +25,14 @@ pub enum Demand {
         per_thread_bytes: f64,
     },
     /// Operations under a lock of a measured kind, spread over `lanes`
-    /// independent locks (1 = a global lock).
+    /// independent locks (1 = a global lock); the critical section also
+    /// writes `data_lines` cache lines of shared data apart from the lock's
+    /// own line.
     Lock {
         ops: f64,
         kind: LockKindName,
         lanes: f64,
+        data_lines: f64,
     },
     /// Dependent load-add-store increments of counters, `sharers` threads'
     /// counters on each cache line: 1 when every counter has its own line,
@@ -124,12 +127,28 @@ pub fn predict(work: &Work, m: &Machine, threads: usize) -> Result<Prediction, M
                     ),
                 }
             }
-            Demand::Lock { ops, kind, lanes } => {
+            Demand::Lock {
+                ops,
+                kind,
+                lanes,
+                data_lines,
+            } => {
                 let k = match kind {
                     LockKindName::Mutex => LockKind::Mutex,
                     LockKindName::Spin => LockKind::Spin,
                 };
-                let t_op = m.lock_op_s(k, threads)?;
+                let t_lock = m.lock_op_s(k, threads)?;
+                // A data line written under the lock was last written by
+                // another thread with probability (p − 1)/p, and then moves
+                // to this core inside the critical section (§4.5: the
+                // head[c] lines still migrate).
+                let remote = (p - 1.0) / p;
+                let t_data = if *data_lines > 0.0 && p > 1.0 {
+                    data_lines * remote * m.line_transfer_s()?
+                } else {
+                    0.0
+                };
+                let t_op = t_lock + t_data;
                 // Each lane is a serialized resource with t_crit = t_op (§4.5);
                 // lanes beyond the thread count cannot all be busy.
                 let lock = SerializedLock::new(t_op, 0.0).expect("measured throughput is positive");
@@ -138,8 +157,9 @@ pub fn predict(work: &Work, m: &Machine, threads: usize) -> Result<Prediction, M
                     resource: "lock",
                     seconds: lock.time_s(*ops, 1.0).unwrap_or(0.0) / busy,
                     explain: format!(
-                        "ops · t_op / min(locks, threads) = {ops:.4e} · {t_op:.3e} s / {busy} \
-                         (measured {kind:?} throughput on {threads} thread(s); §4.5)"
+                        "ops · (t_lock + lines·(p−1)/p·t_transfer) / min(locks, threads) = \
+                         {ops:.4e} · ({t_lock:.3e} s + {t_data:.3e} s) / {busy} \
+                         (measured {kind:?} throughput on {threads} thread(s), {data_lines} data line(s); §4.5)"
                     ),
                 }
             }
@@ -316,6 +336,7 @@ mod tests {
                 ops: 1e6,
                 kind: LockKindName::Mutex,
                 lanes: 1.0,
+                data_lines: 0.0,
             }],
         };
         let pr = predict(&lock, &m, 2).unwrap();
@@ -326,9 +347,21 @@ mod tests {
                 ops: 1e6,
                 kind: LockKindName::Mutex,
                 lanes: 256.0,
+                data_lines: 0.0,
             }],
         };
         assert!((predict(&lanes, &m, 2).unwrap().seconds - 10e-3).abs() < 1e-12);
+        // One data line besides the lock's, remote half the time on 2
+        // threads: 20 ns + 0.5 · 50 ns per op.
+        let data = Work {
+            demands: vec![Demand::Lock {
+                ops: 1e6,
+                kind: LockKindName::Mutex,
+                lanes: 1.0,
+                data_lines: 1.0,
+            }],
+        };
+        assert!((predict(&data, &m, 2).unwrap().seconds - 45e-3).abs() < 1e-12);
         // 2 sharers: the measured 12 ns per increment; more sharers than
         // threads count as the threads; one counter per line: 0.5 ns.
         let inc = |sharers| Work {
@@ -362,6 +395,7 @@ mod tests {
                 ops: 1.0,
                 kind: LockKindName::Mutex,
                 lanes: 1.0,
+                data_lines: 0.0,
             }],
         };
         let e = predict(&w, &m, 2).unwrap_err();
