@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Sets up and runs the main job: calibrate this machine (node and MPI
 # network), run the kernels against the model, draw the charts, and work the
-# lecture's examples. Charts and tables go to results/ (override with
-# RESULTS=dir); the profile to data/profile.json, the kernel records to
-# data/measurements/records.jsonl.
+# lecture's examples, then execute the notebooks. Charts and tables go to
+# results/ (override with RESULTS=dir); the profile to data/profile.json,
+# the kernel records to data/measurements/records.jsonl.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -29,15 +29,18 @@ for ext in svg png pdf; do
     --out "$out/roofline.$ext" --csv "$out/roofline.csv" > /dev/null
 done
 $bin/predict mountain --profile data/profile.json --out "$out/mountain.png" --csv "$out/mountain.csv" > /dev/null
-$bin/predict scaling --profile data/profile.json --network t0=1.5us,bw=12.5GB/s,name=upgrade \
+$bin/predict scaling --profile data/profile.json --network-profile textbook \
+  --network-profile infiniband-hdr --network-profile ethernet-10g \
   --out "$out/scaling.png" --csv "$out/scaling.csv" | tee "$out/scaling.txt"
 
-echo "== 4. The lecture's worked examples (predict eval)"
-$bin/predict eval alpha-beta --t0 2us --bandwidth 6.4GB/s --bytes 32KiB
+echo "== 4. The lecture's worked examples on its textbook machine (predict eval)"
+$bin/predict eval --profile textbook alpha-beta --bytes 32KiB
 $bin/predict eval assignment --n 4096 --p 64
-$bin/predict eval stencil-scaling --n 4096 --p 512 --t0 2us --bandwidth 6.4GB/s \
-  --update-time 2cycles --clock 3GHz --messages 1
-$bin/predict eval roofline --peak-flops 768GFLOP/s --bandwidth 20GB/s --ai 0.15
-$bin/predict eval binning --items 1e6 --global-lock-op 600ns --bucket-lock-op 290ns \
-  --bandwidth 20GB/s --sort-op 1.1ns
+$bin/predict eval --profile textbook stencil-scaling --n 4096 --p 512 \
+  --update-time 2cycles
+$bin/predict eval --profile textbook roofline --ai 0.15 --precision f32
+$bin/predict eval --profile textbook binning --items 1e6 --bucket-lock-op 290ns --sort-op 1.1ns
+
+echo "== 5. The notebooks, executed (results/notebooks/)"
+bash scripts/notebooks.sh
 echo "Charts and tables are in $out/"
