@@ -154,7 +154,8 @@ impl<'a> Machine<'a> {
     /// Time per dependent increment of a counter, per thread, with
     /// `sharers` threads' counters on one line (1: a line each), from the
     /// c2c section's increments; the shared-line figure of the measured
-    /// thread count nearest to `sharers`, which is returned too.
+    /// thread count nearest to `sharers` (the first measured on a tie),
+    /// which is returned too.
     pub fn increment_s(&self, sharers: usize) -> Result<(f64, usize), Missing> {
         let inc = &self.section("c2c")?["increments"];
         let median = |p: &Value| p["per_increment_s"]["median"].as_f64();

@@ -7,7 +7,7 @@
 //! built-in profile named `X`. The lecture's machine is built in so that
 //! `predict eval --profile textbook ...` works from any directory.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::Context as _;
 use models::profile::Profile;
@@ -146,11 +146,6 @@ fn stem(path: &Path) -> String {
         || path.display().to_string(),
         |s| s.to_string_lossy().into_owned(),
     )
-}
-
-/// The default profile's path, for messages and records.
-pub fn default_path() -> PathBuf {
-    PathBuf::from(DEFAULT_PROFILE)
 }
 
 #[cfg(test)]

@@ -176,7 +176,7 @@ fn plateaus(
         } else {
             1.0
         };
-        let (from, to) = (2.0 * prev, size / (2.0 * share));
+        let (mut from, mut to) = (2.0 * prev, size / (2.0 * share));
         prev = *size;
         let mut on: Vec<&KernelPoint> = loads
             .iter()
@@ -184,7 +184,9 @@ fn plateaus(
             .filter(|p| (p.per_thread_bytes as f64) >= from && (p.per_thread_bytes as f64) <= to)
             .collect();
         if on.is_empty() {
-            // No point on a narrow plateau: the one nearest its middle.
+            // No point on a narrow (or, for a small shared level, empty)
+            // plateau: the one nearest its middle, which then is the
+            // plateau.
             let mid = (from.max(FIRST_BYTES as f64) * to.max(FIRST_BYTES as f64))
                 .sqrt()
                 .log2();
@@ -193,6 +195,9 @@ fn plateaus(
                 let db = ((b.per_thread_bytes as f64).log2() - mid).abs();
                 da.total_cmp(&db)
             }));
+            if let Some(p) = on.first() {
+                (from, to) = (p.per_thread_bytes as f64, p.per_thread_bytes as f64);
+            }
         }
         let medians: Vec<f64> = on.iter().map(|p| p.bandwidth.median).collect();
         let bandwidth = match Sample::new(medians.clone()) {

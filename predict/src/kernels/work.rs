@@ -331,37 +331,22 @@ mod tests {
     fn locks_line_transfers_and_chains() {
         let p = machine();
         let m = Machine::new(&p);
-        let lock = Work {
+        let lock = |lanes, data_lines| Work {
             demands: vec![Demand::Lock {
                 ops: 1e6,
                 kind: LockKindName::Mutex,
-                lanes: 1.0,
-                data_lines: 0.0,
+                lanes,
+                data_lines,
             }],
         };
-        let pr = predict(&lock, &m, 2).unwrap();
+        let pr = predict(&lock(1.0, 0.0), &m, 2).unwrap();
         assert_eq!(pr.binding, "lock");
         assert!((pr.seconds - 20e-3).abs() < 1e-12);
-        let lanes = Work {
-            demands: vec![Demand::Lock {
-                ops: 1e6,
-                kind: LockKindName::Mutex,
-                lanes: 256.0,
-                data_lines: 0.0,
-            }],
-        };
-        assert!((predict(&lanes, &m, 2).unwrap().seconds - 10e-3).abs() < 1e-12);
+        let secs = |w: Work| predict(&w, &m, 2).unwrap().seconds;
+        assert!((secs(lock(256.0, 0.0)) - 10e-3).abs() < 1e-12);
         // One data line besides the lock's, remote half the time on 2
         // threads: 20 ns + 0.5 · 50 ns per op.
-        let data = Work {
-            demands: vec![Demand::Lock {
-                ops: 1e6,
-                kind: LockKindName::Mutex,
-                lanes: 1.0,
-                data_lines: 1.0,
-            }],
-        };
-        assert!((predict(&data, &m, 2).unwrap().seconds - 45e-3).abs() < 1e-12);
+        assert!((secs(lock(1.0, 1.0)) - 45e-3).abs() < 1e-12);
         // 2 sharers: the measured 12 ns per increment; more sharers than
         // threads count as the threads; one counter per line: 0.5 ns.
         let inc = |sharers| Work {
@@ -376,7 +361,8 @@ mod tests {
         assert!(fs.terms[0].explain.contains("lecture's bound"));
         assert!((predict(&inc(8.0), &m, 2).unwrap().seconds - 12e-3).abs() < 1e-12);
         assert!((predict(&inc(1.0), &m, 2).unwrap().seconds - 0.5e-3).abs() < 1e-12);
-        // 3 sharers on 4 threads: the nearest measured count, 2.
+        // 3 sharers on 4 threads: the nearest measured count (a tie goes
+        // to the first measured, 2).
         assert!((predict(&inc(3.0), &m, 4).unwrap().seconds - 12e-3).abs() < 1e-12);
         let reg = Work {
             demands: vec![Demand::RegisterChain {

@@ -17,7 +17,6 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use models::profile::Profile;
 
 use crate::chart::output::{encode, Format, PendingFile};
 use crate::chart::{render, Figure, PlottersSvg};
@@ -77,11 +76,6 @@ pub struct MountainArgs {
     pub title: Option<String>,
 }
 
-/// Reads and checks a profile (a file or a name, see [`crate::profiles`]).
-pub fn load_profile(spec: &Path) -> anyhow::Result<Profile> {
-    crate::profiles::load(spec).map(|(profile, _)| profile)
-}
-
 /// The output files of a chart command, opened before any work.
 pub struct Outputs {
     pub chart: Option<(PendingFile, Format)>,
@@ -129,7 +123,7 @@ impl Outputs {
 /// Runs `predict roofline`.
 pub fn run_roofline(a: &RooflineArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let outputs = Outputs::open(a.out.as_deref(), a.csv.as_deref())?;
-    let profile = load_profile(&a.profile)?;
+    let (profile, _) = crate::profiles::load(&a.profile)?;
     let (records, mut notes) = match &a.measurements {
         Some(p) => {
             let l = records::load(p)?;
@@ -171,7 +165,7 @@ pub fn run_roofline(a: &RooflineArgs, out: &mut dyn Write) -> anyhow::Result<()>
 /// Runs `predict mountain`.
 pub fn run_mountain(a: &MountainArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let outputs = Outputs::open(a.out.as_deref(), a.csv.as_deref())?;
-    let profile = load_profile(&a.profile)?;
+    let (profile, _) = crate::profiles::load(&a.profile)?;
     let mut d = mountain::build(&profile)?;
     let fig = mountain::figure(&d, a.title.clone());
     let (warnings, written) = outputs.finish(&fig, || mountain::to_csv(&d))?;
