@@ -7,6 +7,7 @@
 //! (5, or 6). Both are bandwidth-bound far left of the ridge point.
 
 use calibrate::kernels::Isa;
+use calibrate::mem::huge_page_vec;
 use models::locality::{three_pass, FUSED};
 
 use super::work::{Demand, Work};
@@ -26,19 +27,16 @@ impl Arrays {
     /// `n` elements each, with values that depend on the global index so a
     /// misplaced element shows in the checks.
     pub fn new(n: usize, offset: usize) -> Self {
-        let f = |k: f32| {
-            (0..n)
-                .map(|i| ((offset + i) % 1024) as f32 * 1e-3 + k)
-                .collect::<Vec<f32>>()
-        };
+        let f = |k: f32| huge_page_vec(n, |i| ((offset + i) % 1024) as f32 * 1e-3 + k);
+        let zeros = || huge_page_vec(n, |_| 0.0);
         Self {
             a: f(0.0),
             b: f(1.0),
             c: f(0.5),
             d: f(2.0),
-            e: vec![0.0; n],
-            t1: vec![0.0; n],
-            t2: vec![0.0; n],
+            e: zeros(),
+            t1: zeros(),
+            t2: zeros(),
         }
     }
 

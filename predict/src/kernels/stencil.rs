@@ -10,6 +10,7 @@
 //! when three full rows already fit, it predicts no gain.
 
 use calibrate::kernels::Isa;
+use calibrate::mem::huge_page_vec;
 use models::locality::{stencil_traffic, STENCIL_FLOPS};
 
 use super::work::{Demand, Work};
@@ -26,16 +27,14 @@ pub struct Band {
 impl Band {
     /// A band whose values depend on the global row and column.
     pub fn new(rows: usize, w: usize, first_row: usize) -> Self {
-        let src = (0..(rows + 2) * w)
-            .map(|k| {
-                let (i, j) = (first_row + k / w, k % w);
-                ((i * 31 + j * 17) % 97) as f32 * 0.01
-            })
-            .collect();
+        let src = huge_page_vec((rows + 2) * w, |k| {
+            let (i, j) = (first_row + k / w, k % w);
+            ((i * 31 + j * 17) % 97) as f32 * 0.01
+        });
         Self {
             rows,
             w,
-            dst: vec![0.0; (rows + 2) * w],
+            dst: huge_page_vec((rows + 2) * w, |_| 0.0),
             src,
         }
     }
