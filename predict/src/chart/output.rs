@@ -17,6 +17,17 @@ use super::text::{FAMILY, FONT_BYTES};
 use super::ChartError;
 use crate::BadInput;
 
+/// A number in a CSV cell of the chart data, written as Rust displays it
+/// (`10`, not serde's `10.0`).
+#[derive(Debug, Clone, Copy)]
+pub struct Num(pub f64);
+
+impl serde::Serialize for Num {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(&self.0)
+    }
+}
+
 /// usvg's user units per inch.
 const USVG_DPI: f32 = 96.0;
 

@@ -21,6 +21,7 @@ use models::Estimate;
 use serde::Serialize;
 
 use super::records::Record;
+use crate::chart::output::Num;
 use crate::BadInput;
 
 /// Bandwidth or compute.
@@ -411,108 +412,82 @@ fn dedupe_names(list: &mut [(String, (f64, f64, f64))]) {
 /// flop/byte), written with the shortest exact representation.
 pub fn to_csv(d: &RooflineData) -> String {
     let mut w = csv::Writer::from_writer(Vec::new());
-    let header = [
-        "record",
-        "kind",
-        "name",
-        "label",
-        "value",
-        "value_lo",
-        "value_hi",
-        "unit",
-        "threads",
-        "ridge_ai_flop_per_byte",
-        "kernel",
-        "variant",
-        "size",
-        "ai_flop_per_byte",
-        "measured_flops",
-        "measured_flops_lo",
-        "measured_flops_hi",
-        "predicted_flops",
-        "attainable_flops",
-        "binding",
-    ];
-    w.write_record(header).expect("writing to memory");
-    let e = String::new;
+    let mut row = |r: CsvRow| w.serialize(r).expect("writing to memory");
     for c in &d.ceilings {
-        let kind = match c.kind {
-            CeilingKind::Bandwidth => "bandwidth",
-            CeilingKind::Compute => "compute",
-        };
-        w.write_record([
-            "ceiling".to_string(),
-            kind.into(),
-            c.name.clone(),
-            c.label.clone(),
-            c.value.to_string(),
-            c.lo.to_string(),
-            c.hi.to_string(),
-            c.unit.into(),
-            c.threads.to_string(),
-            c.ridge_ai.to_string(),
-            e(),
-            e(),
-            e(),
-            e(),
-            e(),
-            e(),
-            e(),
-            e(),
-            e(),
-            e(),
-        ])
-        .expect("writing to memory");
+        row(CsvRow {
+            record: "ceiling",
+            kind: Some(match c.kind {
+                CeilingKind::Bandwidth => "bandwidth",
+                CeilingKind::Compute => "compute",
+            }),
+            name: Some(c.name.clone()),
+            label: Some(c.label.clone()),
+            value: Some(Num(c.value)),
+            value_lo: Some(Num(c.lo)),
+            value_hi: Some(Num(c.hi)),
+            unit: Some(c.unit),
+            threads: Some(c.threads as u64),
+            ridge_ai_flop_per_byte: Some(Num(c.ridge_ai)),
+            ..CsvRow::default()
+        });
     }
-    w.write_record([
-        "ridge".to_string(),
-        e(),
-        format!("{} x {}", d.ridge.memory, d.ridge.compute),
-        format!("ridge {}", ai_text(d.ridge.ai)),
-        d.ridge.flops.to_string(),
-        e(),
-        e(),
-        "FLOP/s".into(),
-        d.threads.to_string(),
-        d.ridge.ai.to_string(),
-        e(),
-        e(),
-        e(),
-        d.ridge.ai.to_string(),
-        e(),
-        e(),
-        e(),
-        e(),
-        e(),
-        e(),
-    ])
-    .expect("writing to memory");
+    row(CsvRow {
+        record: "ridge",
+        name: Some(format!("{} x {}", d.ridge.memory, d.ridge.compute)),
+        label: Some(format!("ridge {}", ai_text(d.ridge.ai))),
+        value: Some(Num(d.ridge.flops)),
+        unit: Some("FLOP/s"),
+        threads: Some(d.threads as u64),
+        ridge_ai_flop_per_byte: Some(Num(d.ridge.ai)),
+        ai_flop_per_byte: Some(Num(d.ridge.ai)),
+        ..CsvRow::default()
+    });
     for p in &d.points {
-        w.write_record([
-            "point".to_string(),
-            e(),
-            p.series_name(),
-            e(),
-            e(),
-            e(),
-            e(),
-            "FLOP/s".into(),
-            p.threads.map_or(String::new(), |t| t.to_string()),
-            e(),
-            p.kernel.clone(),
-            p.variant.clone(),
-            p.size.clone(),
-            p.ai.to_string(),
-            p.measured_flops.to_string(),
-            p.measured_flops_lo.to_string(),
-            p.measured_flops_hi.to_string(),
-            p.predicted_flops.map_or(String::new(), |v| v.to_string()),
-            p.attainable_flops.to_string(),
-            p.binding.clone().unwrap_or_default(),
-        ])
-        .expect("writing to memory");
+        row(CsvRow {
+            record: "point",
+            name: Some(p.series_name()),
+            unit: Some("FLOP/s"),
+            threads: p.threads,
+            kernel: Some(p.kernel.clone()),
+            variant: Some(p.variant.clone()),
+            size: Some(p.size.clone()),
+            ai_flop_per_byte: Some(Num(p.ai)),
+            measured_flops: Some(Num(p.measured_flops)),
+            measured_flops_lo: Some(Num(p.measured_flops_lo)),
+            measured_flops_hi: Some(Num(p.measured_flops_hi)),
+            predicted_flops: p.predicted_flops.map(Num),
+            attainable_flops: Some(Num(p.attainable_flops)),
+            binding: p.binding.clone(),
+            ..CsvRow::default()
+        });
     }
     String::from_utf8(w.into_inner().expect("in-memory writer")).expect("UTF-8 fields")
+}
+
+/// One row of the chart's CSV: a ceiling, the ridge or a kernel point; the
+/// columns its kind does not use stay empty.
+#[derive(Debug, Default, Serialize)]
+struct CsvRow {
+    record: &'static str,
+    kind: Option<&'static str>,
+    name: Option<String>,
+    label: Option<String>,
+    value: Option<Num>,
+    value_lo: Option<Num>,
+    value_hi: Option<Num>,
+    unit: Option<&'static str>,
+    threads: Option<u64>,
+    ridge_ai_flop_per_byte: Option<Num>,
+    kernel: Option<String>,
+    variant: Option<String>,
+    size: Option<String>,
+    ai_flop_per_byte: Option<Num>,
+    measured_flops: Option<Num>,
+    measured_flops_lo: Option<Num>,
+    measured_flops_hi: Option<Num>,
+    predicted_flops: Option<Num>,
+    attainable_flops: Option<Num>,
+    binding: Option<String>,
 }
 
 /// An intensity as text: "5.2 flop/B".

@@ -18,6 +18,7 @@ use serde_json::Value;
 use crate::chart::figure::{
     palette, Axis, Color, Dash, Figure, Item, LegendEntry, Panel, Scale, Stroke, Symbol, TickFormat,
 };
+use crate::chart::output::Num;
 use crate::chart::ticks::binary_bytes;
 use crate::BadInput;
 
@@ -374,69 +375,60 @@ pub fn figure(d: &MountainData, title: Option<String>) -> Figure {
 /// One CSV table: rows of `record` = latency | bandwidth | level.
 pub fn to_csv(d: &MountainData) -> String {
     let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record([
-        "record",
-        "curve",
-        "threads",
-        "pages",
-        "kernel",
-        "working_set_bytes",
-        "value",
-        "lo",
-        "hi",
-        "unit",
-        "level",
-        "level_size_bytes",
-        "level_latency_s",
-        "level_bandwidth_1t_Bps",
-    ])
-    .expect("writing to memory");
+    let mut row = |r: CsvRow| w.serialize(r).expect("writing to memory");
     for c in &d.curves {
         let record = match c.quantity {
             Quantity::Latency => "latency",
             Quantity::Bandwidth => "bandwidth",
         };
         for p in &c.points {
-            w.write_record([
-                record.to_string(),
-                c.name.clone(),
-                c.threads.to_string(),
-                c.pages.clone().unwrap_or_default(),
-                c.kernel.clone().unwrap_or_default(),
-                p.working_set_bytes.to_string(),
-                p.value.to_string(),
-                p.lo.to_string(),
-                p.hi.to_string(),
-                c.unit.to_string(),
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
-            ])
-            .expect("writing to memory");
+            row(CsvRow {
+                record,
+                curve: Some(c.name.clone()),
+                threads: Some(c.threads),
+                pages: Some(c.pages.clone().unwrap_or_default()),
+                kernel: Some(c.kernel.clone().unwrap_or_default()),
+                working_set_bytes: Some(Num(p.working_set_bytes)),
+                value: Some(Num(p.value)),
+                lo: Some(Num(p.lo)),
+                hi: Some(Num(p.hi)),
+                unit: Some(c.unit.to_string()),
+                ..CsvRow::default()
+            });
         }
     }
-    let opt = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
     for l in &d.levels {
-        w.write_record([
-            "level".to_string(),
-            String::new(),
-            String::new(),
-            String::new(),
-            String::new(),
-            String::new(),
-            String::new(),
-            String::new(),
-            String::new(),
-            String::new(),
-            l.name.clone(),
-            opt(l.size_bytes),
-            opt(l.latency_s),
-            opt(l.bandwidth_Bps),
-        ])
-        .expect("writing to memory");
+        row(CsvRow {
+            record: "level",
+            level: Some(l.name.clone()),
+            level_size_bytes: l.size_bytes.map(Num),
+            level_latency_s: l.latency_s.map(Num),
+            level_bandwidth_1t_Bps: l.bandwidth_Bps.map(Num),
+            ..CsvRow::default()
+        });
     }
     String::from_utf8(w.into_inner().expect("in-memory writer")).expect("UTF-8 fields")
+}
+
+/// One row of the mountain CSV; the columns its kind does not use stay
+/// empty.
+#[derive(Debug, Default, Serialize)]
+#[allow(non_snake_case)]
+struct CsvRow {
+    record: &'static str,
+    curve: Option<String>,
+    threads: Option<usize>,
+    pages: Option<String>,
+    kernel: Option<String>,
+    working_set_bytes: Option<Num>,
+    value: Option<Num>,
+    lo: Option<Num>,
+    hi: Option<Num>,
+    unit: Option<String>,
+    level: Option<String>,
+    level_size_bytes: Option<Num>,
+    level_latency_s: Option<Num>,
+    level_bandwidth_1t_Bps: Option<Num>,
 }
 
 /// The human summary of `predict mountain`.

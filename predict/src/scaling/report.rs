@@ -11,6 +11,7 @@ use crate::chart::figure::{
     palette, Along, Axis, Color, Dash, Figure, Item, LegendEntry, Marker, MarkerPoint, Panel,
     Scale, Shape, Stroke, Symbol, TickFormat,
 };
+use crate::chart::output::Num;
 
 /// Everything `predict scaling` computed.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -207,106 +208,83 @@ fn fit_text(f: &RunsFit) -> String {
 /// CSV table (`record` = curve | knee | measured).
 pub fn to_csv(r: &Report) -> String {
     let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record([
-        "record",
-        "series",
-        "p",
-        "time_s",
-        "time_lo_s",
-        "time_hi_s",
-        "compute_s",
-        "comm_s",
-        "speedup",
-        "speedup_lo",
-        "speedup_hi",
-        "efficiency",
-        "efficiency_lo",
-        "efficiency_hi",
-        "knee",
-        "p_lo",
-        "p_hi",
-    ])
-    .expect("writing to memory");
-    let e = String::new;
-    let opt = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
+    let mut row = |r: CsvRow| w.serialize(r).expect("writing to memory");
     for s in &r.series {
-        for row in &s.curve {
-            let p = &row.point;
-            w.write_record([
-                "curve".to_string(),
-                s.name.clone(),
-                p.p.to_string(),
-                p.time_s.to_string(),
-                row.time_lo_s.to_string(),
-                row.time_hi_s.to_string(),
-                p.compute_s.to_string(),
-                p.comm_s.to_string(),
-                p.speedup.to_string(),
-                row.speedup_lo.to_string(),
-                row.speedup_hi.to_string(),
-                p.efficiency.to_string(),
-                row.efficiency_lo.to_string(),
-                row.efficiency_hi.to_string(),
-                e(),
-                e(),
-                e(),
-            ])
-            .expect("writing to memory");
+        for c in &s.curve {
+            let p = &c.point;
+            row(CsvRow {
+                record: "curve",
+                series: s.name.clone(),
+                p: Some(Num(p.p)),
+                time_s: Some(Num(p.time_s)),
+                time_lo_s: Some(Num(c.time_lo_s)),
+                time_hi_s: Some(Num(c.time_hi_s)),
+                compute_s: Some(Num(p.compute_s)),
+                comm_s: Some(Num(p.comm_s)),
+                speedup: Some(Num(p.speedup)),
+                speedup_lo: Some(Num(c.speedup_lo)),
+                speedup_hi: Some(Num(c.speedup_hi)),
+                efficiency: Some(Num(p.efficiency)),
+                efficiency_lo: Some(Num(c.efficiency_lo)),
+                efficiency_hi: Some(Num(c.efficiency_hi)),
+                ..CsvRow::default()
+            });
         }
         for (name, k) in [
             ("crossover", &s.knees.crossover),
             ("efficiency", &s.knees.efficiency),
             ("best", &s.knees.best),
         ] {
-            w.write_record([
-                "knee".to_string(),
-                s.name.clone(),
-                opt(k.point),
-                e(),
-                e(),
-                e(),
-                e(),
-                e(),
-                e(),
-                e(),
-                e(),
-                e(),
-                e(),
-                e(),
-                name.to_string(),
-                opt(k.lo),
-                opt(k.hi),
-            ])
-            .expect("writing to memory");
+            row(CsvRow {
+                record: "knee",
+                series: s.name.clone(),
+                p: k.point.map(Num),
+                knee: Some(name),
+                p_lo: k.lo.map(Num),
+                p_hi: k.hi.map(Num),
+                ..CsvRow::default()
+            });
         }
     }
     if let Some(f) = &r.fit {
         let t1 = f.fit.params[0].point;
         for run in &f.runs {
             let sp = t1 / run.time_s;
-            w.write_record([
-                "measured".to_string(),
-                "runs".to_string(),
-                run.p.to_string(),
-                run.time_s.to_string(),
-                e(),
-                e(),
-                e(),
-                e(),
-                sp.to_string(),
-                e(),
-                e(),
-                (sp / run.p).to_string(),
-                e(),
-                e(),
-                e(),
-                e(),
-                e(),
-            ])
-            .expect("writing to memory");
+            row(CsvRow {
+                record: "measured",
+                series: "runs".into(),
+                p: Some(Num(run.p)),
+                time_s: Some(Num(run.time_s)),
+                speedup: Some(Num(sp)),
+                efficiency: Some(Num(sp / run.p)),
+                ..CsvRow::default()
+            });
         }
     }
     String::from_utf8(w.into_inner().expect("in-memory writer")).expect("UTF-8 fields")
+}
+
+/// One row of the scaling CSV; the columns its kind does not use stay
+/// empty.
+#[derive(Debug, Default, Serialize)]
+struct CsvRow {
+    record: &'static str,
+    series: String,
+    p: Option<Num>,
+    time_s: Option<Num>,
+    time_lo_s: Option<Num>,
+    time_hi_s: Option<Num>,
+    compute_s: Option<Num>,
+    comm_s: Option<Num>,
+    speedup: Option<Num>,
+    speedup_lo: Option<Num>,
+    speedup_hi: Option<Num>,
+    efficiency: Option<Num>,
+    efficiency_lo: Option<Num>,
+    efficiency_hi: Option<Num>,
+    knee: Option<&'static str>,
+    p_lo: Option<Num>,
+    p_hi: Option<Num>,
 }
 
 fn knee_marker(k: &Knee, y_at: impl Fn(f64) -> f64, shape: Shape, color: Color) -> Option<Item> {
