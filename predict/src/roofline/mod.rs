@@ -24,21 +24,18 @@ use crate::BadInput;
 
 pub use crate::profiles::{DEFAULT_MEASUREMENTS, DEFAULT_PROFILE};
 
-/// `predict roofline`.
+/// What both chart commands take: the profile, and where the chart and
+/// its data go.
 #[derive(Debug, Clone, Args)]
-pub struct RooflineArgs {
+pub struct ChartArgs {
     /// Machine profile written by `calibrate`: a file, or a name under
     /// data/profiles/ such as `textbook`.
     #[arg(long, default_value = DEFAULT_PROFILE)]
     pub profile: PathBuf,
-    /// Records of `predict run` (JSON or CSV): one file, or every such file
-    /// of a directory [default: data/measurements/ when it exists].
-    #[arg(long)]
-    pub measurements: Option<PathBuf>,
     /// Write the chart: .svg, .png (300 dpi) or .pdf, 3.5 in wide.
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Write the chart's data (ceilings, ridge, points) as CSV.
+    /// Write the chart's data as CSV.
     #[arg(long)]
     pub csv: Option<PathBuf>,
     /// Print the chart's data as one JSON document instead of the table.
@@ -47,6 +44,17 @@ pub struct RooflineArgs {
     /// A title above the chart (none by default: papers use captions).
     #[arg(long)]
     pub title: Option<String>,
+}
+
+/// `predict roofline`: the ceilings, the ridge and the kernels' points.
+#[derive(Debug, Clone, Args)]
+pub struct RooflineArgs {
+    #[command(flatten)]
+    pub chart: ChartArgs,
+    /// Records of `predict run` (JSON or CSV): one file, or every such file
+    /// of a directory [default: data/measurements/ when it exists].
+    #[arg(long)]
+    pub measurements: Option<PathBuf>,
     /// Draw the compute ceilings of this precision (`all` for both).
     #[arg(long, default_value = "f64", value_parser = ["f64", "f32", "all"])]
     pub precision: String,
@@ -55,25 +63,12 @@ pub struct RooflineArgs {
     pub one_thread: bool,
 }
 
-/// `predict mountain`.
+/// `predict mountain`: the profile's `latency` and `stream` curves and
+/// its levels.
 #[derive(Debug, Clone, Args)]
 pub struct MountainArgs {
-    /// Machine profile written by `calibrate`: a file, or a name under
-    /// data/profiles/ such as `textbook`.(its `latency` and `stream` sections).
-    #[arg(long, default_value = DEFAULT_PROFILE)]
-    pub profile: PathBuf,
-    /// Write the chart: .svg, .png (300 dpi) or .pdf, 3.5 in wide.
-    #[arg(long)]
-    pub out: Option<PathBuf>,
-    /// Write the curves and levels as CSV.
-    #[arg(long)]
-    pub csv: Option<PathBuf>,
-    /// Print the curves and levels as one JSON document.
-    #[arg(long)]
-    pub json: bool,
-    /// A title above the chart.
-    #[arg(long)]
-    pub title: Option<String>,
+    #[command(flatten)]
+    pub chart: ChartArgs,
 }
 
 /// The output files of a chart command, opened before any work.
@@ -122,8 +117,8 @@ impl Outputs {
 
 /// Runs `predict roofline`.
 pub fn run_roofline(a: &RooflineArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    let outputs = Outputs::open(a.out.as_deref(), a.csv.as_deref())?;
-    let (profile, _) = crate::profiles::load(&a.profile)?;
+    let outputs = Outputs::open(a.chart.out.as_deref(), a.chart.csv.as_deref())?;
+    let (profile, _) = crate::profiles::load(&a.chart.profile)?;
     let (records, mut notes) = match &a.measurements {
         Some(p) => {
             let l = records::load(p)?;
@@ -146,10 +141,10 @@ pub fn run_roofline(a: &RooflineArgs, out: &mut dyn Write) -> anyhow::Result<()>
     };
     let mut d = data::build(&profile, &records, &sel)?;
     d.notes.append(&mut notes);
-    let fig = chart::figure(&d, a.title.clone());
+    let fig = chart::figure(&d, a.chart.title.clone());
     let (warnings, written) = outputs.finish(&fig, || data::to_csv(&d))?;
     d.notes.extend(warnings);
-    if a.json {
+    if a.chart.json {
         let mut v = serde_json::to_value(&d)?;
         v["files"] = serde_json::json!(written);
         writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
@@ -164,13 +159,13 @@ pub fn run_roofline(a: &RooflineArgs, out: &mut dyn Write) -> anyhow::Result<()>
 
 /// Runs `predict mountain`.
 pub fn run_mountain(a: &MountainArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    let outputs = Outputs::open(a.out.as_deref(), a.csv.as_deref())?;
-    let (profile, _) = crate::profiles::load(&a.profile)?;
+    let outputs = Outputs::open(a.chart.out.as_deref(), a.chart.csv.as_deref())?;
+    let (profile, _) = crate::profiles::load(&a.chart.profile)?;
     let mut d = mountain::build(&profile)?;
-    let fig = mountain::figure(&d, a.title.clone());
+    let fig = mountain::figure(&d, a.chart.title.clone());
     let (warnings, written) = outputs.finish(&fig, || mountain::to_csv(&d))?;
     d.notes.extend(warnings);
-    if a.json {
+    if a.chart.json {
         let mut v = serde_json::to_value(&d)?;
         v["files"] = serde_json::json!(written);
         writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
