@@ -7,27 +7,16 @@
 //! `PREDICT_BLESS=1 cargo test -p predict --test charts --test scaling`
 //! and look at the charts before committing them.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
+use common::*;
+
+use std::path::Path;
 
 use models::profile::Profile;
 use predict::chart::scene::{convex_intersect, rect_quad, TextRole};
 use predict::chart::{figure::Figure, layout::layout, render, PlottersSvg};
 use predict::roofline::data::{build, CeilingKind, Selection};
 use predict::roofline::{chart, mountain, records};
-
-fn reference(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/reference")
-        .join(name)
-}
-
-fn predict(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_predict"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
 
 fn profile() -> Profile {
     Profile::from_json(&std::fs::read_to_string(reference("profile.json")).unwrap()).unwrap()
@@ -244,29 +233,6 @@ fn the_svg_has_no_text_left_for_a_font_lookup() {
     );
 }
 
-fn bless() -> bool {
-    std::env::var_os("PREDICT_BLESS").is_some()
-}
-
-/// Compares `got` with the reference file, or rewrites it when blessing.
-pub fn check_reference(name: &str, got: &[u8]) {
-    let path = reference(name);
-    if bless() {
-        std::fs::write(&path, got).unwrap();
-        return;
-    }
-    let want = std::fs::read(&path)
-        .unwrap_or_else(|e| panic!("{}: {e}; create it with PREDICT_BLESS=1", path.display()));
-    if want != got {
-        let dump = std::env::temp_dir().join(format!("got-{name}"));
-        std::fs::write(&dump, got).unwrap();
-        panic!(
-            "{name} differs from the reference (new output in {}); if the change is intended, rerun with PREDICT_BLESS=1",
-            dump.display()
-        );
-    }
-}
-
 #[test]
 fn roofline_and_mountain_match_the_references() {
     let dir = tempfile::tempdir().unwrap();
@@ -391,15 +357,6 @@ fn png_and_pdf_are_paper_sized() {
             assert!(text.contains("/MediaBox [0 0 252 "), "3.5 in = 252 pt");
         }
     }
-}
-
-/// One line on stderr, exit status 2, no output file.
-fn assert_bad(args: &[&str], needle: &str) {
-    let o = predict(args);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
-    assert!(err.contains(needle), "{args:?}: '{err}' lacks '{needle}'");
 }
 
 #[test]

@@ -5,27 +5,16 @@
 //! Regenerate the references with `PREDICT_BLESS=1 cargo test -p predict
 //! --test scaling` (and look at the chart).
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
+use common::*;
+
+use std::path::Path;
 
 use models::stencil::GhostStencil;
 use predict::chart::layout::layout;
 use predict::cli::{parse_from, Command as Cmd};
 use predict::scaling::fit::{fit_runs, read_runs, Run};
 use predict::scaling::{build, report, ScalingArgs};
-
-fn reference(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/reference")
-        .join(name)
-}
-
-fn predict(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_predict"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
 
 /// The parsed arguments of `predict scaling ARGS`.
 fn args(extra: &[&str]) -> ScalingArgs {
@@ -381,34 +370,8 @@ fn scaling_matches_the_references() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = String::from_utf8(o.stdout).unwrap();
     assert!(text.contains("efficiency < 50%: between P = "), "{text}");
-    check("scaling.svg", &std::fs::read(&svg).unwrap());
-    check("scaling.csv", &std::fs::read(&csv).unwrap());
-}
-
-fn check(name: &str, got: &[u8]) {
-    let path = reference(name);
-    if std::env::var_os("PREDICT_BLESS").is_some() {
-        std::fs::write(&path, got).unwrap();
-        return;
-    }
-    let want = std::fs::read(&path)
-        .unwrap_or_else(|e| panic!("{}: {e}; create it with PREDICT_BLESS=1", path.display()));
-    if want != got {
-        let dump = std::env::temp_dir().join(format!("got-{name}"));
-        std::fs::write(&dump, got).unwrap();
-        panic!(
-            "{name} differs from the reference (new output in {}); rerun with PREDICT_BLESS=1 if intended",
-            dump.display()
-        );
-    }
-}
-
-fn assert_bad(args: &[&str], needle: &str) {
-    let o = predict(args);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
-    assert!(err.contains(needle), "{args:?}: '{err}' lacks '{needle}'");
+    check_reference("scaling.svg", &std::fs::read(&svg).unwrap());
+    check_reference("scaling.csv", &std::fs::read(&csv).unwrap());
 }
 
 #[test]

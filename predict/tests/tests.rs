@@ -1,13 +1,9 @@
 //! End-to-end tests of the `predict` binary.
 
-use std::process::{Command, Output};
+mod common;
+use common::*;
 
-fn predict(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_predict"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
+use std::process::Command;
 
 fn eval_json(args: &[&str]) -> serde_json::Value {
     let mut full = vec!["eval"];
