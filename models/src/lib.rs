@@ -32,6 +32,7 @@ pub mod fit;
 pub mod little;
 pub mod locality;
 pub mod profile;
+pub mod random;
 pub mod roofline;
 pub mod speedup;
 pub mod stats;

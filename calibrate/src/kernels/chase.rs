@@ -12,32 +12,7 @@ use std::hint::black_box;
 
 use crate::mem::{Pages, Region};
 use anyhow::{bail, Result};
-
-/// SplitMix64, a small seeded generator: enough for shuffling, reproducible.
-#[derive(Debug, Clone)]
-pub struct SplitMix64(u64);
-
-impl SplitMix64 {
-    /// A generator started at `seed`.
-    pub fn new(seed: u64) -> Self {
-        Self(seed)
-    }
-
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// A number in `0..bound` (Lemire's multiply-shift; the bias is below
-    /// bound / 2⁶⁴, irrelevant here). `bound` must be > 0.
-    pub fn below(&mut self, bound: u64) -> u64 {
-        ((self.next_u64() as u128 * bound as u128) >> 64) as u64
-    }
-}
+use models::random::SplitMix64;
 
 /// Sattolo's algorithm on `n` slots spaced `stride` words apart in `words`:
 /// afterwards slot `i` holds σ(i), where σ is a uniformly random cyclic

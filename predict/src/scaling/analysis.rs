@@ -20,7 +20,8 @@
 use serde::Serialize;
 
 use super::curves::{Curve, Domain, Point};
-use super::uncertainty::{quantile, Param, SplitMix64, Uncertainty};
+use super::uncertainty::{quantile, Param, Uncertainty};
+use models::random::SplitMix64;
 
 /// Grid points per octave of P.
 pub const PER_OCTAVE: f64 = 16.0;

@@ -12,42 +12,12 @@
 //! The random numbers come from SplitMix64 with a fixed seed, and normals
 //! from the Box–Muller transform, so a run is reproducible bit for bit.
 
+use models::random::SplitMix64;
 use models::Estimate;
 use serde::Serialize;
 
 /// Half-width of a 95% interval in standard deviations.
 pub const Z95: f64 = 1.959_963_984_540_054;
-
-/// Steele, Lea and Flood's SplitMix64: a 64-bit generator that passes
-/// BigCrush, two lines of state update, and no dependency.
-#[derive(Debug, Clone)]
-pub struct SplitMix64(u64);
-
-impl SplitMix64 {
-    pub fn new(seed: u64) -> Self {
-        Self(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in (0, 1].
-    pub fn uniform(&mut self) -> f64 {
-        ((self.next_u64() >> 11) as f64 + 1.0) / (1u64 << 53) as f64
-    }
-
-    /// Standard normal (Box–Muller, the cosine branch).
-    pub fn normal(&mut self) -> f64 {
-        let u1 = self.uniform();
-        let u2 = self.uniform();
-        (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
-    }
-}
 
 /// One uncertain parameter.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -254,19 +224,6 @@ pub fn quantile(sorted: &[f64], q: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn generator_is_reproducible_and_normal() {
-        let mut a = SplitMix64::new(1);
-        let mut b = SplitMix64::new(1);
-        assert_eq!(a.next_u64(), b.next_u64());
-        let mut r = SplitMix64::new(7);
-        let z: Vec<f64> = (0..20_000).map(|_| r.normal()).collect();
-        let mean = z.iter().sum::<f64>() / z.len() as f64;
-        let var = z.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / z.len() as f64;
-        assert!(mean.abs() < 0.03, "{mean}");
-        assert!((var - 1.0).abs() < 0.05, "{var}");
-    }
 
     #[test]
     fn draws_respect_ranges_and_spread() {
