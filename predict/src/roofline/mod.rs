@@ -144,17 +144,7 @@ pub fn run_roofline(a: &RooflineArgs, out: &mut dyn Write) -> anyhow::Result<()>
     let fig = chart::figure(&d, a.chart.title.clone());
     let (warnings, written) = outputs.finish(&fig, || data::to_csv(&d))?;
     d.notes.extend(warnings);
-    if a.chart.json {
-        let mut v = serde_json::to_value(&d)?;
-        v["files"] = serde_json::json!(written);
-        writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
-    } else {
-        write!(out, "{}", data::to_text(&d))?;
-        for w in &written {
-            writeln!(out, "wrote {w}")?;
-        }
-    }
-    Ok(())
+    report(&d, data::to_text, &written, a.chart.json, out)
 }
 
 /// Runs `predict mountain`.
@@ -165,13 +155,25 @@ pub fn run_mountain(a: &MountainArgs, out: &mut dyn Write) -> anyhow::Result<()>
     let fig = mountain::figure(&d, a.chart.title.clone());
     let (warnings, written) = outputs.finish(&fig, || mountain::to_csv(&d))?;
     d.notes.extend(warnings);
-    if a.chart.json {
-        let mut v = serde_json::to_value(&d)?;
+    report(&d, mountain::to_text, &written, a.chart.json, out)
+}
+
+/// Prints a chart's data: one JSON document with the files written, or the
+/// table and one line per file.
+fn report<T: serde::Serialize>(
+    d: &T,
+    text: impl Fn(&T) -> String,
+    written: &[String],
+    json: bool,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    if json {
+        let mut v = serde_json::to_value(d)?;
         v["files"] = serde_json::json!(written);
         writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
     } else {
-        write!(out, "{}", mountain::to_text(&d))?;
-        for w in &written {
+        write!(out, "{}", text(d))?;
+        for w in written {
             writeln!(out, "wrote {w}")?;
         }
     }
