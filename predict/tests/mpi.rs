@@ -5,6 +5,9 @@
 
 #![cfg(feature = "mpi")]
 
+mod common;
+use common::CONTRACT_KEYS;
+
 use std::os::unix::fs::MetadataExt;
 use std::process::{Command, Output};
 use std::sync::Mutex;
@@ -67,20 +70,7 @@ fn reference_checksum(n: usize, iters: usize, every: usize) -> String {
 
 /// The contract keys, the grid check and the sizes of one record.
 fn check_record(r: &Value, np: u64, n: u64, iters: u64) {
-    for k in [
-        "kernel",
-        "variant",
-        "threads",
-        "size",
-        "measured_s",
-        "measured_ci_s",
-        "predicted_s",
-        "rel_error",
-        "binding",
-        "flops",
-        "bytes",
-        "provenance",
-    ] {
+    for k in CONTRACT_KEYS {
         assert!(r.get(k).is_some(), "{k} missing in {r}");
     }
     assert_eq!(r["kernel"], "ghost-stencil");

@@ -565,19 +565,7 @@ fn run_every_kernel_small() {
         let recs: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
         assert!(!recs.is_empty());
         for r in &recs {
-            for key in [
-                "kernel",
-                "variant",
-                "threads",
-                "size",
-                "measured_s",
-                "measured_ci_s",
-                "predicted_s",
-                "rel_error",
-                "binding",
-                "flops",
-                "bytes",
-            ] {
+            for key in CONTRACT_KEYS {
                 assert!(r.get(key).is_some(), "{kernel}: no {key} in {r}");
             }
             assert_eq!(r["kernel"], kernel);
