@@ -290,21 +290,11 @@ pub fn analyse(name: &str, curve: &dyn Curve, unc: &Uncertainty, cfg: &Config) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scaling::curves::{Range, Stencil};
+    use crate::scaling::curves::{lecture_stencil, Stencil};
     use models::Estimate;
 
     fn lecture(rel: f64) -> (Stencil, Uncertainty) {
-        let s = Stencil {
-            n: 4096.0,
-            elem_bytes: 4.0,
-            messages: 1.0,
-            overlap: false,
-            weak: false,
-            regimes: vec![Range {
-                from_bytes: 0.0,
-                to_bytes: f64::INFINITY,
-            }],
-        };
+        let s = lecture_stencil();
         let e = |v: f64| Estimate::new(v, v * (1.0 - rel), v * (1.0 + rel));
         let u = Uncertainty::independent(vec![
             Param::positive("t_update", "s", e(2.0 / 3e9), "lecture"),

@@ -286,25 +286,29 @@ impl Curve for AmdahlComm {
     }
 }
 
+/// The lecture's §4.1 grid: N = 4096, 4-byte elements, one start-up per
+/// iteration, one network regime.
+#[cfg(test)]
+pub(crate) fn lecture_stencil() -> Stencil {
+    Stencil {
+        n: 4096.0,
+        elem_bytes: 4.0,
+        messages: 1.0,
+        overlap: false,
+        weak: false,
+        regimes: vec![Range {
+            from_bytes: 0.0,
+            to_bytes: f64::INFINITY,
+        }],
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn lecture() -> (Stencil, Vec<f64>) {
-        (
-            Stencil {
-                n: 4096.0,
-                elem_bytes: 4.0,
-                messages: 1.0,
-                overlap: false,
-                weak: false,
-                regimes: vec![Range {
-                    from_bytes: 0.0,
-                    to_bytes: f64::INFINITY,
-                }],
-            },
-            vec![2.0 / 3e9, 2e-6, 6.4e9],
-        )
+        (lecture_stencil(), vec![2.0 / 3e9, 2e-6, 6.4e9])
     }
 
     #[test]
