@@ -120,35 +120,33 @@ impl Row<'_> {
         self.update_plain(out);
     }
 
-    /// The loop: re-slicing every input to `out.len()` lets the compiler
-    /// drop the bounds checks and vectorise.
+    /// Every input re-sliced to `n`, which lets the compiler drop the
+    /// bounds checks of the loops over `0..n` and vectorise them.
+    #[inline(always)]
+    fn cut(&self, n: usize) -> Row<'_> {
+        Row {
+            up: &self.up[..n],
+            dn: &self.dn[..n],
+            w: &self.w[..n],
+            c: &self.c[..n],
+            e: &self.e[..n],
+        }
+    }
+
+    /// The loop over the re-sliced inputs.
     #[inline(always)]
     fn update_plain(&self, out: &mut [f64]) {
-        let n = out.len();
-        let (up, dn, w, c, e) = (
-            &self.up[..n],
-            &self.dn[..n],
-            &self.w[..n],
-            &self.c[..n],
-            &self.e[..n],
-        );
-        for k in 0..n {
+        let Row { up, dn, w, c, e } = self.cut(out.len());
+        for k in 0..out.len() {
             out[k] = update(c[k], up[k], dn[k], w[k], e[k]);
         }
     }
 
     /// The update and max |u' − u| (every `check_every` sweeps only).
     fn update_with_residual(&self, out: &mut [f64]) -> f64 {
-        let n = out.len();
-        let (up, dn, w, c, e) = (
-            &self.up[..n],
-            &self.dn[..n],
-            &self.w[..n],
-            &self.c[..n],
-            &self.e[..n],
-        );
+        let Row { up, dn, w, c, e } = self.cut(out.len());
         let mut diff = 0.0f64;
-        for k in 0..n {
+        for k in 0..out.len() {
             let v = update(c[k], up[k], dn[k], w[k], e[k]);
             diff = diff.max((v - c[k]).abs());
             out[k] = v;
@@ -157,12 +155,10 @@ impl Row<'_> {
     }
 }
 
-/// SplitMix64's finaliser.
-fn mix64(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+/// SplitMix64's finaliser: the first output of the generator seeded with
+/// `z`.
+fn mix64(z: u64) -> u64 {
+    models::random::SplitMix64::new(z).next_u64()
 }
 
 /// The checksum term of the value `v` at global framed index `g`. The
