@@ -11,6 +11,10 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use std::sync::Mutex;
 
+use calibrate::mem::huge_page_vec;
+use calibrate::pin::Team;
+
+use super::team::split;
 use super::work::{Demand, LockKindName, Work};
 
 /// No particle: the end of a cell's list.
@@ -24,18 +28,27 @@ pub struct Particles {
     pub side: usize,
 }
 
+/// The largest grid side: `side²` cell numbers fit in a `u32`, and every
+/// cell coordinate is exact in an `f32`.
+pub const MAX_SIDE: usize = 1 << 15;
+
 impl Particles {
-    /// `n` pseudo-random particles (a fixed LCG, so runs are repeatable).
+    /// `n` pseudo-random particles (a fixed LCG, so runs are repeatable),
+    /// on huge pages like the other kernels' arrays.
     pub fn new(n: usize, side: usize) -> Self {
+        assert!(
+            (1..=MAX_SIDE).contains(&side),
+            "a grid side of {side} is outside 1..={MAX_SIDE}"
+        );
         let mut s = 12345u32;
         let mut next = || {
             s = s.wrapping_mul(1664525).wrapping_add(1013904223);
             (s >> 8) as f32 * (1.0 / (1u32 << 24) as f32)
         };
-        let (mut x, mut y) = (Vec::with_capacity(n), Vec::with_capacity(n));
-        for _ in 0..n {
-            x.push(next());
-            y.push(next());
+        let (mut x, mut y) = (huge_page_vec(n, |_| 0.0), huge_page_vec(n, |_| 0.0));
+        for (x, y) in x.iter_mut().zip(&mut y) {
+            *x = next();
+            *y = next();
         }
         Self { x, y, side }
     }
@@ -55,11 +68,25 @@ impl Particles {
     /// Cell of particle `i`.
     #[inline]
     pub fn cell(&self, i: usize) -> usize {
-        let s = self.side as f32;
-        let cx = ((self.x[i] * s) as usize).min(self.side - 1);
-        let cy = ((self.y[i] * s) as usize).min(self.side - 1);
-        cy * self.side + cx
+        cell_of(self.x[i], self.y[i], self.side) as usize
     }
+}
+
+/// Cell `cy·side + cx` of the point (x, y) of the unit square, with
+/// cx = ⌊x·side⌋ and cy = ⌊y·side⌋; points outside fall into the border
+/// cells. It compiles to a few vector instructions per point: the clamped
+/// conversion needs no saturation checks.
+#[inline]
+pub fn cell_of(x: f32, y: f32, side: usize) -> u32 {
+    let (s, last) = (side as f32, (side - 1) as f32);
+    let axis = |v: f32| -> u32 {
+        // `max` turns NaN into 0.0 and `min` caps at the last cell, so the
+        // value is finite and in [0, side − 1] ⊂ i32 (side ≤ MAX_SIDE).
+        // SAFETY: to_int_unchecked needs a finite value that fits, which
+        // the clamp guarantees.
+        unsafe { (v * s).max(0.0).min(last).to_int_unchecked::<i32>() as u32 }
+    };
+    axis(y) * side as u32 + axis(x)
 }
 
 /// Linked lists per cell, shared by the lock variants.
@@ -100,76 +127,128 @@ pub fn insert_per_cell(p: &Particles, range: Range<usize>, heads: &[Mutex<u32>],
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sorted {
     pub order: Vec<u32>,
-    pub cell_of: Vec<u32>,
     pub starts: Vec<u32>,
     pub ends: Vec<u32>,
 }
 
+/// Particles per block of phase 1: the block's cells stay in L1 between
+/// computing them and counting them.
+const BLOCK: usize = 1024;
+
 /// Phase 1 of the sort, per thread: the cell of each particle of `range`
-/// into `cells`, and the thread's histogram into `hist`.
+/// into `cells` (lecture §2.9 step 1), and the thread's histogram into
+/// `hist`.
 pub fn histogram(p: &Particles, range: Range<usize>, cells: &mut [u32], hist: &mut [u32]) {
     hist.fill(0);
-    for (i, slot) in range.zip(cells.iter_mut()) {
-        let c = p.cell(i);
-        hist[c] += 1;
-        *slot = c as u32;
+    let (x, y) = (&p.x[range.clone()], &p.y[range]);
+    for ((cells, x), y) in cells
+        .chunks_mut(BLOCK)
+        .zip(x.chunks(BLOCK))
+        .zip(y.chunks(BLOCK))
+    {
+        // Indexing over one length lets the loop vectorise.
+        let (x, y) = (&x[..cells.len()], &y[..cells.len()]);
+        for i in 0..cells.len() {
+            cells[i] = cell_of(x[i], y[i], p.side);
+        }
+        for &c in cells.iter() {
+            hist[c as usize] += 1;
+        }
     }
 }
 
-/// Phase 2, serial and tiny: the offset of every (thread, cell) in the
-/// output, by an exclusive prefix sum over cells then threads.
-pub fn offsets(hists: &[Vec<u32>]) -> Vec<Vec<u32>> {
+/// Phase 2, serial and tiny: each cell's `[start, end)` in the output, by
+/// an exclusive prefix sum of the threads' histograms over cells. A
+/// counting sort knows the bounds from its counts, so the neighbour
+/// comparison of §2.9 step 3, which a general sort needs, is not run.
+pub fn cell_bounds(hists: &[Vec<u32>]) -> (Vec<u32>, Vec<u32>) {
     let cells = hists.first().map_or(0, Vec::len);
-    let mut out = vec![vec![0u32; cells]; hists.len()];
-    let mut acc = 0u32;
+    let (mut starts, mut ends) = (Vec::with_capacity(cells), Vec::with_capacity(cells));
+    let mut acc = 0;
+    for c in 0..cells {
+        starts.push(acc);
+        acc += hists.iter().map(|h| h[c]).sum::<u32>();
+        ends.push(acc);
+    }
+    (starts, ends)
+}
+
+/// Phase 2, continued: splits the output into one slot run per (thread,
+/// cell), ordered by cell then thread, so the threads' runs are disjoint.
+/// Returns each thread's runs, indexed by cell.
+pub fn carve<'a>(mut order: &'a mut [u32], hists: &[Vec<u32>]) -> Vec<Vec<&'a mut [u32]>> {
+    let cells = hists.first().map_or(0, Vec::len);
+    let mut runs: Vec<Vec<&mut [u32]>> = hists.iter().map(|_| Vec::with_capacity(cells)).collect();
     for c in 0..cells {
         for (t, h) in hists.iter().enumerate() {
-            out[t][c] = acc;
-            acc += h[c];
+            let (run, rest) = std::mem::take(&mut order).split_at_mut(h[c] as usize);
+            runs[t].push(run);
+            order = rest;
         }
     }
-    out
+    runs
 }
 
-/// Phase 3, per thread: scatter the thread's particles to their slots.
-/// `slots` is the whole output; each thread writes only its own disjoint
-/// positions, which the offsets guarantee.
-pub fn scatter(
-    range: Range<usize>,
-    cells: &[u32],
-    mut offsets: Vec<u32>,
-    order: &[AtomicU32],
-    cell_of: &[AtomicU32],
-) {
+/// Phase 3, per thread: each particle of `range` into the next free slot
+/// of its cell's run (§2.9 step 2).
+pub fn scatter(range: Range<usize>, cells: &[u32], runs: Vec<&mut [u32]>) {
+    let mut free: Vec<_> = runs.into_iter().map(|r| r.iter_mut()).collect();
     for (i, &c) in range.zip(cells) {
-        let pos = offsets[c as usize] as usize;
-        offsets[c as usize] += 1;
-        order[pos].store(i as u32, Relaxed);
-        cell_of[pos].store(c, Relaxed);
+        *free[c as usize]
+            .next()
+            .expect("the histogram counted this particle's slot") = i as u32;
     }
 }
 
-/// Phase 4, per thread over a range of positions: a cell starts where the
-/// cell number changes (§2.9 step 3).
-pub fn bounds(
-    range: Range<usize>,
-    cell_of: &[AtomicU32],
-    starts: &[AtomicU32],
-    ends: &[AtomicU32],
-) {
-    let n = cell_of.len();
-    let cell = |k: usize| cell_of[k].load(Relaxed) as usize;
-    for idx in range {
-        let c = cell(idx);
-        if idx == 0 || cell(idx - 1) != c {
-            starts[c].store(idx as u32, Relaxed);
-            if idx > 0 {
-                ends[cell(idx - 1)].store(idx as u32, Relaxed);
-            }
+/// The data-parallel counting sort on a pinned team, with its buffers
+/// allocated once (each thread's first-touched on that thread) and reused
+/// by every run.
+pub struct CountingSort {
+    ranges: Vec<Range<usize>>,
+    /// Each thread's cells and histogram.
+    parts: Vec<Mutex<(Vec<u32>, Vec<u32>)>>,
+    pub sorted: Sorted,
+}
+
+impl CountingSort {
+    pub fn new(p: &Particles, team: &Team) -> Self {
+        let ranges = split(p.len(), team.threads());
+        let parts =
+            team.each(|t| Mutex::new((huge_page_vec(ranges[t].len(), |_| 0), vec![0; p.cells()])));
+        let sorted = Sorted {
+            order: huge_page_vec(p.len(), |_| 0),
+            starts: vec![0; p.cells()],
+            ends: vec![0; p.cells()],
+        };
+        Self {
+            ranges,
+            parts,
+            sorted,
         }
-        if idx == n - 1 {
-            ends[c].store(n as u32, Relaxed);
-        }
+    }
+
+    /// Sorts `p` (the particles this sort was built for) into `self.sorted`.
+    pub fn run(&mut self, p: &Particles, team: &Team) {
+        let Self {
+            ranges,
+            parts,
+            sorted,
+        } = self;
+        let lock = |t: usize| parts[t].lock().unwrap_or_else(|e| e.into_inner());
+        let hists = team.each(|t| {
+            let (cells, hist) = &mut *lock(t);
+            histogram(p, ranges[t].clone(), cells, hist);
+            hist.clone()
+        });
+        (sorted.starts, sorted.ends) = cell_bounds(&hists);
+        let runs: Vec<Mutex<Vec<&mut [u32]>>> = carve(&mut sorted.order, &hists)
+            .into_iter()
+            .map(Mutex::new)
+            .collect();
+        team.each(|t| {
+            let runs = std::mem::take(&mut *runs[t].lock().unwrap_or_else(|e| e.into_inner()));
+            scatter(ranges[t].clone(), &lock(t).0, runs);
+        });
     }
 }
 
@@ -260,16 +339,15 @@ impl Variant {
                 data_lines: 0.0,
             }],
             // Histogram: read x, y (8 B) and write the cell (4 B); scatter:
-            // read the cell (4 B), write index and cell (8 B); bounds: read
-            // cells (4 B) — 28 B per particle, of which 12 B are stores.
-            // The histogram's counter increments are dependent L1
-            // read-modify-writes, one per particle per thread.
+            // read the cell (4 B) and write the index (4 B): 20 B per
+            // particle, of which 8 B are stores. The histogram's counter
+            // increments are L1 read-modify-writes, one per particle.
             Variant::DataParallel => vec![
                 Demand::Memory {
-                    bytes: 28.0 * n_f,
-                    bytes_wa: 40.0 * n_f,
+                    bytes: 20.0 * n_f,
+                    bytes_wa: 28.0 * n_f,
                     mix: "triad",
-                    per_thread_bytes: per_thread(28.0),
+                    per_thread_bytes: per_thread(20.0),
                 },
                 Demand::Increments {
                     per_thread: n_f / threads as f64,
@@ -299,40 +377,29 @@ impl Variant {
 mod tests {
     use super::*;
 
-    fn sort_serially(p: &Particles, threads: usize) -> Sorted {
-        let ranges = super::super::team::split(p.len(), threads);
-        let parts: Vec<_> = ranges
-            .iter()
-            .map(|r| {
-                let (mut cells, mut hist) = (vec![0; r.len()], vec![0; p.cells()]);
-                histogram(p, r.clone(), &mut cells, &mut hist);
-                (cells, hist)
-            })
-            .collect();
-        let offs = offsets(&parts.iter().map(|(_, h)| h.clone()).collect::<Vec<_>>());
-        let n = p.len();
-        let order: Vec<AtomicU32> = (0..n).map(|_| AtomicU32::new(0)).collect();
-        let cell_of: Vec<AtomicU32> = (0..n).map(|_| AtomicU32::new(0)).collect();
-        for ((r, (cells, _)), o) in ranges.iter().zip(&parts).zip(offs) {
-            scatter(r.clone(), cells, o, &order, &cell_of);
-        }
-        let starts: Vec<AtomicU32> = (0..p.cells()).map(|_| AtomicU32::new(0)).collect();
-        let ends: Vec<AtomicU32> = (0..p.cells()).map(|_| AtomicU32::new(0)).collect();
-        bounds(0..n, &cell_of, &starts, &ends);
-        Sorted {
-            order: order.into_iter().map(AtomicU32::into_inner).collect(),
-            cell_of: cell_of.into_iter().map(AtomicU32::into_inner).collect(),
-            starts: starts.into_iter().map(AtomicU32::into_inner).collect(),
-            ends: ends.into_iter().map(AtomicU32::into_inner).collect(),
-        }
-    }
-
     #[test]
     fn sort_matches_reference() {
         let p = Particles::new(5000, 16);
-        let s = sort_serially(&p, 3);
-        assert_eq!(from_sorted(&s), reference(&p));
-        assert!(s.cell_of.windows(2).all(|w| w[0] <= w[1]), "sorted by cell");
+        // Three threads on one CPU: more workers than this test can count on.
+        let cpu = calibrate::pin::allowed_cpus()[0];
+        let team = Team::new(&[cpu; 3]).unwrap();
+        let mut sort = CountingSort::new(&p, &team);
+        for _ in 0..2 {
+            sort.run(&p, &team);
+            assert_eq!(from_sorted(&sort.sorted), reference(&p));
+        }
+        let s = &sort.sorted;
+        assert_eq!((s.starts[0], s.ends[p.cells() - 1]), (0, 5000));
+        assert!(s.starts[1..].iter().zip(&s.ends).all(|(a, b)| a == b));
+    }
+
+    #[test]
+    fn cells_clamp_to_the_grid() {
+        assert_eq!(cell_of(0.0, 0.0, 4), 0);
+        assert_eq!(cell_of(0.26, 0.5, 4), 2 * 4 + 1);
+        assert_eq!(cell_of(1.0, 1.0, 4), 15);
+        assert_eq!(cell_of(-3.0, f32::NAN, 4), 0);
+        assert_eq!(cell_of(0.99, 7.0, 1), 0);
     }
 
     #[test]

@@ -20,7 +20,7 @@ pub mod stencil;
 pub mod team;
 pub mod work;
 
-use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Mutex;
 
 use anyhow::{ensure, Result};
@@ -303,42 +303,8 @@ fn run_binning(o: &Options) -> Result<Vec<Measurement>> {
         true,
     ));
 
-    let atomics = |len: usize| -> Vec<AtomicU32> { (0..len).map(|_| AtomicU32::new(0)).collect() };
-    let (order, cell_of) = (atomics(n), atomics(n));
-    let (starts, ends) = (atomics(p.cells()), atomics(p.cells()));
-    // Each thread's cells and histogram, allocated once and reused.
-    let parts: Vec<Mutex<(Vec<u32>, Vec<u32>)>> = ranges
-        .iter()
-        .map(|r| Mutex::new((vec![0; r.len()], vec![0; p.cells()])))
-        .collect();
-    let s = time(&o.plan, || {
-        let hists = team.each(|t| {
-            let mut part = parts[t].lock().unwrap_or_else(|e| e.into_inner());
-            let (cells, hist) = &mut *part;
-            binning::histogram(&p, ranges[t].clone(), cells, hist);
-            hist.clone()
-        });
-        let offs = binning::offsets(&hists);
-        team.each(|t| {
-            let part = parts[t].lock().unwrap_or_else(|e| e.into_inner());
-            binning::scatter(
-                ranges[t].clone(),
-                &part.0,
-                offs[t].clone(),
-                &order,
-                &cell_of,
-            )
-        });
-        starts.iter().chain(&ends).for_each(|a| a.store(0, Relaxed));
-        team.each(|t| binning::bounds(ranges[t].clone(), &cell_of, &starts, &ends));
-    })?;
-    let load = |v: &[AtomicU32]| -> Vec<u32> { v.iter().map(|a| a.load(Relaxed)).collect() };
-    let sorted = binning::Sorted {
-        order: load(&order),
-        cell_of: load(&cell_of),
-        starts: load(&starts),
-        ends: load(&ends),
-    };
+    let mut sort = binning::CountingSort::new(&p, &team);
+    let s = time(&o.plan, || sort.run(&p, &team))?;
     let v = binning::Variant::DataParallel;
     out.push(measurement(
         "binning",
@@ -347,7 +313,7 @@ fn run_binning(o: &Options) -> Result<Vec<Measurement>> {
         n,
         s,
         v.work(n, p.cells(), threads),
-        binning::from_sorted(&sorted) == reference,
+        binning::from_sorted(&sort.sorted) == reference,
     ));
     Ok(out)
 }
