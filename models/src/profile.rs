@@ -125,6 +125,23 @@ pub struct ComputeCeiling {
     pub fma: bool,
     pub threads: usize,
     pub flops: Estimate,
+    /// The code measured; profiles before this field held only peaks.
+    #[serde(default)]
+    pub kernel: CeilingKernel,
+}
+
+/// What a compute ceiling measures (§4.4: the roof is the peak; ceilings
+/// below it are what a given instruction mix attains).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CeilingKernel {
+    /// Independent FMA (or multiply and add) chains in registers: the peak.
+    #[default]
+    Registers,
+    /// A packed, register-blocked matrix multiply on operands that fit in
+    /// cache: the in-core ceiling of dense linear algebra, with its loads,
+    /// broadcasts and packing.
+    Dgemm,
 }
 
 /// One protocol regime of a message-passing network: T(n) = T0 + n/B for
@@ -175,6 +192,19 @@ pub struct Profile {
 }
 
 impl Profile {
+    /// The highest ceiling of `kernel` for `precision` on `threads` threads.
+    pub fn ceiling(
+        &self,
+        precision: &str,
+        threads: usize,
+        kernel: CeilingKernel,
+    ) -> Option<&ComputeCeiling> {
+        self.ceilings
+            .iter()
+            .filter(|c| c.precision == precision && c.threads == threads && c.kernel == kernel)
+            .max_by(|a, b| a.flops.point.total_cmp(&b.flops.point))
+    }
+
     /// An empty profile of the current schema.
     pub fn new(provenance: Provenance) -> Self {
         Self {

@@ -1,7 +1,7 @@
 //! What the kernels' predictions read from a machine profile, each figure
 //! with the `calibrate --only` section that provides it when it is missing.
 
-use models::profile::Profile;
+use models::profile::{CeilingKernel, Profile};
 use serde_json::Value;
 use thiserror::Error;
 
@@ -106,18 +106,24 @@ impl<'a> Machine<'a> {
         }
     }
 
-    /// Highest measured FLOP/s for `precision` ("f32"/"f64") on `threads`
-    /// threads, and the ceiling's name.
-    pub fn peak_flops(&self, precision: &str, threads: usize) -> Result<(f64, String), Missing> {
+    /// FLOP/s of the highest `kernel` ceiling for `precision` ("f32"/"f64")
+    /// on `threads` threads, and the ceiling's name.
+    pub fn flops_ceiling(
+        &self,
+        precision: &str,
+        threads: usize,
+        kernel: CeilingKernel,
+    ) -> Result<(f64, String), Missing> {
         self.profile
-            .ceilings
-            .iter()
-            .filter(|c| c.precision == precision && c.threads == threads)
-            .max_by(|a, b| a.flops.point.total_cmp(&b.flops.point))
+            .ceiling(precision, threads, kernel)
             .map(|c| (c.flops.point, c.name.clone()))
             .ok_or_else(|| {
+                let what = match kernel {
+                    CeilingKernel::Registers => "compute",
+                    CeilingKernel::Dgemm => "dgemm",
+                };
                 missing(
-                    format!("a {precision} compute ceiling on {threads} thread(s)"),
+                    format!("a {precision} {what} ceiling on {threads} thread(s)"),
                     "flops",
                 )
             })

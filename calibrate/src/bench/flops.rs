@@ -7,7 +7,11 @@
 //!
 //! FLOP/s = FLOP_per_iteration × iterations × threads / t,
 //!
-//! t being the time until the last thread finishes. A figure above
+//! t being the time until the last thread finishes. Below these peaks, the
+//! dgemm ceiling is the rate of a packed, register-blocked matrix multiply
+//! ([`crate::kernels::dgemm`]) on each thread's own cache-resident
+//! 128×128 matrices: what dense linear algebra attains with its loads,
+//! broadcasts and packing, which `predict` uses for its matmul. A figure above
 //! 8 FLOP per lane per cycle per thread (four pipes doing FMAs, more than
 //! any x86 core has) is flagged as above the physical bound: it would mean a
 //! wrong clock or a broken timer.
@@ -18,17 +22,19 @@
 //! { "kernels": [ { "name": "f64 avx2 fma", "precision": "f64", "isa": "avx2", "op": "fma",
 //!                  "threads": 2, "accumulators": 12, "flops_per_iteration": 96,
 //!                  "flops": {"median": .., "ci_lo": .., "ci_hi": .., "cv": .., ...},
-//!                  "flops_per_cycle_per_thread": 16.0 }, ... ] }
+//!                  "flops_per_cycle_per_thread": 16.0 }, ...,
+//!                { "name": "f64 dgemm", "op": "dgemm", "matrix_side": 128, ... } ] }
 //! ```
 
 use std::sync::Mutex;
 
 use anyhow::Result;
-use models::profile::ComputeCeiling;
+use models::profile::{CeilingKernel, ComputeCeiling};
 use models::units::Si;
 use serde_json::json;
 
 use super::{noisy_points_note, noisy_warning, stats_json, Bench, Context, Outcome};
+use crate::kernels::dgemm::{CeilingOperands, CEILING_N};
 use crate::kernels::fma::{FlopKernel, Op, Precision};
 use crate::kernels::Isa;
 use crate::pin::Team;
@@ -67,12 +73,39 @@ pub fn kernels() -> Vec<FlopKernel> {
 
 /// FLOP/s of `k` on every thread of `team`: a summary of the per-timing rates.
 pub fn measure_flops(team: &Team, k: FlopKernel, plan: &Plan) -> Result<models::stats::Summary> {
-    let sinks: Vec<Mutex<f64>> = (0..team.threads()).map(|_| Mutex::new(0.0)).collect();
+    let sinks = team.each(|_| Mutex::new(0.0));
+    flop_rate(
+        team,
+        plan,
+        &sinks,
+        k.flops_per_iteration(),
+        |sink, iters| *sink += k.run(iters),
+    )
+}
+
+/// FLOP/s of the dgemm ceiling on every thread of `team`, each thread
+/// multiplying its own cache-resident matrices.
+pub fn measure_dgemm(team: &Team, plan: &Plan) -> Result<models::stats::Summary> {
+    let operands = team.each(|_| Mutex::new(CeilingOperands::default()));
+    flop_rate(team, plan, &operands, CeilingOperands::FLOPS, |o, reps| {
+        std::hint::black_box(o.run(reps));
+    })
+}
+
+/// FLOP/s of `work(state, units)` on all threads at once, each unit doing
+/// `flops_per_unit` on each thread.
+fn flop_rate<S: Send>(
+    team: &Team,
+    plan: &Plan,
+    states: &[Mutex<S>],
+    flops_per_unit: f64,
+    work: impl Fn(&mut S, u64) + Sync,
+) -> Result<models::stats::Summary> {
     let m = measure(plan, |inner, count| {
-        team.time_batch(&sinks, inner, count, |sink, iters| *sink += k.run(iters))
+        team.time_batch(states, inner, count, &work)
     })?;
-    let per_iter = k.flops_per_iteration() * team.threads() as f64;
-    Ok(m.per_unit.map(|s| per_iter / s)?.summary())
+    let per_unit = flops_per_unit * team.threads() as f64;
+    Ok(m.per_unit.map(|s| per_unit / s)?.summary())
 }
 
 impl Bench for Flops {
@@ -87,7 +120,9 @@ impl Bench for Flops {
         } else {
             vec![&ctx.one]
         };
-        let bar = ctx.progress.bar("flops", (ks.len() * teams.len()) as u64);
+        let bar = ctx
+            .progress
+            .bar("flops", ((ks.len() + 1) * teams.len()) as u64);
         let mut out = Outcome::default();
         let mut rows = Vec::new();
         let headline = ks
@@ -128,6 +163,7 @@ impl Bench for Flops {
                     fma: k.op == Op::Fma,
                     threads,
                     flops: s.estimate(),
+                    kernel: CeilingKernel::Registers,
                 });
                 rows.push(json!({
                     "name": label,
@@ -141,6 +177,30 @@ impl Bench for Flops {
                     "flops_per_cycle_per_thread": per_cycle,
                 }));
             }
+            bar.set_message("f64 dgemm");
+            let s = measure_dgemm(team, &ctx.config.plan)?;
+            bar.inc(1);
+            let threads = team.threads();
+            out.ceilings.push(ComputeCeiling {
+                name: "f64 dgemm".into(),
+                precision: "f64".into(),
+                isa: Isa::detect().name().into(),
+                fma: true,
+                threads,
+                flops: s.estimate(),
+                kernel: CeilingKernel::Dgemm,
+            });
+            rows.push(json!({
+                "name": "f64 dgemm",
+                "precision": "f64",
+                "isa": Isa::detect().name(),
+                "op": "dgemm",
+                "threads": threads,
+                "matrix_side": CEILING_N,
+                "flops": stats_json(&s),
+                "flops_per_cycle_per_thread": ctx.cycles(1.0).map(|hz| s.median / hz / threads as f64),
+            }));
+            others.push(s);
         }
         bar.finish_and_clear();
         out.notes
@@ -150,6 +210,7 @@ impl Bench for Flops {
         let best = |threads: usize| {
             out.ceilings
                 .iter()
+                .filter(|c| c.kernel == CeilingKernel::Registers)
                 .filter(|c| c.precision == "f64" && c.threads == threads)
                 .map(|c| c.flops.point)
                 .reduce(f64::max)

@@ -6,6 +6,7 @@
 //! `-C target-cpu=native`.
 
 pub mod chase;
+pub mod dgemm;
 pub mod fma;
 pub mod increment;
 pub mod stream;

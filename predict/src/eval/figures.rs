@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use models::profile::Profile;
+use models::profile::{CeilingKernel, Profile};
 
 use super::derivation::{show, Derivation};
 use crate::args::Time;
@@ -133,12 +133,7 @@ impl Figures {
             return self.value(d, given, "peak-flops", "peak_flops_f64", "FLOP/s");
         };
         let threads = profile.provenance.threads;
-        let best = profile
-            .ceilings
-            .iter()
-            .filter(|c| c.precision == precision && c.threads == threads)
-            .max_by(|a, b| a.flops.point.total_cmp(&b.flops.point));
-        match best {
+        match profile.ceiling(precision, threads, CeilingKernel::Registers) {
             Some(c) => {
                 d.note(format!(
                     "--peak-flops {} from the profile {name} (ceiling \"{}\", {} threads)",

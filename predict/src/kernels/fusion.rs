@@ -9,6 +9,7 @@
 use calibrate::kernels::Isa;
 use calibrate::mem::huge_page_vec;
 use models::locality::{three_pass, FUSED};
+use models::profile::CeilingKernel;
 
 use super::work::{Demand, Work};
 
@@ -93,6 +94,7 @@ impl Variant {
             demands.push(Demand::Flops {
                 flops: n * (t.flops + extra_flops),
                 precision: "f32",
+                ceiling: CeilingKernel::Registers,
             });
         }
         if self != Variant::FusedOneElement {

@@ -3,7 +3,11 @@
 //! AI = b/4 argument: each block is reused from cache b times). Threads take
 //! disjoint column slices of C; each slice is one call of `matrixmultiply`'s
 //! dgemm, whose packed panels and register-blocked micro-kernel are what a
-//! careful C implementation does.
+//! careful C implementation does. Its compute term uses the profile's dgemm
+//! ceiling, the rate that micro-kernel reaches on cache-resident operands.
+
+use calibrate::kernels::dgemm::dgemm;
+use models::profile::CeilingKernel;
 
 use super::work::{Demand, Work};
 
@@ -38,6 +42,7 @@ pub fn work(n: usize, threads: usize) -> Work {
             Demand::Flops {
                 flops: 2.0 * n2 * n as f64,
                 precision: "f64",
+                ceiling: CeilingKernel::Dgemm,
             },
             Demand::Memory {
                 bytes: 8.0 * n2 * (threads as f64 + 3.0),
@@ -50,36 +55,11 @@ pub fn work(n: usize, threads: usize) -> Work {
 }
 
 /// Computes columns `cols` of C = A·B into `c` (n × cols.len(), row-major)
-/// with `matrixmultiply`'s packed, register-blocked dgemm (AVX2/AVX-512
-/// micro-kernels picked at run time).
+/// with the packed, register-blocked dgemm.
 pub fn multiply_cols(m: &Matrices, cols: std::ops::Range<usize>, c: &mut [f64]) {
     let (n, w) = (m.n, cols.len());
     assert_eq!(c.len(), n * w);
-    assert!(cols.end <= n);
-    if w == 0 {
-        return;
-    }
-    // SAFETY: A is n×n with row stride n; the B slice starts at column
-    // cols.start and spans w columns of rows of stride n, all inside m.b
-    // (cols.end <= n); C is n×w with row stride w, exactly c's length.
-    unsafe {
-        matrixmultiply::dgemm(
-            n,
-            n,
-            w,
-            1.0,
-            m.a.as_ptr(),
-            n as isize,
-            1,
-            m.b.as_ptr().add(cols.start),
-            n as isize,
-            1,
-            0.0,
-            c.as_mut_ptr(),
-            w as isize,
-            1,
-        );
-    }
+    dgemm((n, n, w), &m.a, n, &m.b[cols.start..], n, c, w);
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@
 use calibrate::kernels::Isa;
 use calibrate::mem::huge_page_vec;
 use models::locality::{stencil_traffic, STENCIL_FLOPS};
+use models::profile::CeilingKernel;
 
 use super::work::{Demand, Work};
 
@@ -71,6 +72,7 @@ impl Variant {
                 Demand::Flops {
                     flops: updates * STENCIL_FLOPS,
                     precision: "f32",
+                    ceiling: CeilingKernel::Registers,
                 },
                 Demand::Memory {
                     bytes: updates * t.bytes_per_elem,

@@ -4,6 +4,7 @@
 
 use models::contention::SerializedLock;
 use models::little::sweep_time_s;
+use models::profile::CeilingKernel;
 use serde::Serialize;
 
 use crate::machine::{LockKind, Machine, Missing};
@@ -12,8 +13,13 @@ use crate::machine::{LockKind, Machine, Missing};
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "resource", rename_all = "kebab-case")]
 pub enum Demand {
-    /// Floating-point operations, vectorised, on all the run's threads.
-    Flops { flops: f64, precision: &'static str },
+    /// Floating-point operations on all the run's threads, at the rate of
+    /// the `ceiling` kind of code (§4.4).
+    Flops {
+        flops: f64,
+        precision: &'static str,
+        ceiling: CeilingKernel,
+    },
     /// Memory traffic of a streaming loop: `bytes` as the kernel counts them
     /// (loads + stores), `bytes_wa` with the write-allocate read of each
     /// stored line; `mix` is the STREAM kernel with the same load/store mix
@@ -103,12 +109,18 @@ pub fn predict(work: &Work, m: &Machine, threads: usize) -> Result<Prediction, M
     let mut terms = Vec::new();
     for d in &work.demands {
         terms.push(match d {
-            Demand::Flops { flops, precision } => {
-                let (peak, name) = m.peak_flops(precision, threads)?;
+            Demand::Flops {
+                flops,
+                precision,
+                ceiling,
+            } => {
+                let (rate, name) = m.flops_ceiling(precision, threads, *ceiling)?;
                 Term {
                     resource: "compute",
-                    seconds: flops / peak,
-                    explain: format!("flops / peak = {flops:.4e} / {peak:.4e} FLOP/s ({name}, §4.4)"),
+                    seconds: flops / rate,
+                    explain: format!(
+                        "flops / ceiling = {flops:.4e} / {rate:.4e} FLOP/s ({name}, §4.4)"
+                    ),
                 }
             }
             Demand::Memory {
@@ -221,7 +233,8 @@ mod tests {
     use models::Estimate;
     use serde_json::json;
 
-    /// A synthetic machine: 100 GFLOP/s f32 on 2 threads, DRAM triad 40 GB/s
+    /// A synthetic machine: 100 GFLOP/s f32 peak and a 40 GFLOP/s f64
+    /// dgemm ceiling on 2 threads, DRAM triad 40 GB/s and loads 50 GB/s
     /// with write-allocate, an L2-sized copy point at 80 GB/s, a 1 MiB
     /// cache, 50 ns line transfers, increments of 0.5 ns alone on a line
     /// and 12 ns (2 threads) or 30 ns (4) sharing one, 2 GHz, mutex 20 ns
@@ -239,6 +252,16 @@ mod tests {
             fma: true,
             threads: 2,
             flops: Estimate::exact(100e9),
+            kernel: CeilingKernel::Registers,
+        });
+        p.ceilings.push(ComputeCeiling {
+            name: "f64 dgemm".into(),
+            precision: "f64".into(),
+            isa: "avx2".into(),
+            fma: true,
+            threads: 2,
+            flops: Estimate::exact(40e9),
+            kernel: CeilingKernel::Dgemm,
         });
         p.levels.push(MemoryLevel {
             name: "L2".into(),
@@ -262,7 +285,10 @@ mod tests {
             "stream".into(),
             json!({
                 "dram_bytes": 67108864.0,
-                "dram": [{"kernel": "triad", "threads": 2, "bandwidth_write_allocate_Bps": 40e9}],
+                "dram": [
+                    {"kernel": "triad", "threads": 2, "bandwidth_write_allocate_Bps": 40e9},
+                    {"kernel": "load", "threads": 2, "bandwidth_write_allocate_Bps": 50e9}
+                ],
                 "sweeps": [{"threads": 2, "points": [
                     {"kernel": "copy", "per_thread_bytes": 262144.0, "bandwidth_write_allocate_Bps": 80e9},
                     {"kernel": "copy", "per_thread_bytes": 16384.0, "bandwidth_write_allocate_Bps": 200e9}
@@ -287,6 +313,7 @@ mod tests {
                 Demand::Flops {
                     flops: 3e6,
                     precision: "f32",
+                    ceiling: CeilingKernel::Registers,
                 },
                 Demand::Memory {
                     bytes: 20e6,
@@ -370,6 +397,28 @@ mod tests {
             }],
         };
         assert!((predict(&reg, &m, 2).unwrap().seconds - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn matmul_runs_at_the_dgemm_ceiling() {
+        let p = machine();
+        let m = Machine::new(&p);
+        // n = 2000 on 2 threads: 1.6e10 FLOP / 40 GFLOP/s = 0.4 s; its
+        // memory (8n²·5 = 160 MB loaded from DRAM at 50 GB/s) takes 3.2 ms.
+        let pr = predict(&crate::kernels::matmul::work(2000, 2), &m, 2).unwrap();
+        assert_eq!(pr.binding, "compute");
+        assert!((pr.seconds - 0.4).abs() < 1e-12, "{}", pr.seconds);
+        assert!((pr.terms[1].seconds - 3.2e-3).abs() < 1e-12);
+        assert!(pr.terms[0].explain.contains("f64 dgemm"));
+        // Without a dgemm ceiling there is no prediction, and flops fixes it.
+        let mut p = machine();
+        p.ceilings.retain(|c| c.kernel != CeilingKernel::Dgemm);
+        let e = predict(&crate::kernels::matmul::work(2000, 2), &Machine::new(&p), 2).unwrap_err();
+        assert_eq!(e.fix, "flops");
+        assert!(
+            e.to_string().contains("f64 dgemm ceiling on 2 thread(s)"),
+            "{e}"
+        );
     }
 
     #[test]

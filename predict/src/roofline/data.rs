@@ -14,7 +14,7 @@
 //!   predicted_s; `attainable` is min(C_peak, AI · B_DRAM) from
 //!   [`models::roofline::Roofline::attainable`].
 
-use models::profile::{ComputeCeiling, MemoryLevel, Profile};
+use models::profile::{CeilingKernel, ComputeCeiling, MemoryLevel, Profile};
 use models::roofline::{Ceiling, Roofline};
 use models::units::Si;
 use models::Estimate;
@@ -143,12 +143,15 @@ fn isa_label(isa: &str) -> String {
 }
 
 fn compute_name(c: &ComputeCeiling) -> String {
-    format!(
-        "{} {} {}",
-        c.precision,
-        isa_label(&c.isa),
-        if c.fma { "FMA" } else { "mul+add" }
-    )
+    match c.kernel {
+        CeilingKernel::Dgemm => format!("{} dgemm", c.precision),
+        CeilingKernel::Registers => format!(
+            "{} {} {}",
+            c.precision,
+            isa_label(&c.isa),
+            if c.fma { "FMA" } else { "mul+add" }
+        ),
+    }
 }
 
 fn bandwidth_of(l: &MemoryLevel, one_thread: bool) -> Option<&Estimate> {
