@@ -183,6 +183,15 @@ impl<'a> Machine<'a> {
         })
     }
 
+    /// Time per step of a local sum (one L1 load and one dependent add),
+    /// per thread with all the profile's threads at once, from the c2c
+    /// section's increments.
+    pub fn local_step_s(&self) -> Result<f64, Missing> {
+        self.section("c2c")?["increments"]["local"]["per_step_s"]["median"]
+            .as_f64()
+            .ok_or_else(|| missing("the time per step of a local sum", "c2c"))
+    }
+
     /// The core clock.
     pub fn clock_hz(&self) -> Result<f64, Missing> {
         self.profile

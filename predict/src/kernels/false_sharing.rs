@@ -7,24 +7,21 @@
 //! the kernel and the microbenchmark whose figures predict it run the same
 //! instructions: relaxed load and store of an `AtomicU64` (plain moves, no
 //! locked instruction), every thread on its own counter, exactly the
-//! lecture's `bad[tid]++`.
+//! lecture's `bad[tid]++`. The local variant's sum is calibrate's too.
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-use calibrate::kernels::increment::{bump, OwnLine as Padded};
+use calibrate::kernels::increment::{bump, LocalTable, OwnLine as Padded};
 
 use super::work::{Demand, Work};
-
-/// Entries of the read-only table the local variant sums (8 KiB, in L1).
-pub const TABLE: usize = 1024;
 
 /// The counters of all threads in both layouts, and the table the local
 /// variant reads (the lecture's `ro[]`: real work for the local sum).
 pub struct Counters {
     pub adjacent: Vec<AtomicU64>,
     pub padded: Vec<Padded>,
-    pub table: Vec<AtomicU64>,
+    pub table: LocalTable,
 }
 
 impl Counters {
@@ -32,7 +29,7 @@ impl Counters {
         Self {
             adjacent: (0..threads).map(|_| AtomicU64::new(0)).collect(),
             padded: (0..threads).map(|_| Padded::default()).collect(),
-            table: (0..TABLE as u64).map(|i| AtomicU64::new(i & 1)).collect(),
+            table: LocalTable::default(),
         }
     }
 }
@@ -68,7 +65,7 @@ impl Variant {
                 per_thread: n,
                 sharers: 1.0,
             },
-            Variant::Local => Demand::RegisterChain {
+            Variant::Local => Demand::LocalSum {
                 steps_per_thread: n,
             },
         };
@@ -84,43 +81,12 @@ pub fn run(v: Variant, c: &Counters, tid: usize, incs: usize) {
         Variant::Adjacent => bump(&c.adjacent[tid], incs as u64),
         Variant::Padded => bump(&c.padded[tid].0, incs as u64),
         Variant::Local => {
-            // Accumulate in a register: one L1 load and one dependent add
-            // per step (entries tid, tid + 1, ... of the table, wrapping),
-            // one store at the end. Slices of the table keep bounds checks
-            // out of the inner loop.
-            let mut local = 0;
-            let (mut left, mut from) = (incs, tid % TABLE);
-            while left > 0 {
-                let run = (TABLE - from).min(left);
-                for x in &c.table[from..from + run] {
-                    local = chained_add(local, x.load(Relaxed));
-                }
-                left -= run;
-                from = 0;
-            }
+            // Accumulate in a register over the table from entry `tid` on,
+            // then one store.
+            let local = c.table.sum(tid, incs as u64);
             let total = c.padded[tid].0.load(Relaxed) + black_box(local);
             c.padded[tid].0.store(total, Relaxed);
         }
-    }
-}
-
-/// `a + b` as one add the compiler cannot reassociate: the sum stays one
-/// chain of dependent adds, as in the lecture's C loop (one accumulator),
-/// instead of being split over several accumulators.
-#[inline(always)]
-fn chained_add(a: u64, b: u64) -> u64 {
-    #[cfg(target_arch = "x86_64")]
-    {
-        let mut sum = a;
-        // SAFETY: one register add; no memory, no stack.
-        unsafe {
-            std::arch::asm!("add {s}, {b}", s = inout(reg) sum, b = in(reg) b, options(pure, nomem, nostack));
-        }
-        sum
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        a.wrapping_add(b)
     }
 }
 

@@ -44,8 +44,9 @@ pub enum Demand {
     /// counters on each cache line: 1 when every counter has its own line,
     /// more under false sharing (§3.4).
     Increments { per_thread: f64, sharers: f64 },
-    /// A chain of dependent register operations, one per cycle.
-    RegisterChain { steps_per_thread: f64 },
+    /// Steps of a local sum, one L1 load and one dependent register add
+    /// each, at the calibrated time per step (§3.4's fix for false sharing).
+    LocalSum { steps_per_thread: f64 },
 }
 
 /// Lock kinds as they appear in records.
@@ -201,12 +202,17 @@ pub fn predict(work: &Work, m: &Machine, threads: usize) -> Result<Prediction, M
                     ),
                 }
             }
-            Demand::RegisterChain { steps_per_thread } => {
-                let f = m.clock_hz()?;
+            Demand::LocalSum { steps_per_thread } => {
+                let t = m.local_step_s()?;
+                let cycles = m
+                    .clock_hz()
+                    .map_or(String::new(), |f| format!(", {:.2} cycles", t * f));
                 Term {
-                    resource: "instruction latency",
-                    seconds: steps_per_thread / f,
-                    explain: format!("steps / clock = {steps_per_thread:.3e} / {f:.4e} Hz (one dependent add per cycle)"),
+                    resource: "local sum",
+                    seconds: steps_per_thread * t,
+                    explain: format!(
+                        "steps × t_step = {steps_per_thread:.3e} × {t:.3e} s (calibrated L1 load + dependent add{cycles})"
+                    ),
                 }
             }
         });
@@ -237,8 +243,8 @@ mod tests {
     /// dgemm ceiling on 2 threads, DRAM triad 40 GB/s and loads 50 GB/s
     /// with write-allocate, an L2-sized copy point at 80 GB/s, a 1 MiB
     /// cache, 50 ns line transfers, increments of 0.5 ns alone on a line
-    /// and 12 ns (2 threads) or 30 ns (4) sharing one, 2 GHz, mutex 20 ns
-    /// per op.
+    /// and 12 ns (2 threads) or 30 ns (4) sharing one, local sums of
+    /// 0.75 ns per step, 2 GHz, mutex 20 ns per op.
     fn machine() -> Profile {
         let mut p = Profile::new(Provenance {
             clock_hz: Some(2e9),
@@ -278,7 +284,8 @@ mod tests {
                 "shared_line": [
                     {"threads": 2, "per_increment_s": {"median": 12e-9}},
                     {"threads": 4, "per_increment_s": {"median": 30e-9}}
-                ]
+                ],
+                "local": {"threads": 2, "per_step_s": {"median": 0.75e-9}}
             }}),
         );
         p.sections.insert(
@@ -391,12 +398,20 @@ mod tests {
         // 3 sharers on 4 threads: the nearest measured count (a tie goes
         // to the first measured, 2).
         assert!((predict(&inc(3.0), &m, 4).unwrap().seconds - 12e-3).abs() < 1e-12);
-        let reg = Work {
-            demands: vec![Demand::RegisterChain {
-                steps_per_thread: 2e9,
+        // A local sum: 1e6 steps of 0.75 ns, 1.5 cycles at 2 GHz.
+        let local = Work {
+            demands: vec![Demand::LocalSum {
+                steps_per_thread: 1e6,
             }],
         };
-        assert!((predict(&reg, &m, 2).unwrap().seconds - 1.0).abs() < 1e-12);
+        let pr = predict(&local, &m, 2).unwrap();
+        assert_eq!(pr.binding, "local sum");
+        assert!((pr.seconds - 0.75e-3).abs() < 1e-12);
+        assert!(
+            pr.terms[0].explain.contains("1.50 cycles"),
+            "{}",
+            pr.terms[0].explain
+        );
     }
 
     #[test]
