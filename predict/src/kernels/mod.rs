@@ -154,7 +154,8 @@ fn run_fusion(o: &Options) -> Result<Vec<Measurement>> {
 }
 
 /// Stencil: `size` is the row width (default 2 Mi f32, rows of 8 MiB that
-/// overflow any cache); the lecture's 4096-wide grid is run too.
+/// overflow any cache); the lecture's 4096×4096 grid is run too, its rows
+/// split among the threads.
 fn run_stencil(o: &Options) -> Result<Vec<Measurement>> {
     let threads = o.threads;
     let team = team::team(threads)?;
@@ -169,7 +170,7 @@ fn run_stencil(o: &Options) -> Result<Vec<Measurement>> {
     // (width, rows per thread, tile width)
     let cases = [
         (wide, (8 << 20) / wide.max(1) + 4, 16384.min(wide)),
-        (4096.min(wide), 512, 2048.min(wide)),
+        (4096.min(wide), (4096 / threads).max(1), 2048.min(wide)),
     ];
     for (w, rows, tile) in cases {
         let states = per_thread(&team, |i| stencil::Band::new(rows, w, i * rows));
