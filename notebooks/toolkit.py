@@ -42,6 +42,8 @@ __all__ = [
     "load_profile",
     "load_network",
     "load_records",
+    "latest",
+    "knee_text",
     "interval",
     "si",
     "save_figure",
@@ -208,6 +210,27 @@ def load_records(path="data/measurements/records.jsonl"):
     df["measured_lo_s"] = ci.str[0]
     df["measured_hi_s"] = ci.str[1]
     return df
+
+
+def latest(records, kernel):
+    """The most recent record of each variant of ``kernel``, indexed by
+    variant. ``records.jsonl`` is append-only, so a variant measured in
+    several runs (or at several thread counts) has several lines; the last
+    one is the newest."""
+    rows = records[records.kernel == kernel]
+    return rows.groupby("variant", sort=False).tail(1).set_index("variant")
+
+
+def knee_text(knee, with_range=True):
+    """A knee of ``predict scaling`` as "P (lo – hi)", or "P" alone; a
+    bound beyond the range considered (``None`` in the JSON) reads
+    "beyond P_max"."""
+    if not knee or knee.get("point") is None:
+        return "beyond P_max"
+    show = lambda v: "beyond P_max" if v is None else f"{v:.0f}"
+    if not with_range:
+        return show(knee["point"])
+    return f"{show(knee['point'])} ({show(knee['lo'])} – {show(knee['hi'])})"
 
 
 def interval(value):
