@@ -1,6 +1,6 @@
 //! Contention and queueing (lecture §2.8, §4.5): a serialized lock, locks per
-//! bucket, flat against tree combining, M/M/1 and M/D/1 queues, and the
-//! office-hours example.
+//! bucket, a lock from its measured alone and contended times, flat against
+//! tree combining, M/M/1 and M/D/1 queues, and the office-hours example.
 
 use serde::Serialize;
 
@@ -67,6 +67,52 @@ pub fn per_bucket_time_s(
     let p = count("threads", threads)?;
     let b = count("buckets", buckets)?;
     Ok((n * lock.t_crit_s / p.min(b)).max(n * (lock.t_crit_s + lock.t_work_s) / p))
+}
+
+/// A lock as measured on the machine: the time per operation with one
+/// thread, `t_alone`, and with p threads contending, `t_contended` (the
+/// inverse of the saturated throughput, 1/X(p)). Their difference is the
+/// hand-off, Δ = t_contended − t_alone: the lock's line moving to the next
+/// holder (§4.5).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct MeasuredLock {
+    pub t_alone_s: f64,
+    pub t_contended_s: f64,
+}
+
+impl MeasuredLock {
+    pub fn new(t_alone_s: f64, t_contended_s: f64) -> Result<Self> {
+        Ok(Self {
+            t_alone_s: positive("t-alone", t_alone_s)?,
+            t_contended_s: positive("t-contended", t_contended_s)?,
+        })
+    }
+
+    /// Δ = max(0, t_contended − t_alone).
+    pub fn handoff_s(&self) -> f64 {
+        (self.t_contended_s - self.t_alone_s).max(0.0)
+    }
+
+    /// Time for `ops` operations spread uniformly over `locks` locks by
+    /// `threads` threads, each critical section also writing `data_lines`
+    /// lines of shared data that move with the lock:
+    ///
+    /// T = max(n·(t_contended + d·Δ)/L, n·(t_alone + (1 + d)·(p−1)/p·Δ)/p).
+    ///
+    /// The first term is each lock's serialization, its data following
+    /// every hand-off; the second is the threads working in parallel, each
+    /// acquisition finding the lock's line and its data at another core
+    /// with probability (p−1)/p. One lock gives the first, many the second.
+    pub fn time_s(&self, ops: f64, threads: f64, locks: f64, data_lines: f64) -> Result<f64> {
+        let n = non_negative("ops", ops)?;
+        let p = count("threads", threads)?;
+        let l = count("locks", locks)?;
+        let d = non_negative("data-lines", data_lines)?;
+        let delta = self.handoff_s();
+        let serialized = n * (self.t_contended_s + d * delta) / l;
+        let parallel = n * (self.t_alone_s + (1.0 + d) * (p - 1.0) / p * delta) / p;
+        Ok(serialized.max(parallel))
+    }
 }
 
 /// Flat against tree combining of P contributions (§2.8).
@@ -226,6 +272,22 @@ mod tests {
         assert!((t - 1e6 * 100e-9 / 16.0).abs() < 1e-12);
         let t = per_bucket_time_s(&l, 1e6, 16.0, 4.0).unwrap();
         assert!((t - 1e6 * 100e-9 / 4.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn measured_locks_serialize_alone_and_migrate_when_spread() {
+        // 10 ns alone, 30 ns per op contended: a 20 ns hand-off.
+        let l = MeasuredLock::new(10e-9, 30e-9).unwrap();
+        assert!((l.handoff_s() - 20e-9).abs() < 1e-18);
+        // One lock, one data line following it: 1e6 · (30 + 20) ns.
+        assert!((l.time_s(1e6, 2.0, 1.0, 1.0).unwrap() - 50e-3).abs() < 1e-12);
+        // 256 locks on 2 threads: 1e6 · (10 + ½·20) ns / 2.
+        assert!((l.time_s(1e6, 2.0, 256.0, 0.0).unwrap() - 10e-3).abs() < 1e-12);
+        // One thread never hands off.
+        assert!((l.time_s(1e6, 1.0, 256.0, 1.0).unwrap() - 10e-3).abs() < 1e-12);
+        // Contention that measured faster than one thread counts as no hand-off.
+        assert_eq!(MeasuredLock::new(10e-9, 8e-9).unwrap().handoff_s(), 0.0);
+        assert!(l.time_s(1.0, 0.0, 1.0, 0.0).is_err());
     }
 
     #[test]

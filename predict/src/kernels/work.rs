@@ -2,7 +2,7 @@
 //! that takes: the slowest of its resources binds (the Roofline's max of
 //! compute and traffic times, extended to locks and line transfers).
 
-use models::contention::SerializedLock;
+use models::contention::MeasuredLock;
 use models::little::sweep_time_s;
 use models::profile::CeilingKernel;
 use serde::Serialize;
@@ -33,7 +33,7 @@ pub enum Demand {
     /// Operations under a lock of a measured kind, spread over `lanes`
     /// independent locks (1 = a global lock); the critical section also
     /// writes `data_lines` cache lines of shared data apart from the lock's
-    /// own line.
+    /// own line, which move with it (§4.5).
     Lock {
         ops: f64,
         kind: LockKindName,
@@ -150,29 +150,17 @@ pub fn predict(work: &Work, m: &Machine, threads: usize) -> Result<Prediction, M
                     LockKindName::Mutex => LockKind::Mutex,
                     LockKindName::Spin => LockKind::Spin,
                 };
-                let t_lock = m.lock_op_s(k, threads)?;
-                // A data line written under the lock was last written by
-                // another thread with probability (p − 1)/p, and then moves
-                // to this core inside the critical section (§4.5: the
-                // head[c] lines still migrate).
-                let remote = (p - 1.0) / p;
-                let t_data = if *data_lines > 0.0 && p > 1.0 {
-                    data_lines * remote * m.line_transfer_s()?
-                } else {
-                    0.0
-                };
-                let t_op = t_lock + t_data;
-                // Each lane is a serialized resource with t_crit = t_op (§4.5);
-                // lanes beyond the thread count cannot all be busy.
-                let lock = SerializedLock::new(t_op, 0.0).expect("measured throughput is positive");
-                let busy = lanes.min(p);
+                let lock = MeasuredLock::new(m.lock_op_s(k, 1)?, m.lock_op_s(k, threads)?)
+                    .expect("measured throughputs are positive");
+                let (t1, tp, delta) = (lock.t_alone_s, lock.t_contended_s, lock.handoff_s());
                 Term {
                     resource: "lock",
-                    seconds: lock.time_s(*ops, 1.0).unwrap_or(0.0) / busy,
+                    seconds: lock.time_s(*ops, p, *lanes, *data_lines).unwrap_or(0.0),
                     explain: format!(
-                        "ops · (t_lock + lines·(p−1)/p·t_transfer) / min(locks, threads) = \
-                         {ops:.4e} · ({t_lock:.3e} s + {t_data:.3e} s) / {busy} \
-                         (measured {kind:?} throughput on {threads} thread(s), {data_lines} data line(s); §4.5)"
+                        "max(ops·(t_p + d·Δ)/locks, ops·(t_1 + (1+d)·(p−1)/p·Δ)/p) with \
+                         ops = {ops:.4e}, locks = {lanes}, d = {data_lines} data line(s), \
+                         t_1 = {t1:.3e} s, t_p = {tp:.3e} s, hand-off Δ = t_p − t_1 = {delta:.3e} s \
+                         (measured {kind:?} throughput on 1 and {threads} thread(s); §4.5)"
                     ),
                 }
             }
@@ -244,7 +232,8 @@ mod tests {
     /// with write-allocate, an L2-sized copy point at 80 GB/s, a 1 MiB
     /// cache, 50 ns line transfers, increments of 0.5 ns alone on a line
     /// and 12 ns (2 threads) or 30 ns (4) sharing one, local sums of
-    /// 0.75 ns per step, 2 GHz, mutex 20 ns per op.
+    /// 0.75 ns per step, 2 GHz, mutex 10 ns per op alone and 20 ns
+    /// contended.
     fn machine() -> Profile {
         let mut p = Profile::new(Provenance {
             clock_hz: Some(2e9),
@@ -305,6 +294,7 @@ mod tests {
         p.sections.insert(
             "lock".into(),
             json!({"kinds": [{"kind": "mutex", "points": [
+                {"threads": 1, "oversubscribed": false, "throughput_ops": {"median": 1e8}},
                 {"threads": 2, "oversubscribed": false, "throughput_ops": {"median": 5e7}}
             ]}]}),
         );
@@ -377,10 +367,11 @@ mod tests {
         assert_eq!(pr.binding, "lock");
         assert!((pr.seconds - 20e-3).abs() < 1e-12);
         let secs = |w: Work| predict(&w, &m, 2).unwrap().seconds;
-        assert!((secs(lock(256.0, 0.0)) - 10e-3).abs() < 1e-12);
-        // One data line besides the lock's, remote half the time on 2
-        // threads: 20 ns + 0.5 · 50 ns per op.
-        assert!((secs(lock(1.0, 1.0)) - 45e-3).abs() < 1e-12);
+        // 256 locks: the threads in parallel, each acquisition finding the
+        // lock's line at the other core half the time: (10 + ½·10) ns / 2.
+        assert!((secs(lock(256.0, 0.0)) - 7.5e-3).abs() < 1e-12);
+        // One data line besides the lock's, following each 10 ns hand-off.
+        assert!((secs(lock(1.0, 1.0)) - 30e-3).abs() < 1e-12);
         // 2 sharers: the measured 12 ns per increment; more sharers than
         // threads count as the threads; one counter per line: 0.5 ns.
         let inc = |sharers| Work {
