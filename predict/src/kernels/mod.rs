@@ -256,16 +256,16 @@ fn run_binning(o: &Options) -> Result<Vec<Measurement>> {
         ok,
     ));
 
-    let cell_heads: Vec<Mutex<u32>> = (0..p.cells()).map(|_| Mutex::new(binning::NIL)).collect();
+    let cell_heads: Vec<binning::CellLock> = (0..p.cells()).map(|_| Default::default()).collect();
     let s = time(&o.plan, || {
         cell_heads
             .iter()
-            .for_each(|h| *h.lock().unwrap_or_else(|e| e.into_inner()) = binning::NIL);
+            .for_each(|h| *h.0.lock().unwrap_or_else(|e| e.into_inner()) = binning::NIL);
         team.each(|t| binning::insert_per_cell(&p, ranges[t].clone(), &cell_heads, &lists));
     })?;
     let h: Vec<u32> = cell_heads
         .iter()
-        .map(|m| *m.lock().unwrap_or_else(|e| e.into_inner()))
+        .map(|m| *m.0.lock().unwrap_or_else(|e| e.into_inner()))
         .collect();
     let v = binning::Variant::CellLocks;
     out.push(measurement(
