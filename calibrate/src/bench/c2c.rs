@@ -24,8 +24,9 @@
 //!   "L1 hit" of the padded counter), which can be shorter than an L1 load.
 //!   The lecture's fix, a local accumulator, is timed too: per step one L1
 //!   load and one dependent register add ([`LocalTable::sum`]), all threads
-//!   at once. Its time per step is the clock period only when nothing else
-//!   limits the loop; on a core whose sibling thread is busy it is more.
+//!   at once. Its step is one clock period only if the loop's load, add and
+//!   branch all keep pace with the add's one-cycle latency; `predict` uses
+//!   the measured step, not the clock.
 //!
 //! # Section `c2c`
 //!
