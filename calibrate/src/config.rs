@@ -24,6 +24,23 @@ pub const DRAM_CACHE_FACTOR: f64 = 8.0;
 /// A "DRAM" figure whose working set is below this multiple of the largest
 /// detected cache is flagged as possibly cache-resident.
 pub const RESIDENT_FACTOR: f64 = 4.0;
+/// Largest DRAM working set of `--quick` (512 MiB). A VM can show its host's
+/// last-level cache of hundreds of MiB; eight times that would take minutes.
+/// Beyond the cap the DRAM figures are flagged as possibly cache-resident.
+pub const QUICK_DRAM_MAX_BYTES: u64 = 512 << 20;
+
+/// The DRAM working set for a largest cache of `largest` bytes:
+/// max(128 MiB, 8 × largest), capped by the memory budget and, with
+/// `--quick`, by [`QUICK_DRAM_MAX_BYTES`].
+pub fn dram_working_set(largest: f64, budget_bytes: u64, quick: bool) -> u64 {
+    let want = (DRAM_CACHE_FACTOR * largest).max(DRAM_MIN_BYTES as f64) as u64;
+    let cap = if quick {
+        budget_bytes.min(QUICK_DRAM_MAX_BYTES)
+    } else {
+        budget_bytes
+    };
+    want.min(cap)
+}
 /// Longest accepted critical section, ns.
 pub const MAX_CRITICAL_NS: f64 = 1e6;
 
@@ -236,6 +253,24 @@ fn check_budget(budget: u64, existing: Option<&Profile>, source: &str) -> Result
 mod tests {
     use super::*;
     use crate::cli::Cli;
+
+    #[test]
+    fn dram_working_sets_scale_with_the_cache_and_quick_caps_them() {
+        let gib = 1u64 << 30;
+        // 8 × a 32 MiB cache; at least 128 MiB; never above the budget.
+        assert_eq!(
+            dram_working_set(32.0 * 1048576.0, 4 * gib, false),
+            256 << 20
+        );
+        assert_eq!(dram_working_set(1e6, 4 * gib, false), DRAM_MIN_BYTES);
+        assert_eq!(dram_working_set(256.0 * 1048576.0, gib, false), gib);
+        // A host's 256 MiB cache seen from a VM: 2 GiB, or 512 MiB when quick.
+        assert_eq!(dram_working_set(256.0 * 1048576.0, 4 * gib, false), 2 * gib);
+        assert_eq!(
+            dram_working_set(256.0 * 1048576.0, 4 * gib, true),
+            QUICK_DRAM_MAX_BYTES
+        );
+    }
     use clap::Parser;
     use models::profile::{MemoryLevel, Provenance};
 

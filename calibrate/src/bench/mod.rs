@@ -19,7 +19,7 @@ use models::stats::Summary as Stats;
 use serde_json::json;
 
 use crate::clock::Clock;
-use crate::config::{Config, DRAM_CACHE_FACTOR, DRAM_MIN_BYTES};
+use crate::config::{dram_working_set, Config};
 use crate::pin::Team;
 use crate::progress::Progress;
 use crate::sysinfo::SysInfo;
@@ -91,11 +91,10 @@ impl Context {
         ))
     }
 
-    /// The DRAM working set for a largest cache of `largest` bytes:
-    /// max(128 MiB, 8 × largest), capped by the memory budget.
+    /// The DRAM working set for a largest cache of `largest` bytes
+    /// ([`dram_working_set`]).
     pub fn dram_bytes(&self, largest: f64) -> u64 {
-        let want = (DRAM_CACHE_FACTOR * largest).max(DRAM_MIN_BYTES as f64) as u64;
-        want.min(self.config.budget_bytes)
+        dram_working_set(largest, self.config.budget_bytes, self.config.quick)
     }
 }
 
