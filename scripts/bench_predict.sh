@@ -71,8 +71,9 @@ runs = [json.load(open(f"{work}/records-{r}.json")) for r in range(1, rounds + 1
 key = lambda r: (r["kernel"], r["variant"], r["threads"])
 main = [r for r in runs[-1] if r["rel_error"] is not None and "+" not in r["variant"]]
 by = {}
-for recs in runs:
+for i, recs in enumerate(runs):
     for r in recs:
+        r["round"] = i
         if r["rel_error"] is not None:
             by.setdefault(key(r), []).append(r)
 print("the round with the median error of each variant, and every round's error:")
@@ -104,8 +105,8 @@ for r in main:
         ratio = statistics.median(x["predicted_s"] / x["measured_s"] for x in rs)
         print(f"  {r['kernel']:<14} {r['variant']:<22} {r['threads']} thr: {ratio:.2f}x of the profile's bandwidth (target >= 0.9)")
     elif r["kernel"] == "matmul":
-        ratio = statistics.median(x["flops"] / x["measured_s"] / peak(p, x["threads"])
-                                  for x, p in zip(rs, profiles))
+        ratio = statistics.median(x["flops"] / x["measured_s"] / peak(profiles[x["round"]], x["threads"])
+                                  for x in rs)
         print(f"  {r['kernel']:<14} {r['variant']:<22} {r['threads']} thr: {ratio:.2f}x of the profile's f64 peak (target >= 0.5)")
 print(f"\ndefault `predict run` wall time: {max(walls):.1f} s at most over {rounds} rounds (target <= 60 s)")
 PY
