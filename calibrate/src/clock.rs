@@ -1,9 +1,12 @@
 //! The core clock, for converting latencies to cycles.
 //!
 //! Measured on x86-64 with a chain of dependent integer adds: each
-//! `add r, 1` waits for the previous one and takes exactly one cycle on
+//! `add x, y` waits for the previous one and takes exactly one cycle on
 //! every current x86 core, so clock = adds / t (the loop counter runs in
-//! parallel and costs nothing). The fastest timing is the estimate:
+//! parallel and costs nothing). The addend is a register, not an
+//! immediate: recent Intel cores (Golden Cove and later) fold chains of
+//! `add r, imm` at register renaming, and such a chain runs several adds
+//! per cycle. The fastest timing is the estimate:
 //! interference (another tenant, an interrupt) only ever slows the chain
 //! down, so the minimum time per add is the closest to the clock, while a
 //! median can land on a disturbed timing. This gives the clock the core really runs
@@ -67,11 +70,12 @@ pub fn add_chain(iters: u64) {
         std::arch::asm!(
             "2:",
             ".rept {k}",
-            "add {x}, 1",
+            "add {x}, {y}",
             ".endr",
             "sub {n}, 1",
             "jnz 2b",
             x = inout(reg) 0u64 => _,
+            y = in(reg) 1u64,
             n = inout(reg) iters => _,
             k = const ADDS_PER_ITERATION,
             options(nomem, nostack),
