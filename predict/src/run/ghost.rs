@@ -33,7 +33,7 @@ const DEFAULT_ITERS: f64 = 200.0;
 /// Largest accepted grid side (2¹⁶: 32 GiB per array).
 const MAX_N: f64 = 65536.0;
 
-/// Rank 0 stopped before the work; another rank exits with its status.
+/// Rank 0 stopped before the work, with this status, and says why.
 #[derive(Debug)]
 struct PeerStopped(i32);
 
@@ -124,9 +124,12 @@ fn prepare(args: &RunArgs) -> anyhow::Result<Prepared> {
     Ok(Prepared { profile, csv })
 }
 
-/// Initialises MPI, runs, finalises. Rank 0 returns the outcome; another
-/// rank returns `Ok` or, on failure, exits with the failure's status after
-/// MPI is finalised (quietly when rank 0 has already said why).
+/// Initialises MPI, runs, finalises. Rank 0 returns the outcome. Another
+/// rank returns `Ok`; on a failure that rank 0 reports itself (bad input,
+/// which every rank detects alike, or rank 0's own stop) it exits quietly
+/// with status 0, so that `mpirun` does not abort the job before rank 0 has
+/// printed its line and the job's status is rank 0's. On any other failure
+/// it says why and exits with the failure's status.
 pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let universe = mpi::initialize()
         .ok_or_else(|| anyhow!("MPI could not be initialised: it already was in this process"))?;
@@ -136,14 +139,11 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     drop(universe);
     match result {
         Err(e) if rank != 0 => {
-            let quiet = e.is::<PeerStopped>() || e.is::<BadInput>();
-            let code = e
-                .downcast_ref::<PeerStopped>()
-                .map_or_else(|| crate::exit_code(&e), |p| p.0);
-            if !quiet {
-                eprintln!("error: rank {rank}: {e:#}");
+            if e.is::<PeerStopped>() || e.is::<BadInput>() {
+                std::process::exit(0)
             }
-            std::process::exit(code)
+            eprintln!("error: rank {rank}: {e:#}");
+            std::process::exit(crate::exit_code(&e))
         }
         r => r,
     }
