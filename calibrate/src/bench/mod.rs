@@ -91,10 +91,31 @@ impl Context {
         ))
     }
 
-    /// The DRAM working set for a largest cache of `largest` bytes
+    /// The DRAM working set for a largest detected cache of `largest` bytes
     /// ([`dram_working_set`]).
     pub fn dram_bytes(&self, largest: f64) -> u64 {
-        dram_working_set(largest, self.config.budget_bytes, self.config.quick)
+        dram_working_set(largest, 0.0, self.config.budget_bytes, self.config.quick)
+    }
+
+    /// The DRAM working set of the STREAM sweep: as [`Self::dram_bytes`],
+    /// and at least twice the largest cache the OS reports. On a VM the
+    /// bandwidth keeps falling past the detected levels while the host's
+    /// last-level cache still serves part of the working set. The latency
+    /// sweep does not go that far: on 4 KiB pages the page walks there grow
+    /// the latency in steps that would read as spurious levels.
+    pub fn stream_dram_bytes(&self, largest: f64) -> u64 {
+        let os_largest = self
+            .sys
+            .caches
+            .iter()
+            .map(|c| c.reported.size_bytes as f64)
+            .fold(0.0, f64::max);
+        dram_working_set(
+            largest,
+            os_largest,
+            self.config.budget_bytes,
+            self.config.quick,
+        )
     }
 }
 

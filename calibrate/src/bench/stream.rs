@@ -13,8 +13,9 @@
 //! is per thread (all arrays of the kernel together), the total is that ×
 //! threads. The sweep goes from 16 KiB per thread, 2 points per octave
 //! (1 with `--quick`), up to the DRAM working set
-//! max(128 MiB, 8 × largest detected cache) in total, capped by the memory
-//! budget, and one size is freed before the next is allocated.
+//! max(128 MiB, 8 × largest detected cache, 2 × largest OS-reported cache)
+//! in total, capped by the memory budget, and one size is freed before the
+//! next is allocated.
 //!
 //! A cache level's bandwidth is the median, over the points on its plateau,
 //! of the load kernel's median bandwidth. The plateau of level i (capacity
@@ -229,7 +230,7 @@ impl Bench for Stream {
         let (caches, probe_note) = ctx.caches_or_probe()?;
         out.notes.extend(probe_note);
         let largest = caches.iter().map(|c| c.1).reduce(f64::max).unwrap_or(0.0);
-        let dram_total = ctx.dram_bytes(largest);
+        let dram_total = ctx.stream_dram_bytes(largest);
         let plan = &ctx.config.plan;
         let per_octave = if ctx.config.quick { 1 } else { 2 };
         let teams: Vec<&Team> = if ctx.all.threads() > 1 {
