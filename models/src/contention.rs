@@ -69,48 +69,63 @@ pub fn per_bucket_time_s(
     Ok((n * lock.t_crit_s / p.min(b)).max(n * (lock.t_crit_s + lock.t_work_s) / p))
 }
 
+/// The cost of one cache-line migration on a lock acquisition, from the
+/// throughputs (operations per second, all threads together) of locks
+/// spread so widely that threads rarely wait: `x_1` with one thread and
+/// `x_p` with p. Each thread then takes t_p = p/x_p per operation against
+/// t_1 = 1/x_1 alone, and an acquisition finds the line at another core
+/// with probability (p−1)/p, so m = max(0, t_p − t_1)·p/(p−1); 0 for one
+/// thread (§2.7, §4.5).
+pub fn line_migration_s(x_1: f64, x_p: f64, p: f64) -> f64 {
+    if p > 1.0 {
+        (p / x_p - 1.0 / x_1).max(0.0) * p / (p - 1.0)
+    } else {
+        0.0
+    }
+}
+
 /// A lock as measured on the machine: the time per operation with one
 /// thread, `t_alone`, and with p threads contending, `t_contended` (the
-/// inverse of the saturated throughput, 1/X(p)). Their difference is the
-/// hand-off, Δ = t_contended − t_alone: the lock's line moving to the next
-/// holder (§4.5).
+/// inverse of the saturated throughput, 1/X(p)), and the cost `migration`
+/// of a line moving to an acquiring core that did not have to wait
+/// ([`line_migration_s`]).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct MeasuredLock {
     pub t_alone_s: f64,
     pub t_contended_s: f64,
+    pub migration_s: f64,
 }
 
 impl MeasuredLock {
-    pub fn new(t_alone_s: f64, t_contended_s: f64) -> Result<Self> {
+    pub fn new(t_alone_s: f64, t_contended_s: f64, migration_s: f64) -> Result<Self> {
         Ok(Self {
             t_alone_s: positive("t-alone", t_alone_s)?,
             t_contended_s: positive("t-contended", t_contended_s)?,
+            migration_s: non_negative("migration", migration_s)?,
         })
-    }
-
-    /// Δ = max(0, t_contended − t_alone).
-    pub fn handoff_s(&self) -> f64 {
-        (self.t_contended_s - self.t_alone_s).max(0.0)
     }
 
     /// Time for `ops` operations spread uniformly over `locks` locks by
     /// `threads` threads, each critical section also writing `data_lines`
     /// lines of shared data that move with the lock:
     ///
-    /// T = max(n·(t_contended + d·Δ)/L, n·(t_alone + (1 + d)·(p−1)/p·Δ)/p).
+    /// T = max(n·(t_contended + d·m)/L, n·(t_alone + (1 + d)·(p−1)/p·m)/p).
     ///
-    /// The first term is each lock's serialization, its data following
-    /// every hand-off; the second is the threads working in parallel, each
-    /// acquisition finding the lock's line and its data at another core
-    /// with probability (p−1)/p. One lock gives the first, many the second.
+    /// The first term is each lock's serialization, its data lines
+    /// migrating after every hand-off; the second is the threads working in
+    /// parallel, each acquisition finding the lock's line and its data at
+    /// another core with probability (p−1)/p. One lock gives the first,
+    /// many the second. The hand-off of a contended lock (waking a waiter)
+    /// is inside t_contended; the migration m alone is what a lock nobody
+    /// waits for costs.
     pub fn time_s(&self, ops: f64, threads: f64, locks: f64, data_lines: f64) -> Result<f64> {
         let n = non_negative("ops", ops)?;
         let p = count("threads", threads)?;
         let l = count("locks", locks)?;
         let d = non_negative("data-lines", data_lines)?;
-        let delta = self.handoff_s();
-        let serialized = n * (self.t_contended_s + d * delta) / l;
-        let parallel = n * (self.t_alone_s + (1.0 + d) * (p - 1.0) / p * delta) / p;
+        let m = self.migration_s;
+        let serialized = n * (self.t_contended_s + d * m) / l;
+        let parallel = n * (self.t_alone_s + (1.0 + d) * (p - 1.0) / p * m) / p;
         Ok(serialized.max(parallel))
     }
 }
@@ -276,18 +291,21 @@ mod tests {
 
     #[test]
     fn measured_locks_serialize_alone_and_migrate_when_spread() {
-        // 10 ns alone, 30 ns per op contended: a 20 ns hand-off.
-        let l = MeasuredLock::new(10e-9, 30e-9).unwrap();
-        assert!((l.handoff_s() - 20e-9).abs() < 1e-18);
-        // One lock, one data line following it: 1e6 · (30 + 20) ns.
-        assert!((l.time_s(1e6, 2.0, 1.0, 1.0).unwrap() - 50e-3).abs() < 1e-12);
+        // Spread locks: 12 ns alone, 20 ns per thread on 2 threads (10 ns
+        // per operation in all): a 16 ns migration.
+        assert!((line_migration_s(1.0 / 12e-9, 1e8, 2.0) - 16e-9).abs() < 1e-18);
+        assert_eq!(line_migration_s(1.0 / 12e-9, 2e8, 2.0), 0.0);
+        assert_eq!(line_migration_s(1.0 / 12e-9, 1e8, 1.0), 0.0);
+        // 10 ns alone, 100 ns per op contended, a 20 ns migration.
+        let l = MeasuredLock::new(10e-9, 100e-9, 20e-9).unwrap();
+        // One lock, one data line migrating after each hand-off: 1e6 · (100 + 20) ns.
+        assert!((l.time_s(1e6, 2.0, 1.0, 1.0).unwrap() - 120e-3).abs() < 1e-12);
         // 256 locks on 2 threads: 1e6 · (10 + ½·20) ns / 2.
         assert!((l.time_s(1e6, 2.0, 256.0, 0.0).unwrap() - 10e-3).abs() < 1e-12);
-        // One thread never hands off.
+        // One thread never migrates.
         assert!((l.time_s(1e6, 1.0, 256.0, 1.0).unwrap() - 10e-3).abs() < 1e-12);
-        // Contention that measured faster than one thread counts as no hand-off.
-        assert_eq!(MeasuredLock::new(10e-9, 8e-9).unwrap().handoff_s(), 0.0);
         assert!(l.time_s(1.0, 0.0, 1.0, 0.0).is_err());
+        assert!(MeasuredLock::new(10e-9, 100e-9, -1.0).is_err());
     }
 
     #[test]

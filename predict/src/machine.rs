@@ -31,6 +31,8 @@ pub enum LockKind {
     Mutex,
     Spin,
     FetchAdd,
+    /// A mutex picked at random among many for every operation.
+    MutexSpread,
 }
 
 impl LockKind {
@@ -39,6 +41,7 @@ impl LockKind {
             LockKind::Mutex => "mutex",
             LockKind::Spin => "spin",
             LockKind::FetchAdd => "fetch_add",
+            LockKind::MutexSpread => "mutex_spread",
         }
     }
 }

@@ -9,7 +9,15 @@
 //! * `spin`: a test-and-test-and-set spinlock (`spin_loop` while the lock
 //!   looks taken) around the same critical section;
 //! * `fetch_add`: `AtomicU64::fetch_add` alone (the critical section is the
-//!   atomic read-modify-write and its cache-line transfer).
+//!   atomic read-modify-write and its cache-line transfer);
+//! * `mutex_spread`: the same critical section under one of 256 mutexes,
+//!   each on its own cache line, picked at random for every operation (the
+//!   per-bucket locks of §3.5). The threads rarely wait, but an acquisition
+//!   finds the lock's line at another core with probability (p−1)/p, so
+//!   each thread's time per operation at p threads, p/X(p), against
+//!   1/X(1) gives the cost of one line migration,
+//!   m = (p/X(p) − 1/X(1))·p/(p−1). Its "t_crit", 1/X(p), is no
+//!   serialization: the table shows it as the time per operation.
 //!
 //! throughput X(p) = operations / t. The lock serialises its holders, so at
 //! saturation X = 1/t_crit whatever p: t_crit = 1 / X(p_max), p_max being
@@ -41,7 +49,7 @@ use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Result};
-use models::contention::SerializedLock;
+use models::contention::{line_migration_s, SerializedLock};
 use models::stats::{Sample, Summary as Stats};
 use models::units::Si;
 use models::Estimate;
@@ -63,20 +71,43 @@ pub enum Kind {
     Spin,
     /// A bare `AtomicU64::fetch_add`.
     FetchAdd,
+    /// One of [`SPREAD_LOCKS`] padded mutexes, at random, around the
+    /// critical section.
+    MutexSpread,
 }
 
 impl Kind {
     /// All kinds.
-    pub const ALL: [Kind; 3] = [Kind::Mutex, Kind::Spin, Kind::FetchAdd];
+    pub const ALL: [Kind; 4] = [Kind::Mutex, Kind::Spin, Kind::FetchAdd, Kind::MutexSpread];
 
-    /// "mutex", "spin", "fetch_add".
+    /// "mutex", "spin", "fetch_add", "mutex_spread".
     pub fn name(self) -> &'static str {
         match self {
             Kind::Mutex => "mutex",
             Kind::Spin => "spin",
             Kind::FetchAdd => "fetch_add",
+            Kind::MutexSpread => "mutex_spread",
         }
     }
+}
+
+/// Mutexes of the `mutex_spread` kind: many more than threads, so that
+/// two threads rarely want the same one.
+pub const SPREAD_LOCKS: usize = 256;
+
+/// A mutex alone on its cache line.
+#[repr(align(64))]
+#[derive(Default)]
+struct PaddedMutex(Mutex<u64>);
+
+/// The next of a thread's pseudo-random lock numbers (xorshift64), below
+/// [`SPREAD_LOCKS`].
+#[inline(always)]
+fn next_lock(state: &mut u64) -> usize {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    (*state % SPREAD_LOCKS as u64) as usize
 }
 
 /// `steps` dependent multiply-adds on `x` (about 4 cycles each): the work
@@ -141,15 +172,26 @@ struct Target {
     mutex: Mutex<u64>,
     spin: SpinLock,
     atomic: AtomicU64,
+    spread: Vec<PaddedMutex>,
+}
+
+/// The critical section under a mutex.
+fn locked_work(m: &Mutex<u64>, steps: u64) {
+    let mut g = m.lock().unwrap_or_else(|p| p.into_inner());
+    *g = dependent_work(*g, steps);
 }
 
 impl Target {
-    /// One operation of `kind`; false if it gave up because of `stop`.
-    fn op(&self, kind: Kind, steps: u64, stop: &AtomicBool) -> bool {
+    /// One operation of `kind`, `rng` being the thread's random state; false
+    /// if it gave up because of `stop`.
+    fn op(&self, kind: Kind, steps: u64, stop: &AtomicBool, rng: &mut u64) -> bool {
         match kind {
             Kind::Mutex => {
-                let mut g = self.mutex.lock().unwrap_or_else(|p| p.into_inner());
-                *g = dependent_work(*g, steps);
+                locked_work(&self.mutex, steps);
+                true
+            }
+            Kind::MutexSpread => {
+                locked_work(&self.spread[next_lock(rng)].0, steps);
                 true
             }
             Kind::Spin => self.spin.with(stop, |v| *v = dependent_work(*v, steps)),
@@ -175,6 +217,7 @@ pub fn throughput(
         mutex: Mutex::new(0),
         spin: SpinLock::new(0),
         atomic: AtomicU64::new(0),
+        spread: (0..SPREAD_LOCKS).map(|_| PaddedMutex::default()).collect(),
     };
     let stop = AtomicBool::new(false);
     let start = Barrier::new(threads + 1);
@@ -187,11 +230,12 @@ pub fn throughput(
             let cpu = cpus[i % cpus.len()];
             s.spawn(move || {
                 pin_current(cpu);
+                let mut rng = 0x9E37_79B9_7F4A_7C15 ^ (i as u64 + 1);
                 for _ in 0..rounds {
                     start.wait();
                     let mut n = 0u64;
                     while !stop.load(Ordering::Relaxed) {
-                        n += u64::from(target.op(kind, steps, stop));
+                        n += u64::from(target.op(kind, steps, stop, &mut rng));
                     }
                     count.store(n, Ordering::Relaxed);
                     end.wait();
@@ -294,15 +338,27 @@ impl Bench for Lock {
             }
             let model = SerializedLock::new(t_crit.point, t_work)?;
             kinds_json.push(kind_json(kind, &pts, p, t_crit, &model));
+            let tail = if kind == Kind::MutexSpread {
+                let m = line_migration_s(at(1).median, sat.median, p as f64);
+                format!(
+                    "per op {} (line migration {})",
+                    Si(t_crit.point, "s"),
+                    Si(m, "s")
+                )
+            } else {
+                format!(
+                    "t_crit {} (t_work {})",
+                    Si(t_crit.point, "s"),
+                    Si(t_work, "s")
+                )
+            };
             lines.push(format!(
-                "  {:<9} {}  t_crit {} (t_work {})",
+                "  {:<12} {}  {tail}",
                 kind.name(),
                 pts.iter()
                     .map(|(t, s)| format!("{:>2}t {:>12}", t, Si(s.median, "op/s").to_string()))
                     .collect::<Vec<_>>()
                     .join(" "),
-                Si(t_crit.point, "s"),
-                Si(t_work, "s")
             ));
         }
         bar.finish_and_clear();

@@ -2,7 +2,7 @@
 //! that takes: the slowest of its resources binds (the Roofline's max of
 //! compute and traffic times, extended to locks and line transfers).
 
-use models::contention::MeasuredLock;
+use models::contention::{line_migration_s, MeasuredLock};
 use models::little::sweep_time_s;
 use models::profile::CeilingKernel;
 use serde::Serialize;
@@ -150,17 +150,23 @@ pub fn predict(work: &Work, m: &Machine, threads: usize) -> Result<Prediction, M
                     LockKindName::Mutex => LockKind::Mutex,
                     LockKindName::Spin => LockKind::Spin,
                 };
-                let lock = MeasuredLock::new(m.lock_op_s(k, 1)?, m.lock_op_s(k, threads)?)
+                let (x1, xp) = (
+                    1.0 / m.lock_op_s(LockKind::MutexSpread, 1)?,
+                    1.0 / m.lock_op_s(LockKind::MutexSpread, threads)?,
+                );
+                let migration = line_migration_s(x1, xp, p);
+                let lock = MeasuredLock::new(m.lock_op_s(k, 1)?, m.lock_op_s(k, threads)?, migration)
                     .expect("measured throughputs are positive");
-                let (t1, tp, delta) = (lock.t_alone_s, lock.t_contended_s, lock.handoff_s());
+                let (t1, tp) = (lock.t_alone_s, lock.t_contended_s);
                 Term {
                     resource: "lock",
                     seconds: lock.time_s(*ops, p, *lanes, *data_lines).unwrap_or(0.0),
                     explain: format!(
-                        "max(ops·(t_p + d·Δ)/locks, ops·(t_1 + (1+d)·(p−1)/p·Δ)/p) with \
+                        "max(ops·(t_p + d·m)/locks, ops·(t_1 + (1+d)·(p−1)/p·m)/p) with \
                          ops = {ops:.4e}, locks = {lanes}, d = {data_lines} data line(s), \
-                         t_1 = {t1:.3e} s, t_p = {tp:.3e} s, hand-off Δ = t_p − t_1 = {delta:.3e} s \
-                         (measured {kind:?} throughput on 1 and {threads} thread(s); §4.5)"
+                         t_1 = {t1:.3e} s, t_p = {tp:.3e} s (measured {kind:?} throughput on 1 and {threads} thread(s)), \
+                         line migration m = (p/X_p − 1/X_1)·p/(p−1) = {migration:.3e} s from mutexes \
+                         spread so that threads rarely wait (X_1 = {x1:.3e}, X_p = {xp:.3e} op/s; §4.5)"
                     ),
                 }
             }
@@ -233,7 +239,8 @@ mod tests {
     /// cache, 50 ns line transfers, increments of 0.5 ns alone on a line
     /// and 12 ns (2 threads) or 30 ns (4) sharing one, local sums of
     /// 0.75 ns per step, 2 GHz, mutex 10 ns per op alone and 20 ns
-    /// contended.
+    /// contended, and spread mutexes 12 ns per op alone and 20 ns per thread on 2
+    /// threads (a 16 ns line migration).
     fn machine() -> Profile {
         let mut p = Profile::new(Provenance {
             clock_hz: Some(2e9),
@@ -296,6 +303,9 @@ mod tests {
             json!({"kinds": [{"kind": "mutex", "points": [
                 {"threads": 1, "oversubscribed": false, "throughput_ops": {"median": 1e8}},
                 {"threads": 2, "oversubscribed": false, "throughput_ops": {"median": 5e7}}
+            ]}, {"kind": "mutex_spread", "points": [
+                {"threads": 1, "oversubscribed": false, "throughput_ops": {"median": 1.0 / 12e-9}},
+                {"threads": 2, "oversubscribed": false, "throughput_ops": {"median": 1e8}}
             ]}]}),
         );
         p
@@ -368,10 +378,10 @@ mod tests {
         assert!((pr.seconds - 20e-3).abs() < 1e-12);
         let secs = |w: Work| predict(&w, &m, 2).unwrap().seconds;
         // 256 locks: the threads in parallel, each acquisition finding the
-        // lock's line at the other core half the time: (10 + ½·10) ns / 2.
-        assert!((secs(lock(256.0, 0.0)) - 7.5e-3).abs() < 1e-12);
-        // One data line besides the lock's, following each 10 ns hand-off.
-        assert!((secs(lock(1.0, 1.0)) - 30e-3).abs() < 1e-12);
+        // lock's line at the other core half the time: (10 + ½·16) ns / 2.
+        assert!((secs(lock(256.0, 0.0)) - 9e-3).abs() < 1e-12);
+        // One data line besides the lock's, migrating after each hand-off.
+        assert!((secs(lock(1.0, 1.0)) - 36e-3).abs() < 1e-12);
         // 2 sharers: the measured 12 ns per increment; more sharers than
         // threads count as the threads; one counter per line: 0.5 ns.
         let inc = |sharers| Work {
