@@ -215,6 +215,7 @@ impl Bench for Flops {
                 .map(|c| c.flops.point)
                 .reduce(f64::max)
         };
+        out.warnings.extend(precision_warnings(&out.ceilings));
         out.summary.peak_flops_f64_1t = best(1);
         out.summary.peak_flops_f64 = best(ctx.all.threads());
         if let (Some(one), Some(all)) = (out.summary.peak_flops_f64_1t, out.summary.peak_flops_f64)
@@ -243,6 +244,35 @@ impl Bench for Flops {
     }
 }
 
+/// Below this ratio of f64 to f32 FMA throughput (0.5 on every SIMD unit,
+/// which has half as many f64 lanes) a kernel is taken to be miscompiled.
+const MIN_F64_TO_F32: f64 = 0.4;
+
+/// A warning for each SIMD FMA kernel whose f64 rate is well below half its
+/// f32 rate at the same width and thread count: the sign of a compiler that
+/// spilled an accumulator, which makes the "peak" a latency figure.
+fn precision_warnings(ceilings: &[ComputeCeiling]) -> Vec<String> {
+    let fma =
+        |c: &&ComputeCeiling| c.fma && c.kernel == CeilingKernel::Registers && c.isa != "scalar";
+    ceilings
+        .iter()
+        .filter(fma)
+        .filter(|c| c.precision == "f64")
+        .filter_map(|d| {
+            let s = ceilings.iter().filter(fma).find(|s| {
+                s.precision == "f32" && s.isa == d.isa && s.threads == d.threads
+            })?;
+            let ratio = d.flops.point / s.flops.point;
+            (ratio < MIN_F64_TO_F32).then(|| {
+                format!(
+                    "{} on {} thread(s) runs at {ratio:.2}× its f32 rate (0.5× expected): the kernel may be miscompiled, and the f64 peak too low",
+                    d.name, d.threads
+                )
+            })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -258,5 +288,27 @@ mod tests {
         );
         assert!(ks.iter().any(|k| k.op == Op::MulAdd));
         assert!(ks.iter().all(|k| k.available()));
+    }
+
+    #[test]
+    fn a_slow_f64_kernel_is_flagged() {
+        let c = |precision: &str, isa: &str, flops: f64| ComputeCeiling {
+            name: format!("{precision} {isa} fma"),
+            precision: precision.into(),
+            isa: isa.into(),
+            fma: true,
+            threads: 1,
+            flops: models::Estimate::exact(flops),
+            kernel: CeilingKernel::Registers,
+        };
+        // AVX-512 f64 at 0.23× its f32 rate; AVX2 at the expected 0.5×.
+        let w = precision_warnings(&[
+            c("f64", "avx512", 50e9),
+            c("f32", "avx512", 220e9),
+            c("f64", "avx2", 57e9),
+            c("f32", "avx2", 114e9),
+        ]);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].starts_with("f64 avx512 fma on 1 thread(s) runs at 0.23×"));
     }
 }
