@@ -58,15 +58,18 @@ impl Variant {
     }
 
     /// Declared work of one sweep of `rows` × `w` updates per thread, given
-    /// the capacity of the cache that must hold the three-row window.
+    /// the capacity of the largest cache, which must hold the three-row
+    /// windows. That last level is shared by the cores, so each thread's
+    /// window gets 1/threads of it.
     pub fn work(self, rows: usize, w: usize, threads: usize, cache_bytes: f64) -> Work {
         let width = match self {
             Variant::RowMajor => w,
             Variant::Tiled(tw) => tw.min(w),
         };
         let updates = (rows * w.saturating_sub(2) * threads) as f64;
-        let t = stencil_traffic(width as f64, 4.0, cache_bytes, false).expect("positive sizes");
-        let t_wa = stencil_traffic(width as f64, 4.0, cache_bytes, true).expect("positive sizes");
+        let share = cache_bytes / threads.max(1) as f64;
+        let t = stencil_traffic(width as f64, 4.0, share, false).expect("positive sizes");
+        let t_wa = stencil_traffic(width as f64, 4.0, share, true).expect("positive sizes");
         Work {
             demands: vec![
                 Demand::Flops {
@@ -178,5 +181,11 @@ mod tests {
         let wide = Variant::RowMajor.work(4, 1 << 21, 1, cache).bytes();
         let wide_tiled = Variant::Tiled(16384).work(4, 1 << 21, 1, cache).bytes();
         assert_eq!(wide / wide_tiled, 2.0);
+        // Rows of 64 Ki f32 need a 768 KiB window: one thread's fits in a
+        // 1 MiB shared cache, but not four threads' windows at once.
+        let cache = 1048576.0;
+        let one = Variant::RowMajor.work(4, 1 << 16, 1, cache).bytes();
+        let four = Variant::RowMajor.work(4, 1 << 16, 4, cache).bytes();
+        assert_eq!(four / (4.0 * one), 2.0);
     }
 }
