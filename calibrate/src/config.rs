@@ -21,11 +21,11 @@ use crate::timer::Plan;
 pub const DRAM_MIN_BYTES: u64 = 128 << 20;
 /// The DRAM working set aims at this multiple of the largest detected cache.
 pub const DRAM_CACHE_FACTOR: f64 = 8.0;
-/// ... and at least this multiple of the largest cache the OS reports. A
-/// VM's latency curve can show only a slice of its host's last-level cache
-/// (a level of tens of MiB) while the rest of that cache still serves part
-/// of a working set several times the slice: the bandwidth keeps falling up
-/// to about the reported size.
+/// The STREAM sweep's DRAM working set is also at least this multiple of the
+/// largest cache the OS reports. A VM's latency curve can show only a slice
+/// of its host's last-level cache (a level of tens of MiB) while the rest of
+/// that cache still serves part of a working set several times the slice:
+/// the bandwidth keeps falling up to about the reported size.
 pub const DRAM_OS_CACHE_FACTOR: f64 = 2.0;
 /// A "DRAM" figure whose working set is below this multiple of the largest
 /// detected cache is flagged as possibly cache-resident.

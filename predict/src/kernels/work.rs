@@ -239,8 +239,8 @@ mod tests {
     /// cache, 50 ns line transfers, increments of 0.5 ns alone on a line
     /// and 12 ns (2 threads) or 30 ns (4) sharing one, local sums of
     /// 0.75 ns per step, 2 GHz, mutex 10 ns per op alone and 20 ns
-    /// contended, and spread mutexes 12 ns per op alone and 20 ns per thread on 2
-    /// threads (a 16 ns line migration).
+    /// contended, and spread mutexes 12 ns per op alone and 20 ns per
+    /// thread on 2 threads (a 16 ns line migration).
     fn machine() -> Profile {
         let mut p = Profile::new(Provenance {
             clock_hz: Some(2e9),
