@@ -31,6 +31,8 @@ pub enum LockKind {
     Mutex,
     Spin,
     FetchAdd,
+    /// A mutex around an empty critical section.
+    MutexEmpty,
     /// A mutex picked at random among many for every operation.
     MutexSpread,
 }
@@ -41,6 +43,7 @@ impl LockKind {
             LockKind::Mutex => "mutex",
             LockKind::Spin => "spin",
             LockKind::FetchAdd => "fetch_add",
+            LockKind::MutexEmpty => "mutex_empty",
             LockKind::MutexSpread => "mutex_spread",
         }
     }
@@ -152,6 +155,24 @@ impl<'a> Machine<'a> {
             .ok_or_else(|| missing(what(), "lock"))
     }
 
+    /// Wall time per operation of a std mutex on `threads` threads around
+    /// a critical section of `critical_s` seconds, and the length of the
+    /// profile's section: linear in the length through the two measured
+    /// ones, `mutex_empty` (0 s) and `mutex` (`critical_steps · step_s` of
+    /// the lock section), and extrapolated beyond them.
+    pub fn mutex_op_s(&self, threads: usize, critical_s: f64) -> Result<(f64, f64), Missing> {
+        let s = self.section("lock")?;
+        let measured_s =
+            s["critical_steps"].as_f64().unwrap_or(0.0) * s["step_s"].as_f64().unwrap_or(0.0);
+        let full = self.lock_op_s(LockKind::Mutex, threads)?;
+        if measured_s <= 0.0 {
+            return Ok((full, measured_s));
+        }
+        let empty = self.lock_op_s(LockKind::MutexEmpty, threads)?;
+        let t = empty + (full - empty) * critical_s / measured_s;
+        Ok((t.max(0.0), measured_s))
+    }
+
     /// One-way latency of a cache line between two cores.
     pub fn line_transfer_s(&self) -> Result<f64, Missing> {
         self.profile
@@ -193,6 +214,15 @@ impl<'a> Machine<'a> {
         self.section("c2c")?["increments"]["local"]["per_step_s"]["median"]
             .as_f64()
             .ok_or_else(|| missing("the time per step of a local sum", "c2c"))
+    }
+
+    /// Time per item of the counting sort's `loop_name` loop ("histogram"
+    /// or "scatter"), per thread with all the profile's threads at once, on
+    /// an L1-resident sequence, from the c2c section's increments.
+    pub fn bin_item_s(&self, loop_name: &'static str) -> Result<f64, Missing> {
+        self.section("c2c")?["increments"][loop_name]["per_item_s"]["median"]
+            .as_f64()
+            .ok_or_else(|| missing(format!("the time per item of a {loop_name} loop"), "c2c"))
     }
 
     /// The core clock.

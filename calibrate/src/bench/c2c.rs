@@ -27,6 +27,11 @@
 //!   at once. Its step is one clock period only if the loop's load, add and
 //!   branch all keep pace with the add's one-cycle latency; `predict` uses
 //!   the measured step, not the clock.
+//! * **Bins** (§2.9, §3.5): the two inner loops of the data-parallel
+//!   counting sort ([`crate::kernels::bins`]), a histogram increment and a
+//!   scatter store per item over 256 bins, timed per item on an L1-resident
+//!   sequence, all threads at once: the loops' own cost, without the memory
+//!   traffic of a large input.
 //!
 //! # Section `c2c`
 //!
@@ -38,7 +43,9 @@
 //!                "regimes": [ {"from_bytes": .., "to_bytes": .., "t0_s": {..}, "bandwidth_Bps": {..}, "r_squared": ..} ] },
 //!   "increments": { "own_line": {"threads": 2, "per_increment_s": {..}},
 //!                   "shared_line": [ {"threads": 2, "per_increment_s": {..}} ],
-//!                   "local": {"threads": 2, "per_step_s": {..}} } }
+//!                   "local": {"threads": 2, "per_step_s": {..}},
+//!                   "histogram": {"threads": 2, "bins": 256, "per_item_s": {..}},
+//!                   "scatter": {"threads": 2, "bins": 256, "per_item_s": {..}} } }
 //! ```
 
 use std::cell::UnsafeCell;
@@ -53,6 +60,7 @@ use models::Estimate;
 use serde_json::json;
 
 use super::{noisy_warning, size_grid, stats_json, Bench, Context, Outcome};
+use crate::kernels::bins::{BinBench, BINS, SEQUENCE};
 use crate::kernels::increment::{bump, LocalTable, OwnLine, SharedLine};
 use crate::output::binary_size;
 use crate::pin::{pin_current, Team};
@@ -254,6 +262,20 @@ pub fn local_sum_steps(team: &Team, plan: &Plan) -> Result<Stats> {
     Ok(m.per_unit.summary())
 }
 
+/// Seconds per item of the counting sort's histogram or scatter loop
+/// (`scatter` false or true), every thread of `team` on its own
+/// L1-resident [`BinBench`] at once.
+pub fn bin_items(team: &Team, plan: &Plan, scatter: bool) -> Result<Stats> {
+    let states = team.each(|_| std::sync::Mutex::new(BinBench::default()));
+    let m = measure(plan, |inner, count| {
+        team.time_batch(&states, inner, count, |b, passes| match scatter {
+            true => b.scatter(passes),
+            false => b.histogram(passes),
+        })
+    })?;
+    Ok(m.per_unit.map(|pass| pass / SEQUENCE as f64)?.summary())
+}
+
 fn increments<'a>(
     team: &Team,
     plan: &Plan,
@@ -352,6 +374,8 @@ impl Bench for C2c {
         let times = handoff(a, b, &sizes, plan, || bar.inc(1))?;
         let own = own_line_increments(&ctx.all, plan)?;
         let local = local_sum_steps(&ctx.all, plan)?;
+        let hist = bin_items(&ctx.all, plan, false)?;
+        let scatter = bin_items(&ctx.all, plan, true)?;
         bar.inc(1);
         let mut shared = Vec::new();
         for &p in &sharers {
@@ -397,6 +421,8 @@ impl Bench for C2c {
                     "per_increment_s": stats_json(s),
                 })).collect::<Vec<_>>(),
                 "local": {"threads": ctx.all.threads(), "per_step_s": stats_json(&local)},
+                "histogram": {"threads": ctx.all.threads(), "bins": BINS, "per_item_s": stats_json(&hist)},
+                "scatter": {"threads": ctx.all.threads(), "bins": BINS, "per_item_s": stats_json(&scatter)},
             },
         });
         let mut t = format!(
@@ -441,6 +467,12 @@ impl Bench for C2c {
             Si(local.median, "s"),
             ctx.all.threads()
         );
+        t += &format!(
+            "  counting sort over {BINS} bins, in L1: histogram {} and scatter {} per item ({} threads at once)\n",
+            Si(hist.median, "s"),
+            Si(scatter.median, "s"),
+            ctx.all.threads()
+        );
         out.table = t;
         Ok(out)
     }
@@ -477,6 +509,8 @@ mod tests {
         assert!(shared_line_increments(&team, &plan).unwrap().median > 0.0);
         assert!(own_line_increments(&team, &plan).unwrap().median > 0.0);
         assert!(local_sum_steps(&team, &plan).unwrap().median > 0.0);
+        assert!(bin_items(&team, &plan, false).unwrap().median > 0.0);
+        assert!(bin_items(&team, &plan, true).unwrap().median > 0.0);
     }
 
     #[test]

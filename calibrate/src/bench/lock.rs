@@ -6,6 +6,12 @@
 //!
 //! * `mutex`: `std::sync::Mutex<u64>`, critical section = `--critical-ns`
 //!   of dependent integer work on the protected value;
+//! * `mutex_empty`: the same mutex around an empty critical section (a load
+//!   and a store of the protected value). With `mutex` it gives the time
+//!   per operation at two critical-section lengths, which `predict`
+//!   interpolates to a kernel's own length: under contention the hand-off
+//!   grows faster than the section, because the waiter's polling slows the
+//!   holder;
 //! * `spin`: a test-and-test-and-set spinlock (`spin_loop` while the lock
 //!   looks taken) around the same critical section;
 //! * `fetch_add`: `AtomicU64::fetch_add` alone (the critical section is the
@@ -49,6 +55,7 @@ use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Result};
+use crossbeam_utils::CachePadded;
 use models::contention::{line_migration_s, SerializedLock};
 use models::stats::{Sample, Summary as Stats};
 use models::units::Si;
@@ -67,6 +74,8 @@ pub struct Lock;
 pub enum Kind {
     /// `std::sync::Mutex` around the critical section.
     Mutex,
+    /// `std::sync::Mutex` around an empty critical section.
+    MutexEmpty,
     /// A test-and-test-and-set spinlock around the critical section.
     Spin,
     /// A bare `AtomicU64::fetch_add`.
@@ -78,12 +87,19 @@ pub enum Kind {
 
 impl Kind {
     /// All kinds.
-    pub const ALL: [Kind; 4] = [Kind::Mutex, Kind::Spin, Kind::FetchAdd, Kind::MutexSpread];
+    pub const ALL: [Kind; 5] = [
+        Kind::Mutex,
+        Kind::MutexEmpty,
+        Kind::Spin,
+        Kind::FetchAdd,
+        Kind::MutexSpread,
+    ];
 
-    /// "mutex", "spin", "fetch_add", "mutex_spread".
+    /// "mutex", "mutex_empty", "spin", "fetch_add", "mutex_spread".
     pub fn name(self) -> &'static str {
         match self {
             Kind::Mutex => "mutex",
+            Kind::MutexEmpty => "mutex_empty",
             Kind::Spin => "spin",
             Kind::FetchAdd => "fetch_add",
             Kind::MutexSpread => "mutex_spread",
@@ -167,11 +183,13 @@ impl SpinLock {
     }
 }
 
-/// The shared objects of one measurement.
+/// The shared objects of one measurement, each on cache lines of its own:
+/// a lock sharing a line with anything the threads read (the stop flag, say)
+/// would pay for line transfers that are not the lock's.
 struct Target {
-    mutex: Mutex<u64>,
-    spin: SpinLock,
-    atomic: AtomicU64,
+    mutex: CachePadded<Mutex<u64>>,
+    spin: CachePadded<SpinLock>,
+    atomic: CachePadded<AtomicU64>,
     spread: Vec<PaddedMutex>,
 }
 
@@ -188,6 +206,10 @@ impl Target {
         match kind {
             Kind::Mutex => {
                 locked_work(&self.mutex, steps);
+                true
+            }
+            Kind::MutexEmpty => {
+                locked_work(&self.mutex, 0);
                 true
             }
             Kind::MutexSpread => {
@@ -214,12 +236,12 @@ pub fn throughput(
     plan: &Plan,
 ) -> Result<Stats> {
     let target = Target {
-        mutex: Mutex::new(0),
-        spin: SpinLock::new(0),
-        atomic: AtomicU64::new(0),
+        mutex: CachePadded::new(Mutex::new(0)),
+        spin: CachePadded::new(SpinLock::new(0)),
+        atomic: CachePadded::new(AtomicU64::new(0)),
         spread: (0..SPREAD_LOCKS).map(|_| PaddedMutex::default()).collect(),
     };
-    let stop = AtomicBool::new(false);
+    let stop = CachePadded::new(AtomicBool::new(false));
     let start = Barrier::new(threads + 1);
     let end = Barrier::new(threads + 1);
     let counts: Vec<AtomicU64> = (0..threads).map(|_| AtomicU64::new(0)).collect();

@@ -5,6 +5,7 @@
 //! AVX-512 or AVX2 where the CPU has them; nothing depends on
 //! `-C target-cpu=native`.
 
+pub mod bins;
 pub mod chase;
 pub mod dgemm;
 pub mod fma;

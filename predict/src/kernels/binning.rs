@@ -11,11 +11,12 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use std::sync::Mutex;
 
+use calibrate::kernels::bins;
 use calibrate::mem::huge_page_vec;
 use calibrate::pin::Team;
 
 use super::team::split;
-use super::work::{Demand, LockKindName, Work};
+use super::work::{BinLoopName, Demand, LockKindName, Work};
 
 /// No particle: the end of a cell's list.
 pub const NIL: u32 = u32::MAX;
@@ -133,15 +134,6 @@ pub fn insert_per_cell(p: &Particles, range: Range<usize>, heads: &[CellLock], l
     }
 }
 
-/// Result of the counting sort: particle indices ordered by cell, and each
-/// cell's `[start, end)` in that order.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Sorted {
-    pub order: Vec<u32>,
-    pub starts: Vec<u32>,
-    pub ends: Vec<u32>,
-}
-
 /// Particles per block of phase 1: the block's cells stay in L1 between
 /// computing them and counting them.
 const BLOCK: usize = 1024;
@@ -162,63 +154,61 @@ pub fn histogram(p: &Particles, range: Range<usize>, cells: &mut [u32], hist: &m
         for i in 0..cells.len() {
             cells[i] = cell_of(x[i], y[i], p.side);
         }
-        for &c in cells.iter() {
-            hist[c as usize] += 1;
-        }
+        bins::histogram(cells, hist);
     }
 }
 
 /// Phase 2, serial and tiny: each cell's `[start, end)` in the output, by
-/// an exclusive prefix sum of the threads' histograms over cells. A
-/// counting sort knows the bounds from its counts, so the neighbour
-/// comparison of §2.9 step 3, which a general sort needs, is not run.
-pub fn cell_bounds(hists: &[Vec<u32>]) -> (Vec<u32>, Vec<u32>) {
+/// an exclusive prefix sum of the threads' histograms over cells, and each
+/// thread's cursors: its particles of cell c go after those of the threads
+/// before it. A counting sort knows the bounds from its counts, so the
+/// neighbour comparison of §2.9 step 3, which a general sort needs, is not
+/// run.
+pub fn bounds(hists: &[Vec<u32>]) -> Bounds {
     let cells = hists.first().map_or(0, Vec::len);
-    let (mut starts, mut ends) = (Vec::with_capacity(cells), Vec::with_capacity(cells));
-    let mut acc = 0;
-    for c in 0..cells {
-        starts.push(acc);
-        acc += hists.iter().map(|h| h[c]).sum::<u32>();
-        ends.push(acc);
+    let totals: Vec<u32> = (0..cells)
+        .map(|c| hists.iter().map(|h| h[c]).sum())
+        .collect();
+    let starts = bins::run_starts(&totals);
+    let ends = starts.iter().zip(&totals).map(|(s, n)| s + n).collect();
+    let mut next = starts.clone();
+    let cursors = hists
+        .iter()
+        .map(|h| {
+            let mine = next.clone();
+            next.iter_mut().zip(h).for_each(|(n, h)| *n += h);
+            mine
+        })
+        .collect();
+    Bounds {
+        starts,
+        ends,
+        cursors,
     }
-    (starts, ends)
 }
 
-/// Phase 2, continued: splits the output into one slot run per (thread,
-/// cell), ordered by cell then thread, so the threads' runs are disjoint.
-/// Returns each thread's runs, indexed by cell.
-pub fn carve<'a>(mut order: &'a mut [u32], hists: &[Vec<u32>]) -> Vec<Vec<&'a mut [u32]>> {
-    let cells = hists.first().map_or(0, Vec::len);
-    let mut runs: Vec<Vec<&mut [u32]>> = hists.iter().map(|_| Vec::with_capacity(cells)).collect();
-    for c in 0..cells {
-        for (t, h) in hists.iter().enumerate() {
-            let (run, rest) = std::mem::take(&mut order).split_at_mut(h[c] as usize);
-            runs[t].push(run);
-            order = rest;
-        }
-    }
-    runs
-}
-
-/// Phase 3, per thread: each particle of `range` into the next free slot
-/// of its cell's run (§2.9 step 2).
-pub fn scatter(range: Range<usize>, cells: &[u32], runs: Vec<&mut [u32]>) {
-    let mut free: Vec<_> = runs.into_iter().map(|r| r.iter_mut()).collect();
-    for (i, &c) in range.zip(cells) {
-        *free[c as usize]
-            .next()
-            .expect("the histogram counted this particle's slot") = i as u32;
-    }
+/// The output of phase 2.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bounds {
+    pub starts: Vec<u32>,
+    pub ends: Vec<u32>,
+    /// Per thread, the first slot of each cell's part of that thread.
+    pub cursors: Vec<Vec<u32>>,
 }
 
 /// The data-parallel counting sort on a pinned team, with its buffers
 /// allocated once (each thread's first-touched on that thread) and reused
-/// by every run.
+/// by every run. After [`CountingSort::run`], `order` holds the particle
+/// indices ordered by cell (phase 3, §2.9 step 2: each thread scatters its
+/// particles into its own slots, with no lock and no atomic
+/// read-modify-write) and `starts`/`ends` each cell's `[start, end)`.
 pub struct CountingSort {
     ranges: Vec<Range<usize>>,
     /// Each thread's cells and histogram.
     parts: Vec<Mutex<(Vec<u32>, Vec<u32>)>>,
-    pub sorted: Sorted,
+    pub order: Vec<AtomicU32>,
+    pub starts: Vec<u32>,
+    pub ends: Vec<u32>,
 }
 
 impl CountingSort {
@@ -226,40 +216,48 @@ impl CountingSort {
         let ranges = split(p.len(), team.threads());
         let parts =
             team.each(|t| Mutex::new((huge_page_vec(ranges[t].len(), |_| 0), vec![0; p.cells()])));
-        let sorted = Sorted {
-            order: huge_page_vec(p.len(), |_| 0),
-            starts: vec![0; p.cells()],
-            ends: vec![0; p.cells()],
-        };
         Self {
             ranges,
             parts,
-            sorted,
+            order: huge_page_vec(p.len(), |_| AtomicU32::new(0)),
+            starts: vec![0; p.cells()],
+            ends: vec![0; p.cells()],
         }
     }
 
-    /// Sorts `p` (the particles this sort was built for) into `self.sorted`.
+    /// Sorts `p` (the particles this sort was built for).
     pub fn run(&mut self, p: &Particles, team: &Team) {
-        let Self {
-            ranges,
-            parts,
-            sorted,
-        } = self;
-        let lock = |t: usize| parts[t].lock().unwrap_or_else(|e| e.into_inner());
+        let lock = |t: usize| self.parts[t].lock().unwrap_or_else(|e| e.into_inner());
         let hists = team.each(|t| {
             let (cells, hist) = &mut *lock(t);
-            histogram(p, ranges[t].clone(), cells, hist);
+            histogram(p, self.ranges[t].clone(), cells, hist);
             hist.clone()
         });
-        (sorted.starts, sorted.ends) = cell_bounds(&hists);
-        let runs: Vec<Mutex<Vec<&mut [u32]>>> = carve(&mut sorted.order, &hists)
-            .into_iter()
-            .map(Mutex::new)
-            .collect();
+        let b = bounds(&hists);
+        let cursors: Vec<Mutex<Vec<u32>>> = b.cursors.into_iter().map(Mutex::new).collect();
         team.each(|t| {
-            let runs = std::mem::take(&mut *runs[t].lock().unwrap_or_else(|e| e.into_inner()));
-            scatter(ranges[t].clone(), &lock(t).0, runs);
+            let cursor = &mut *cursors[t].lock().unwrap_or_else(|e| e.into_inner());
+            let first = self.ranges[t].start as u32;
+            bins::scatter(&lock(t).0, first, cursor, &self.order);
         });
+        (self.starts, self.ends) = (b.starts, b.ends);
+    }
+
+    /// The cells of the last run's result, each sorted ascending (empty
+    /// cells have start = end).
+    pub fn cells(&self) -> Vec<Vec<u32>> {
+        self.starts
+            .iter()
+            .zip(&self.ends)
+            .map(|(&a, &b)| {
+                let mut v: Vec<u32> = self.order[a as usize..b as usize]
+                    .iter()
+                    .map(|x| x.load(Relaxed))
+                    .collect();
+                v.sort_unstable();
+                v
+            })
+            .collect()
     }
 }
 
@@ -283,20 +281,6 @@ pub fn from_lists(heads: &[u32], lists: &Lists) -> Vec<Vec<u32>> {
                 v.push(i);
                 i = lists.next[i as usize].load(Relaxed);
             }
-            v.sort_unstable();
-            v
-        })
-        .collect()
-}
-
-/// The cells of a sort result, each sorted ascending (empty cells have
-/// start = end).
-pub fn from_sorted(s: &Sorted) -> Vec<Vec<u32>> {
-    s.starts
-        .iter()
-        .zip(&s.ends)
-        .map(|(&a, &b)| {
-            let mut v = s.order[a as usize..b as usize].to_vec();
             v.sort_unstable();
             v
         })
@@ -333,26 +317,35 @@ impl Variant {
     pub fn work(self, n: usize, cells: usize, threads: usize) -> Work {
         let n_f = n as f64;
         let per_thread = |bytes_per_item: f64| n_f * bytes_per_item / threads as f64;
+        let bin_loop = |kind| Demand::BinLoop {
+            kind,
+            items_per_thread: n_f / threads as f64,
+        };
         let demands = match self {
-            // The heads live apart from the global lock: the head line of
-            // the particle's cell is written under the lock.
+            // The critical sections only load and store list links, as the
+            // calibrated empty section does. The heads live apart from the
+            // global lock: the head line of the particle's cell is written
+            // under the lock, and another thread wrote it last with
+            // probability (p−1)/p.
             Variant::GlobalLock => vec![Demand::Lock {
                 ops: n_f,
                 kind: LockKindName::Mutex,
                 lanes: 1.0,
-                data_lines: 1.0,
+                critical_s: 0.0,
+                data_lines: (threads as f64 - 1.0) / threads as f64,
             }],
             // Each head lives inside its cell's mutex, on the lock's line.
             Variant::CellLocks => vec![Demand::Lock {
                 ops: n_f,
                 kind: LockKindName::Mutex,
                 lanes: cells as f64,
+                critical_s: 0.0,
                 data_lines: 0.0,
             }],
             // Histogram: read x, y (8 B) and write the cell (4 B); scatter:
             // read the cell (4 B) and write the index (4 B): 20 B per
-            // particle, of which 8 B are stores. The histogram's counter
-            // increments are L1 read-modify-writes, one per particle.
+            // particle, of which 8 B are stores. Each phase runs one of the
+            // calibrated loops once per particle.
             Variant::DataParallel => vec![
                 Demand::Memory {
                     bytes: 20.0 * n_f,
@@ -360,13 +353,11 @@ impl Variant {
                     mix: "triad",
                     per_thread_bytes: per_thread(20.0),
                 },
-                Demand::Increments {
-                    per_thread: n_f / threads as f64,
-                    sharers: 1.0,
-                },
+                bin_loop(BinLoopName::Histogram),
+                bin_loop(BinLoopName::Scatter),
             ],
-            // Reads x, y and writes next[i]; the head update is a dependent
-            // L1 read-modify-write per particle.
+            // Reads x, y and writes next[i]; the head update is a load and
+            // a store at the particle's cell, as in a histogram.
             Variant::NoSync => vec![
                 Demand::Memory {
                     bytes: 12.0 * n_f,
@@ -374,10 +365,7 @@ impl Variant {
                     mix: "triad",
                     per_thread_bytes: per_thread(12.0),
                 },
-                Demand::Increments {
-                    per_thread: n_f / threads as f64,
-                    sharers: 1.0,
-                },
+                bin_loop(BinLoopName::Histogram),
             ],
         };
         Work { demands }
@@ -397,11 +385,18 @@ mod tests {
         let mut sort = CountingSort::new(&p, &team);
         for _ in 0..2 {
             sort.run(&p, &team);
-            assert_eq!(from_sorted(&sort.sorted), reference(&p));
+            assert_eq!(sort.cells(), reference(&p));
         }
-        let s = &sort.sorted;
+        let s = &sort;
         assert_eq!((s.starts[0], s.ends[p.cells() - 1]), (0, 5000));
         assert!(s.starts[1..].iter().zip(&s.ends).all(|(a, b)| a == b));
+    }
+
+    #[test]
+    fn bounds_order_cells_then_threads() {
+        let b = bounds(&[vec![2, 0, 1], vec![1, 3, 0]]);
+        assert_eq!((b.starts, b.ends), (vec![0, 3, 6], vec![3, 6, 7]));
+        assert_eq!(b.cursors, [vec![0, 3, 6], vec![2, 3, 7]]);
     }
 
     #[test]

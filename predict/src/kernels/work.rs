@@ -31,13 +31,15 @@ pub enum Demand {
         per_thread_bytes: f64,
     },
     /// Operations under a lock of a measured kind, spread over `lanes`
-    /// independent locks (1 = a global lock); the critical section also
-    /// writes `data_lines` cache lines of shared data apart from the lock's
-    /// own line, which move with it (§4.5).
+    /// independent locks (1 = a global lock); the critical section runs
+    /// `critical_s` seconds of work (besides a load and a store of the
+    /// protected data) and writes `data_lines` cache lines of shared data
+    /// apart from the lock's own line, which move with it (§4.5).
     Lock {
         ops: f64,
         kind: LockKindName,
         lanes: f64,
+        critical_s: f64,
         data_lines: f64,
     },
     /// Dependent load-add-store increments of counters, `sharers` threads'
@@ -47,6 +49,33 @@ pub enum Demand {
     /// Steps of a local sum, one L1 load and one dependent register add
     /// each, at the calibrated time per step (§3.4's fix for false sharing).
     LocalSum { steps_per_thread: f64 },
+    /// Items of one of the counting sort's loops
+    /// (`calibrate::kernels::bins`), per thread, at the calibrated time per
+    /// item in L1. This is load/store-port work, which the core does not
+    /// overlap with the same loop's cache-line transfers, so its time adds
+    /// to the memory term instead of competing with it (the ECM model's
+    /// T = T_nOL + T_data, for the non-overlapping load/store cycles).
+    BinLoop {
+        kind: BinLoopName,
+        items_per_thread: f64,
+    },
+}
+
+/// The counting sort's two loops, as they appear in records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BinLoopName {
+    Histogram,
+    Scatter,
+}
+
+impl BinLoopName {
+    fn key(self) -> &'static str {
+        match self {
+            BinLoopName::Histogram => "histogram",
+            BinLoopName::Scatter => "scatter",
+        }
+    }
 }
 
 /// Lock kinds as they appear in records.
@@ -104,10 +133,13 @@ pub struct Prediction {
 }
 
 /// Predicts `work` on `threads` threads of the profiled machine:
-/// T = max over resources of each resource's time.
+/// T = max over resources of each resource's time, where the load/store
+/// work of [`Demand::BinLoop`]s counts as one resource with the memory
+/// traffic (their sum).
 pub fn predict(work: &Work, m: &Machine, threads: usize) -> Result<Prediction, Missing> {
     let p = threads as f64;
     let mut terms = Vec::new();
+    let mut load_store_s = 0.0;
     for d in &work.demands {
         terms.push(match d {
             Demand::Flops {
@@ -144,27 +176,39 @@ pub fn predict(work: &Work, m: &Machine, threads: usize) -> Result<Prediction, M
                 ops,
                 kind,
                 lanes,
+                critical_s,
                 data_lines,
             } => {
-                let k = match kind {
-                    LockKindName::Mutex => LockKind::Mutex,
-                    LockKindName::Spin => LockKind::Spin,
+                let (t1, tp, section) = match kind {
+                    LockKindName::Mutex => {
+                        let (t1, at) = m.mutex_op_s(1, *critical_s)?;
+                        let (tp, _) = m.mutex_op_s(threads, *critical_s)?;
+                        let section = format!(
+                            "a {critical_s:.2e} s critical section, linear between the measured \
+                             empty and {at:.2e} s ones"
+                        );
+                        (t1, tp, section)
+                    }
+                    LockKindName::Spin => (
+                        m.lock_op_s(LockKind::Spin, 1)?,
+                        m.lock_op_s(LockKind::Spin, threads)?,
+                        "the measured critical section".to_string(),
+                    ),
                 };
                 let (x1, xp) = (
                     1.0 / m.lock_op_s(LockKind::MutexSpread, 1)?,
                     1.0 / m.lock_op_s(LockKind::MutexSpread, threads)?,
                 );
                 let migration = line_migration_s(x1, xp, p);
-                let lock = MeasuredLock::new(m.lock_op_s(k, 1)?, m.lock_op_s(k, threads)?, migration)
+                let lock = MeasuredLock::new(t1, tp, migration)
                     .expect("measured throughputs are positive");
-                let (t1, tp) = (lock.t_alone_s, lock.t_contended_s);
                 Term {
                     resource: "lock",
                     seconds: lock.time_s(*ops, p, *lanes, *data_lines).unwrap_or(0.0),
                     explain: format!(
                         "max(ops·(t_p + d·m)/locks, ops·(t_1 + (1+d)·(p−1)/p·m)/p) with \
                          ops = {ops:.4e}, locks = {lanes}, d = {data_lines} data line(s), \
-                         t_1 = {t1:.3e} s, t_p = {tp:.3e} s (measured {kind:?} throughput on 1 and {threads} thread(s)), \
+                         t_1 = {t1:.3e} s, t_p = {tp:.3e} s ({kind:?} on 1 and {threads} thread(s), {section}), \
                          line migration m = (p/X_p − 1/X_1)·p/(p−1) = {migration:.3e} s from mutexes \
                          spread so that threads rarely wait (X_1 = {x1:.3e}, X_p = {xp:.3e} op/s; §4.5)"
                     ),
@@ -209,6 +253,37 @@ pub fn predict(work: &Work, m: &Machine, threads: usize) -> Result<Prediction, M
                     ),
                 }
             }
+            Demand::BinLoop {
+                kind,
+                items_per_thread,
+            } => {
+                let t = m.bin_item_s(kind.key())?;
+                let seconds = items_per_thread * t;
+                load_store_s += seconds;
+                Term {
+                    resource: "load/store",
+                    seconds,
+                    explain: format!(
+                        "items × t_item = {items_per_thread:.3e} × {t:.3e} s (calibrated {} loop in L1, §2.9)",
+                        kind.key()
+                    ),
+                }
+            }
+        });
+    }
+    if load_store_s > 0.0 {
+        let memory_s = terms
+            .iter()
+            .filter(|t| t.resource == "memory bandwidth")
+            .map(|t| t.seconds)
+            .sum::<f64>();
+        terms.push(Term {
+            resource: "memory + load/store",
+            seconds: memory_s + load_store_s,
+            explain: format!(
+                "the loops' load/store work does not overlap their line transfers (ECM): \
+                 memory {memory_s:.3e} s + load/store {load_store_s:.3e} s"
+            ),
         });
     }
     let top = terms
@@ -238,9 +313,11 @@ mod tests {
     /// with write-allocate, an L2-sized copy point at 80 GB/s, a 1 MiB
     /// cache, 50 ns line transfers, increments of 0.5 ns alone on a line
     /// and 12 ns (2 threads) or 30 ns (4) sharing one, local sums of
-    /// 0.75 ns per step, 2 GHz, mutex 10 ns per op alone and 20 ns
-    /// contended, and spread mutexes 12 ns per op alone and 20 ns per
-    /// thread on 2 threads (a 16 ns line migration).
+    /// 0.75 ns per step, counting-sort loops of 0.25 ns (histogram) and
+    /// 0.5 ns (scatter) per item, 2 GHz, a mutex around a 5 ns critical
+    /// section at 10 ns per op alone and 20 ns contended, around an empty
+    /// one at 8 and 14 ns, and spread mutexes 12 ns per op alone and 20 ns
+    /// per thread on 2 threads (a 16 ns line migration).
     fn machine() -> Profile {
         let mut p = Profile::new(Provenance {
             clock_hz: Some(2e9),
@@ -281,7 +358,9 @@ mod tests {
                     {"threads": 2, "per_increment_s": {"median": 12e-9}},
                     {"threads": 4, "per_increment_s": {"median": 30e-9}}
                 ],
-                "local": {"threads": 2, "per_step_s": {"median": 0.75e-9}}
+                "local": {"threads": 2, "per_step_s": {"median": 0.75e-9}},
+                "histogram": {"threads": 2, "bins": 256, "per_item_s": {"median": 0.25e-9}},
+                "scatter": {"threads": 2, "bins": 256, "per_item_s": {"median": 0.5e-9}}
             }}),
         );
         p.sections.insert(
@@ -300,9 +379,12 @@ mod tests {
         );
         p.sections.insert(
             "lock".into(),
-            json!({"kinds": [{"kind": "mutex", "points": [
+            json!({"critical_steps": 4, "step_s": 1.25e-9, "kinds": [{"kind": "mutex", "points": [
                 {"threads": 1, "oversubscribed": false, "throughput_ops": {"median": 1e8}},
                 {"threads": 2, "oversubscribed": false, "throughput_ops": {"median": 5e7}}
+            ]}, {"kind": "mutex_empty", "points": [
+                {"threads": 1, "oversubscribed": false, "throughput_ops": {"median": 1.25e8}},
+                {"threads": 2, "oversubscribed": false, "throughput_ops": {"median": 1.0 / 14e-9}}
             ]}, {"kind": "mutex_spread", "points": [
                 {"threads": 1, "oversubscribed": false, "throughput_ops": {"median": 1.0 / 12e-9}},
                 {"threads": 2, "oversubscribed": false, "throughput_ops": {"median": 1e8}}
@@ -365,18 +447,24 @@ mod tests {
     fn locks_line_transfers_and_chains() {
         let p = machine();
         let m = Machine::new(&p);
-        let lock = |lanes, data_lines| Work {
+        let section = |lanes, data_lines, critical_s| Work {
             demands: vec![Demand::Lock {
                 ops: 1e6,
                 kind: LockKindName::Mutex,
                 lanes,
+                critical_s,
                 data_lines,
             }],
         };
+        let lock = |lanes, data_lines| section(lanes, data_lines, 5e-9);
         let pr = predict(&lock(1.0, 0.0), &m, 2).unwrap();
         assert_eq!(pr.binding, "lock");
         assert!((pr.seconds - 20e-3).abs() < 1e-12);
         let secs = |w: Work| predict(&w, &m, 2).unwrap().seconds;
+        // Shorter and longer critical sections: t_p = 14 ns + 6 ns · cs/5 ns.
+        assert!((secs(section(1.0, 0.0, 0.0)) - 14e-3).abs() < 1e-12);
+        assert!((secs(section(1.0, 0.0, 2.5e-9)) - 17e-3).abs() < 1e-12);
+        assert!((secs(section(1.0, 0.0, 10e-9)) - 26e-3).abs() < 1e-12);
         // 256 locks: the threads in parallel, each acquisition finding the
         // lock's line at the other core half the time: (10 + ½·16) ns / 2.
         assert!((secs(lock(256.0, 0.0)) - 9e-3).abs() < 1e-12);
@@ -416,6 +504,46 @@ mod tests {
     }
 
     #[test]
+    fn sort_loops_add_to_the_memory_time() {
+        let p = machine();
+        let m = Machine::new(&p);
+        let memory = Demand::Memory {
+            bytes: 20e6,
+            bytes_wa: 24e6,
+            mix: "triad",
+            per_thread_bytes: 64e6,
+        };
+        let bin_loop = |kind| Demand::BinLoop {
+            kind,
+            items_per_thread: 1e6,
+        };
+        let w = Work {
+            demands: vec![
+                memory.clone(),
+                bin_loop(BinLoopName::Histogram),
+                bin_loop(BinLoopName::Scatter),
+            ],
+        };
+        // 600 µs of traffic, then 250 + 500 µs of loops, which add to it.
+        let pr = predict(&w, &m, 2).unwrap();
+        assert_eq!(pr.binding, "memory + load/store");
+        assert!((pr.seconds - 1.35e-3).abs() < 1e-12, "{}", pr.seconds);
+        // Without memory traffic, the loops alone.
+        let w = Work {
+            demands: vec![bin_loop(BinLoopName::Scatter)],
+        };
+        assert!((predict(&w, &m, 2).unwrap().seconds - 0.5e-3).abs() < 1e-12);
+        // A profile from before the loops were calibrated: c2c fixes it.
+        let mut old = machine();
+        old.sections.get_mut("c2c").unwrap()["increments"]
+            .as_object_mut()
+            .unwrap()
+            .remove("scatter");
+        let e = predict(&w, &Machine::new(&old), 2).unwrap_err();
+        assert_eq!(e.fix, "c2c");
+    }
+
+    #[test]
     fn matmul_runs_at_the_dgemm_ceiling() {
         let p = machine();
         let m = Machine::new(&p);
@@ -446,6 +574,7 @@ mod tests {
                 ops: 1.0,
                 kind: LockKindName::Mutex,
                 lanes: 1.0,
+                critical_s: 0.0,
                 data_lines: 0.0,
             }],
         };
