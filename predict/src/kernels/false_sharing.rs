@@ -10,16 +10,17 @@
 //! lecture's `bad[tid]++`. The local variant's sum is calibrate's too.
 
 use std::hint::black_box;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::Ordering::Relaxed;
 
-use calibrate::kernels::increment::{bump, LocalTable, OwnLine as Padded};
+use calibrate::kernels::increment::{bump, LocalTable, OwnLine as Padded, SharedLine};
 
 use super::work::{Demand, Work};
 
 /// The counters of all threads in both layouts, and the table the local
 /// variant reads (the lecture's `ro[]`: real work for the local sum).
 pub struct Counters {
-    pub adjacent: Vec<AtomicU64>,
+    /// Eight threads' counters to a line.
+    pub adjacent: Vec<SharedLine>,
     pub padded: Vec<Padded>,
     pub table: LocalTable,
 }
@@ -27,7 +28,9 @@ pub struct Counters {
 impl Counters {
     pub fn new(threads: usize) -> Self {
         Self {
-            adjacent: (0..threads).map(|_| AtomicU64::new(0)).collect(),
+            adjacent: (0..threads.div_ceil(8))
+                .map(|_| SharedLine::default())
+                .collect(),
             padded: (0..threads).map(|_| Padded::default()).collect(),
             table: LocalTable::default(),
         }
@@ -78,7 +81,7 @@ impl Variant {
 /// Thread `tid` increments its counter `incs` times.
 pub fn run(v: Variant, c: &Counters, tid: usize, incs: usize) {
     match v {
-        Variant::Adjacent => bump(&c.adjacent[tid], incs as u64),
+        Variant::Adjacent => bump(&c.adjacent[tid / 8].0[tid % 8], incs as u64),
         Variant::Padded => bump(&c.padded[tid].0, incs as u64),
         Variant::Local => {
             // Accumulate in a register over the table from entry `tid` on,
@@ -108,7 +111,7 @@ mod tests {
             }
         });
         for tid in 0..4 {
-            assert_eq!(c.adjacent[tid].load(Relaxed), 1000);
+            assert_eq!(c.adjacent[0].0[tid].load(Relaxed), 1000);
             // 1000 increments, then the local sum of 1000 table entries
             // alternating 0 and 1.
             assert_eq!(c.padded[tid].0.load(Relaxed), 1500);
