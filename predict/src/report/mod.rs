@@ -54,7 +54,14 @@ pub fn assess(
             );
             record.verified = Some(m.verified);
             let record = match (&prediction, no_prediction) {
-                (Some(p), _) => record.predicted(p.seconds, p.binding),
+                (Some(p), _) => {
+                    let record = record.predicted(p.seconds, p.binding);
+                    // The traffic time alone, for the bandwidth ratios.
+                    match p.terms.iter().find(|t| t.resource == "memory bandwidth") {
+                        Some(t) => record.with("memory_s", t.seconds),
+                        None => record,
+                    }
+                }
                 (None, why) => record.unpredicted(why.unwrap_or_default()),
             };
             Assessed { record, prediction }
