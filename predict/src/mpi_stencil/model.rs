@@ -12,10 +12,17 @@
 //! t_comp = ry·rx·b / B_proc
 //!
 //! for its ry × rx block (the largest block, which the others wait for).
-//! B_proc, the bandwidth one rank gets, comes from the memory level its
-//! working set 2·(ry+2)·(rx+2)·8 bytes fits in, R ranks sharing the
-//! busiest host:
+//! B_proc, the bandwidth one rank gets, is that of its working set
+//! 2·(ry+2)·(rx+2)·8 bytes, R ranks sharing the busiest host:
 //!
+//! * the STREAM copy sweep on R threads with write-allocate, read at that
+//!   working set per thread as the thread kernels read it
+//!   ([`crate::machine::Machine::stream_bw_wa`]), divided by R: copy moves
+//!   the sweep's bytes, one read and one write with its write-allocate read
+//!   per element. The level named is the one whose size holds the working
+//!   set (the last, shared, level holding size/R), a label only;
+//! * without a sweep on R threads, the memory level the working set fits
+//!   in:
 //! * a cache level of `profile.levels` with a measured bandwidth: its read
 //!   bandwidth, min(B_1thread·s, B_all/R), s = min(1, CPUs/R) the share of
 //!   a core each rank gets (the one-thread figure for a single rank). The
@@ -81,6 +88,7 @@ use serde::Serialize;
 use super::grid::ELEM_BYTES;
 use super::layout::{split, ProcessGrid};
 use super::Variant;
+use crate::machine::Machine;
 
 /// Bytes moved per update: read old, write new, write-allocate read of new.
 pub const BYTES_PER_UPDATE: f64 = 24.0;
@@ -199,16 +207,30 @@ pub fn memory(profile: &Profile, working_set: f64, ranks: usize) -> Result<Memor
         .collect();
     caches.sort_by_key(|l| level_rank(&l.name));
     let last = caches.len().saturating_sub(1);
-    for (k, l) in caches.iter().enumerate() {
+    // The levels that can hold the working set, nearest first.
+    let holding = caches.iter().enumerate().filter_map(|(k, l)| {
         let size = l.size_bytes.unwrap_or(0.0);
         let (capacity, shared) = if k == last {
             (size / ranks.max(1) as f64, "shared")
         } else {
             (size, "private")
         };
-        if working_set > capacity {
-            continue;
-        }
+        (working_set <= capacity).then_some((*l, shared))
+    });
+    if let Ok(bw) = Machine::new(profile).stream_bw_wa("copy", ranks.max(1), working_set) {
+        return Ok(Memory {
+            level: holding
+                .clone()
+                .next()
+                .map_or("DRAM".into(), |(l, _)| l.name.clone()),
+            bandwidth_Bps: bw / ranks.max(1) as f64,
+            source: format!(
+                "STREAM copy sweep with write-allocate, {ranks} thread(s) at {working_set:.3e} B each, / {ranks} ranks"
+            ),
+            working_set_bytes: working_set,
+        });
+    }
+    for (l, shared) in holding {
         let bw = per_rank(
             l.bandwidth_1t_Bps.map(|e| e.point),
             l.bandwidth_Bps.map(|e| e.point),
@@ -466,6 +488,38 @@ mod tests {
         assert_eq!(pr.hidden_s, 0.0);
         assert!(close(pr.time_s, 1.5052e-3));
         assert_eq!(pr.binding, "memory bandwidth (DRAM)");
+    }
+
+    #[test]
+    fn the_stream_sweep_decides_where_it_was_measured() {
+        // A copy sweep on 2 threads: 60 GB/s at 4 MiB per thread, 20 GB/s
+        // at 64 MiB (DRAM beyond). With a 32 MiB shared L3, 8 MiB per rank
+        // fits (a label) and reads the sweep between its two points.
+        let mut p = profile();
+        p.levels.push(MemoryLevel {
+            name: "L3".into(),
+            size_bytes: Some(32.0 * 1048576.0),
+            latency_s: None,
+            bandwidth_1t_Bps: None,
+            bandwidth_Bps: Some(Estimate::exact(100e9)),
+        });
+        p.sections.insert(
+            "stream".into(),
+            serde_json::json!({"sweeps": [{"threads": 2, "points": [
+                {"kernel": "copy", "per_thread_bytes": 4194304.0, "bandwidth_write_allocate_Bps": 60e9},
+                {"kernel": "copy", "per_thread_bytes": 67108864.0, "bandwidth_write_allocate_Bps": 20e9}
+            ]}]}),
+        );
+        let m = memory(&p, 4194304.0, 2).unwrap();
+        assert!(close(m.bandwidth_Bps, 30e9));
+        assert_eq!(m.level, "L3");
+        // Halfway in log-size from 4 to 64 MiB (16 MiB): 40 GB/s, / 2 ranks.
+        let m = memory(&p, 16.0 * 1048576.0, 2).unwrap();
+        assert!((m.bandwidth_Bps - 20e9).abs() < 1.0, "{}", m.bandwidth_Bps);
+        assert_eq!(m.level, "L3");
+        // No sweep on 4 threads: the level's bandwidth, as before.
+        let m = memory(&p, 1048576.0, 4).unwrap();
+        assert!(close(m.bandwidth_Bps, 25e9), "{}", m.bandwidth_Bps);
     }
 
     #[test]
