@@ -374,7 +374,7 @@ pub fn build(
             ));
         } else if p.measured_flops > 1.05 * p.attainable_flops {
             notes.push(format!(
-                "{} runs at {} above its DRAM roof ({}): its data is cache-resident",
+                "{} runs at {} above its DRAM roof ({}): part of its data comes from a cache, or its mix of loads and stores streams faster than the roof's read bandwidth",
                 p.series_name(),
                 Si(p.measured_flops, "FLOP/s"),
                 Si(p.attainable_flops, "FLOP/s")
