@@ -169,8 +169,10 @@ impl<'a> Machine<'a> {
             return Ok((full, measured_s));
         }
         let empty = self.lock_op_s(LockKind::MutexEmpty, threads)?;
+        // Never below the smaller measurement, whatever noise does to the
+        // slope.
         let t = empty + (full - empty) * critical_s / measured_s;
-        Ok((t.max(0.0), measured_s))
+        Ok((t.max(empty.min(full)), measured_s))
     }
 
     /// One-way latency of a cache line between two cores.

@@ -268,9 +268,12 @@ pub fn local_sum_steps(team: &Team, plan: &Plan) -> Result<Stats> {
 pub fn bin_items(team: &Team, plan: &Plan, scatter: bool) -> Result<Stats> {
     let states = team.each(|_| std::sync::Mutex::new(BinBench::default()));
     let m = measure(plan, |inner, count| {
-        team.time_batch(&states, inner, count, |b, passes| match scatter {
-            true => b.scatter(passes),
-            false => b.histogram(passes),
+        team.time_batch(&states, inner, count, |b, passes| {
+            if scatter {
+                b.scatter(passes)
+            } else {
+                b.histogram(passes)
+            }
         })
     })?;
     Ok(m.per_unit.map(|pass| pass / SEQUENCE as f64)?.summary())

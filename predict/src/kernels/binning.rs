@@ -387,9 +387,8 @@ mod tests {
             sort.run(&p, &team);
             assert_eq!(sort.cells(), reference(&p));
         }
-        let s = &sort;
-        assert_eq!((s.starts[0], s.ends[p.cells() - 1]), (0, 5000));
-        assert!(s.starts[1..].iter().zip(&s.ends).all(|(a, b)| a == b));
+        assert_eq!((sort.starts[0], sort.ends[p.cells() - 1]), (0, 5000));
+        assert!(sort.starts[1..].iter().zip(&sort.ends).all(|(a, b)| a == b));
     }
 
     #[test]
