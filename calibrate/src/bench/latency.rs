@@ -11,7 +11,7 @@
 //! the levels ([`crate::levels`]), extends to the DRAM working set
 //! max(128 MiB, 8 × the largest detected cache) — further, half an octave at
 //! a time (2 octaves at most), while the curve still rises — all capped by
-//! the memory budget, and then measures the grid (4 per octave) within an
+//! the memory budget (and, with `--quick`, at 512 MiB), and then measures the grid (4 per octave) within an
 //! octave of each detected cache size again, in one pass, so that the
 //! points of each step see the machine in one state.
 //!
@@ -54,7 +54,7 @@ use models::Estimate;
 use serde_json::json;
 
 use super::{level, noisy_points_note, noisy_warning, stats_json, Bench, Context, Outcome};
-use crate::config::{DRAM_MIN_BYTES, RESIDENT_FACTOR};
+use crate::config::{DRAM_MIN_BYTES, QUICK_DRAM_MAX_BYTES, RESIDENT_FACTOR};
 use crate::kernels::chase::ChaseBuffer;
 use crate::levels::{detect, Detection, Point};
 use crate::mem::Pages;
@@ -147,8 +147,8 @@ pub struct Sweep {
     pub detect_pages: Pages,
     /// The DRAM working set (a measured size).
     pub dram_bytes: u64,
-    /// Whether the memory budget stopped the sweep before the curve
-    /// reached its DRAM plateau.
+    /// Whether the memory budget (or `--quick`'s cap) stopped the sweep
+    /// before the curve reached its DRAM plateau.
     pub budget_stop: bool,
 }
 
@@ -171,7 +171,13 @@ pub fn sweep(
     bar: &ProgressBar,
 ) -> Result<Sweep> {
     let line = ctx.sys.line_bytes as u64;
-    let budget = ctx.config.budget_bytes;
+    // `--quick` stops where its DRAM working sets stop, even while the
+    // curve still rises.
+    let budget = if ctx.config.quick {
+        ctx.config.budget_bytes.min(QUICK_DRAM_MAX_BYTES)
+    } else {
+        ctx.config.budget_bytes
+    };
     let mut done: BTreeMap<u32, Vec<ChasePoint>> = BTreeMap::new();
     let run = |k: u32, done: &mut BTreeMap<u32, Vec<ChasePoint>>| -> Result<()> {
         if done.contains_key(&k) {
@@ -392,7 +398,9 @@ fn outcome(ctx: &Context, sw: &Sweep) -> Outcome {
         out.warnings.push(format!(
             "the latency curve still rises at {}, {}: the DRAM latency may be underestimated",
             binary_size(sw.dram_bytes as f64),
-            if sw.budget_stop {
+            if sw.budget_stop && ctx.config.quick {
+                "the largest working set --quick measures (run without it)"
+            } else if sw.budget_stop {
                 "the largest working set the memory budget allows (raise --max-memory)"
             } else {
                 "2 octaves past the DRAM working set"
