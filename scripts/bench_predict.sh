@@ -12,6 +12,9 @@
 #     bandwidth for the same mix, level and threads (target >= 0.9), and the
 #     matrix multiply's FLOP/s against the profile's f64 FMA peak (target
 #     >= 0.5);
+#   - the data-parallel binning against the same counting sort in plain C
+#     (scripts/binning.c, gcc -O3 -march=native -fopenmp), run right after
+#     the kernels in each round;
 #   - the wall time of a default `predict run` (target <= 60 s).
 # With --save, the profiles and records of every round are kept in
 # data/measurements/accuracy/ (the data behind the README's accuracy table)
@@ -25,12 +28,16 @@ save=false
 [ "${1:-}" = "--save" ] && save=true
 rounds=${ROUNDS:-3}
 cargo build --release -q -p calibrate -p predict
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+binning_c=$tmp/binning
+gcc -O3 -march=native -fopenmp scripts/binning.c -o "$binning_c"
 if $save; then
   work=data/measurements/accuracy
   rm -rf "$work" && mkdir -p "$work"
 else
-  work=$(mktemp -d)
-  trap 'rm -rf "$work"' EXIT
+  work=$tmp/work
+  mkdir -p "$work"
 fi
 
 walls=()
@@ -41,6 +48,7 @@ for r in $(seq 1 "$rounds"); do
   target/release/predict run --profile "$work/profile-$r.json" --json --no-record > "$work/records-$r.json"
   end=$(date +%s.%N)
   walls+=("$start:$end")
+  OMP_NUM_THREADS=$(nproc) OMP_PROC_BIND=close OMP_PLACES=cores "$binning_c" $((1 << 20)) > "$work/binning-c-$r.txt"
 done
 if $save; then
   # A full calibrate run does not measure the network: keep the MPI
@@ -113,5 +121,12 @@ for r in main:
         ratio = statistics.median(x["flops"] / x["measured_s"] / peak(profiles[x["round"]], x["threads"])
                                   for x in rs)
         print(f"  {r['kernel']:<14} {r['variant']:<22} {r['threads']} thr: {ratio:.2f}x of the profile's f64 peak (target >= 0.5)")
+dp = next((r for r in main if r["kernel"] == "binning" and r["variant"] == "data-parallel"), None)
+if dp:
+    pairs = sorted(((x["measured_s"], float(open(f"{work}/binning-c-{x['round'] + 1}.txt").read()))
+                    for x in by[key(dp)]), key=lambda p: p[1] / p[0])
+    rust, c = pairs[(len(pairs) - 1) // 2]
+    print(f"  binning        data-parallel vs C counting sort: {c / rust:.2f}x the C speed "
+          f"({rust * 1e3:.3f} ms against {c * 1e3:.3f} ms, the round with the median ratio)")
 print(f"\ndefault `predict run` wall time: {max(walls):.1f} s at most over {rounds} rounds (target <= 60 s)")
 PY
