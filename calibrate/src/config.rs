@@ -35,20 +35,25 @@ pub const RESIDENT_FACTOR: f64 = 4.0;
 /// Beyond the cap the DRAM figures are flagged as possibly cache-resident.
 pub const QUICK_DRAM_MAX_BYTES: u64 = 512 << 20;
 
+/// The largest working set a run measures: the memory budget and, with
+/// `--quick`, [`QUICK_DRAM_MAX_BYTES`].
+pub fn working_set_cap(budget_bytes: u64, quick: bool) -> u64 {
+    if quick {
+        budget_bytes.min(QUICK_DRAM_MAX_BYTES)
+    } else {
+        budget_bytes
+    }
+}
+
 /// The DRAM working set for a largest detected cache of `largest` bytes and
 /// a largest OS-reported cache of `os_largest` bytes:
-/// max(128 MiB, 8 × largest, 2 × os_largest), capped by the memory budget
-/// and, with `--quick`, by [`QUICK_DRAM_MAX_BYTES`].
+/// max(128 MiB, 8 × largest, 2 × os_largest), capped by
+/// [`working_set_cap`].
 pub fn dram_working_set(largest: f64, os_largest: f64, budget_bytes: u64, quick: bool) -> u64 {
     let want = (DRAM_CACHE_FACTOR * largest)
         .max(DRAM_OS_CACHE_FACTOR * os_largest)
         .max(DRAM_MIN_BYTES as f64) as u64;
-    let cap = if quick {
-        budget_bytes.min(QUICK_DRAM_MAX_BYTES)
-    } else {
-        budget_bytes
-    };
-    want.min(cap)
+    want.min(working_set_cap(budget_bytes, quick))
 }
 /// Longest accepted critical section, ns.
 pub const MAX_CRITICAL_NS: f64 = 1e6;

@@ -54,7 +54,7 @@ use models::Estimate;
 use serde_json::json;
 
 use super::{level, noisy_points_note, noisy_warning, stats_json, Bench, Context, Outcome};
-use crate::config::{DRAM_MIN_BYTES, QUICK_DRAM_MAX_BYTES, RESIDENT_FACTOR};
+use crate::config::{working_set_cap, DRAM_MIN_BYTES, RESIDENT_FACTOR};
 use crate::kernels::chase::ChaseBuffer;
 use crate::levels::{detect, Detection, Point};
 use crate::mem::Pages;
@@ -173,11 +173,7 @@ pub fn sweep(
     let line = ctx.sys.line_bytes as u64;
     // `--quick` stops where its DRAM working sets stop, even while the
     // curve still rises.
-    let budget = if ctx.config.quick {
-        ctx.config.budget_bytes.min(QUICK_DRAM_MAX_BYTES)
-    } else {
-        ctx.config.budget_bytes
-    };
+    let budget = working_set_cap(ctx.config.budget_bytes, ctx.config.quick);
     let mut done: BTreeMap<u32, Vec<ChasePoint>> = BTreeMap::new();
     let run = |k: u32, done: &mut BTreeMap<u32, Vec<ChasePoint>>| -> Result<()> {
         if done.contains_key(&k) {
