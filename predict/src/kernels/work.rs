@@ -116,6 +116,9 @@ impl Work {
     }
 }
 
+/// The resource of a [`Demand::Memory`] term.
+pub const MEMORY_BANDWIDTH: &str = "memory bandwidth";
+
 /// The time one resource takes, with the formula used.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Term {
@@ -164,7 +167,7 @@ pub fn predict(work: &Work, m: &Machine, threads: usize) -> Result<Prediction, M
             } => {
                 let bw = m.stream_bw_wa(mix, threads, *per_thread_bytes)?;
                 Term {
-                    resource: "memory bandwidth",
+                    resource: MEMORY_BANDWIDTH,
                     seconds: sweep_time_s(*bytes_wa, bw).unwrap_or(0.0),
                     explain: format!(
                         "bytes (with write-allocate) / bandwidth = {bytes_wa:.4e} B / {bw:.4e} B/s \
@@ -274,7 +277,7 @@ pub fn predict(work: &Work, m: &Machine, threads: usize) -> Result<Prediction, M
     if load_store_s > 0.0 {
         let memory_s = terms
             .iter()
-            .filter(|t| t.resource == "memory bandwidth")
+            .filter(|t| t.resource == MEMORY_BANDWIDTH)
             .map(|t| t.seconds)
             .sum::<f64>();
         terms.push(Term {

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use models::profile::Profile;
 
 use crate::eval::derivation::{plain, show};
-use crate::kernels::work::{predict, Prediction};
+use crate::kernels::work::{predict, Prediction, MEMORY_BANDWIDTH};
 use crate::kernels::Measurement;
 use crate::machine::Machine;
 use crate::run::record::{Provenance, Record};
@@ -57,7 +57,7 @@ pub fn assess(
                 (Some(p), _) => {
                     let record = record.predicted(p.seconds, p.binding);
                     // The traffic time alone, for the bandwidth ratios.
-                    match p.terms.iter().find(|t| t.resource == "memory bandwidth") {
+                    match p.terms.iter().find(|t| t.resource == MEMORY_BANDWIDTH) {
                         Some(t) => record.with("memory_s", t.seconds),
                         None => record,
                     }
