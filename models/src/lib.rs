@@ -20,6 +20,8 @@
 //! | [`contention`] | §2.8, §4.5 | locks, combining trees, queues |
 //! | [`binning`] | §2.9, §3.5, thought question 3 | lock vs data-parallel binning |
 //! | [`stencil`] | §3.1, §4.1, §4.2 | ghost-row strong and weak scaling |
+//! | [`kernel`] | §2.5, §2.7, §4.3, §4.4 | a loop described by its work: arrays, flops, chains |
+//! | [`traffic`] | §2.5, §4.3, §4.4 | read, write and bus roofs of a memory level |
 //! | [`fit`], [`stats`] | — | fits with intervals, sample statistics |
 
 pub mod alpha_beta;
@@ -29,6 +31,7 @@ pub mod decomposition;
 pub mod error;
 pub mod estimate;
 pub mod fit;
+pub mod kernel;
 pub mod little;
 pub mod locality;
 pub mod profile;
@@ -37,6 +40,7 @@ pub mod roofline;
 pub mod speedup;
 pub mod stats;
 pub mod stencil;
+pub mod traffic;
 pub mod units;
 pub mod work_span;
 

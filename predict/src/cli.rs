@@ -33,6 +33,10 @@ pub enum Command {
     /// is routed here (see [`route_mpi_kernels`]).
     #[command(name = "run-ghost-stencil", hide = true)]
     RunGhostStencil(crate::run::RunArgs),
+    /// Your own loop, described by its work (arrays, flops, chains):
+    /// its time from the profile with every term shown, checked against a
+    /// time you measured.
+    Kernel(crate::kernel_cmd::KernelArgs),
     /// Roofline chart of the calibrated machine with the measured kernels
     /// on it (§4.4), as SVG/PNG/PDF and CSV/JSON.
     Roofline(crate::roofline::RooflineArgs),

@@ -5,7 +5,9 @@ pub mod args;
 pub mod chart;
 pub mod cli;
 pub mod eval;
+pub mod kernel_cmd;
 pub mod kernels;
+pub mod loop_figures;
 pub mod machine;
 pub mod mpi_stencil;
 pub mod profiles;
@@ -38,6 +40,7 @@ pub fn exit_code(e: &anyhow::Error) -> i32 {
             || c.is::<models::ModelError>()
             || c.is::<models::units::UnitError>()
             || c.is::<models::profile::ProfileError>()
+            || c.is::<models::kernel::DescriptionError>()
     });
     if bad_input {
         2
@@ -63,6 +66,7 @@ pub fn run(cli: &Cli, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
             }
         }
         Command::Run(a) => run_cmd::run(a, out)?,
+        Command::Kernel(a) => kernel_cmd::run(a, out)?,
         Command::RunGhostStencil(args) => run::execute(args, out)?,
         Command::Roofline(a) => roofline::run_roofline(a, out)?,
         Command::Mountain(a) => roofline::run_mountain(a, out)?,

@@ -253,7 +253,7 @@ impl<'a> Machine<'a> {
 
 /// `y` at `x` on the piecewise-linear curve through `points` in (ln x, y),
 /// `points` sorted by x and bracketing `x`.
-fn log_interpolate(points: &[(f64, f64)], x: f64) -> f64 {
+pub(crate) fn log_interpolate(points: &[(f64, f64)], x: f64) -> f64 {
     if points.len() < 2 {
         return points.last().map_or(f64::NAN, |p| p.1);
     }

@@ -23,8 +23,14 @@
 //!                  "threads": 2, "accumulators": 12, "flops_per_iteration": 96,
 //!                  "flops": {"median": .., "ci_lo": .., "ci_hi": .., "cv": .., ...},
 //!                  "flops_per_cycle_per_thread": 16.0 }, ...,
-//!                { "name": "f64 dgemm", "op": "dgemm", "matrix_side": 128, ... } ] }
+//!                { "name": "f64 dgemm", "op": "dgemm", "matrix_side": 128, ... } ],
+//!   "chain": { "add": {"median": .., ...}, "fma": {"median": .., ...} } }
 //! ```
+//!
+//! `chain` holds the latency of one f64 operation in a loop-carried chain
+//! ([`crate::kernels::chain`]), seconds per operation on one pinned
+//! thread: the cost of a reduction compiled without reassociation
+//! (`s += x[i]`) or of Horner's scheme, which no throughput figure gives.
 
 use std::sync::Mutex;
 
@@ -34,6 +40,7 @@ use models::units::Si;
 use serde_json::json;
 
 use super::{noisy_points_note, noisy_warning, stats_json, Bench, Context, Outcome};
+use crate::kernels::chain::{self, ChainOp};
 use crate::kernels::dgemm::{CeilingOperands, CEILING_N};
 use crate::kernels::fma::{FlopKernel, Op, Precision};
 use crate::kernels::Isa;
@@ -90,6 +97,19 @@ pub fn measure_dgemm(team: &Team, plan: &Plan) -> Result<models::stats::Summary>
     flop_rate(team, plan, &operands, CeilingOperands::FLOPS, |o, reps| {
         std::hint::black_box(o.run(reps));
     })
+}
+
+/// Seconds per dependent f64 operation of `op` on `team`, a one-thread
+/// team.
+pub fn measure_chain(team: &Team, op: ChainOp, plan: &Plan) -> Result<models::stats::Summary> {
+    let sinks = [Mutex::new(0.0)];
+    let m = measure(plan, |inner, count| {
+        team.time_batch(&sinks, inner, count, |s: &mut f64, steps| {
+            *s += chain::run(op, steps)
+        })
+    })?;
+    let per_op = chain::OPS_PER_STEP as f64;
+    Ok(m.per_unit.map(|s| s / per_op)?.summary())
 }
 
 /// FLOP/s of `work(state, units)` on all threads at once, each unit doing
@@ -229,7 +249,16 @@ impl Bench for Flops {
                 ));
             }
         }
-        out.section = json!({ "kernels": rows });
+        let mut chains = serde_json::Map::new();
+        for op in ChainOp::ALL {
+            let s = measure_chain(&ctx.one, op, &ctx.config.plan)?;
+            out.warnings.extend(noisy_warning(
+                &format!("the f64 {} chain latency", op.name()),
+                &s,
+            ));
+            chains.insert(op.name().into(), stats_json(&s));
+        }
+        out.section = json!({ "kernels": rows, "chain": chains });
         out.table = match (out.summary.peak_flops_f64, ctx.cycles(1.0)) {
             (Some(p), Some(hz)) => format!(
                 "Peak FLOP/s: independent FMA chains ({} per core, {} accumulators); f64 peak {} = {:.1} FLOP/cycle/thread",

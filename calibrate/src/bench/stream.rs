@@ -29,7 +29,8 @@
 //! ```json
 //! {
 //!   "isa": "avx2", "pages": "2MiB", "non_temporal_stores": false,
-//!   "bytes_per_elem": { "triad": {"stream": 24, "write_allocate": 32}, ... },
+//!   "bytes_per_elem": { "triad": {"stream": 24, "write_allocate": 32,
+//!                                 "load": 16, "store": 8, "allocate": 8}, ... },
 //!   "dram_bytes": 268435456,
 //!   "sweeps": [ { "threads": 1, "points": [ { "per_thread_bytes": 16384, "total_bytes": 16384,
 //!       "kernel": "triad", "bandwidth_Bps": {"median": .., "ci_lo": .., ...},
@@ -351,6 +352,9 @@ impl Bench for Stream {
             "bytes_per_elem": Kernel::ALL.iter().map(|k| (k.name().to_string(), json!({
                 "stream": k.bytes_per_elem(),
                 "write_allocate": k.bytes_per_elem_write_allocate(),
+                "load": 8.0 * k.loaded_arrays() as f64,
+                "store": 8.0 * k.stored_arrays() as f64,
+                "allocate": k.allocate_bytes_per_elem(),
             }))).collect::<serde_json::Map<String, serde_json::Value>>(),
             "dram_bytes": dram_total,
             "sweeps": sweeps.iter().zip(&teams).map(|(s, t)| json!({

@@ -6,6 +6,7 @@
 //! `-C target-cpu=native`.
 
 pub mod bins;
+pub mod chain;
 pub mod chase;
 pub mod dgemm;
 pub mod fma;

@@ -7,6 +7,13 @@
 //! | add    | a = b + c        | 3      | 24              | 32                        | 1         |
 //! | triad  | a = b + s·c      | 3      | 24              | 32                        | 2         |
 //! | load   | Σ b              | 1      | 8               | 8                         | 1         |
+//! | update | a = s·a          | 1      | 16              | 16                        | 1         |
+//! | store  | a = s            | 1      | 8               | 16                        | 0         |
+//!
+//! `update` (read and written back in place: no write-allocate) and `store`
+//! (written only) complete the load/store mixes, so that the read, write
+//! and bus roofs of a level (`models::traffic`) are each exercised by some
+//! kernel; likwid-bench has the same two.
 //!
 //! STREAM counts each array element read or written once. A normal store
 //! first reads the line it writes (write-allocate), so the memory system
@@ -44,16 +51,22 @@ pub enum Kernel {
     Triad,
     /// Σ b (read only).
     Load,
+    /// a = s·a (in place).
+    Update,
+    /// a = s (written only).
+    Store,
 }
 
 impl Kernel {
-    /// All kernels in STREAM's order, then load.
-    pub const ALL: [Kernel; 5] = [
+    /// All kernels in STREAM's order, then load, update and store.
+    pub const ALL: [Kernel; 7] = [
         Kernel::Copy,
         Kernel::Scale,
         Kernel::Add,
         Kernel::Triad,
         Kernel::Load,
+        Kernel::Update,
+        Kernel::Store,
     ];
 
     /// Lower-case name.
@@ -64,6 +77,8 @@ impl Kernel {
             Kernel::Add => "add",
             Kernel::Triad => "triad",
             Kernel::Load => "load",
+            Kernel::Update => "update",
+            Kernel::Store => "store",
         }
     }
 
@@ -72,7 +87,16 @@ impl Kernel {
         match self {
             Kernel::Copy | Kernel::Scale => 2,
             Kernel::Add | Kernel::Triad => 3,
-            Kernel::Load => 1,
+            Kernel::Load | Kernel::Update | Kernel::Store => 1,
+        }
+    }
+
+    /// Arrays the kernel loads from.
+    pub fn loaded_arrays(self) -> usize {
+        match self {
+            Kernel::Store => 0,
+            Kernel::Update | Kernel::Load => 1,
+            k => k.arrays() - 1,
         }
     }
 
@@ -84,22 +108,33 @@ impl Kernel {
         }
     }
 
-    /// Bytes per element as STREAM counts them: 8 per array touched.
+    /// Bytes per element as STREAM counts them: 8 per array loaded and 8
+    /// per array stored (an update counts both).
     pub fn bytes_per_elem(self) -> f64 {
-        8.0 * self.arrays() as f64
+        8.0 * (self.loaded_arrays() + self.stored_arrays()) as f64
+    }
+
+    /// Write-allocate bytes per element: 8 per array stored without being
+    /// loaded (an update reads its line anyway).
+    pub fn allocate_bytes_per_elem(self) -> f64 {
+        match self {
+            Kernel::Update | Kernel::Load => 0.0,
+            _ => 8.0,
+        }
     }
 
     /// Bytes per element including the write-allocate read of every stored
-    /// line: [`bytes_per_elem`](Self::bytes_per_elem) + 8 per stored array.
+    /// line: [`bytes_per_elem`](Self::bytes_per_elem) + 8 per array stored
+    /// without being loaded.
     pub fn bytes_per_elem_write_allocate(self) -> f64 {
-        self.bytes_per_elem() + 8.0 * self.stored_arrays() as f64
+        self.bytes_per_elem() + self.allocate_bytes_per_elem()
     }
 
     /// Floating-point operations per element.
     pub fn flops_per_elem(self) -> f64 {
         match self {
-            Kernel::Copy => 0.0,
-            Kernel::Scale | Kernel::Add | Kernel::Load => 1.0,
+            Kernel::Copy | Kernel::Store => 0.0,
+            Kernel::Scale | Kernel::Add | Kernel::Load | Kernel::Update => 1.0,
             Kernel::Triad => 2.0,
         }
     }
@@ -198,6 +233,8 @@ fn run_generic(kernel: Kernel, mem: &mut [f64], n: usize, sweeps: u64) -> f64 {
                 .iter_mut()
                 .zip(b.iter().zip(c))
                 .for_each(|(x, (y, z))| *x = y + s * z),
+            Kernel::Update => a.iter_mut().for_each(|x| *x *= s),
+            Kernel::Store => a.iter_mut().for_each(|x| *x = s),
             Kernel::Load => unreachable!("the load kernel has its own loop"),
         }
     }
@@ -237,14 +274,14 @@ mod tests {
     #[test]
     fn byte_counts_per_kernel() {
         let stream: Vec<f64> = Kernel::ALL.iter().map(|k| k.bytes_per_elem()).collect();
-        assert_eq!(stream, [16.0, 16.0, 24.0, 24.0, 8.0]);
+        assert_eq!(stream, [16.0, 16.0, 24.0, 24.0, 8.0, 16.0, 8.0]);
         let wa: Vec<f64> = Kernel::ALL
             .iter()
             .map(|k| k.bytes_per_elem_write_allocate())
             .collect();
-        assert_eq!(wa, [24.0, 24.0, 32.0, 32.0, 8.0]);
+        assert_eq!(wa, [24.0, 24.0, 32.0, 32.0, 8.0, 16.0, 16.0]);
         let flops: Vec<f64> = Kernel::ALL.iter().map(|k| k.flops_per_elem()).collect();
-        assert_eq!(flops, [0.0, 1.0, 1.0, 2.0, 1.0]);
+        assert_eq!(flops, [0.0, 1.0, 1.0, 2.0, 1.0, 1.0, 0.0]);
     }
 
     #[test]
@@ -279,6 +316,9 @@ mod tests {
                         Kernel::Add => b[i] + c[i],
                         Kernel::Triad => b[i] + 0.5 * c[i],
                         Kernel::Load => (i % 7) as f64,
+                        // Two sweeps of a = 0.5·a.
+                        Kernel::Update => 0.25 * (i % 7) as f64,
+                        Kernel::Store => 0.5,
                     };
                     assert_eq!(mem[i], want, "{isa} {} at {i}", k.name());
                 }

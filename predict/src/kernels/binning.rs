@@ -11,6 +11,8 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use std::sync::Mutex;
 
+use models::kernel::Traffic;
+
 use calibrate::kernels::bins;
 use calibrate::mem::huge_page_vec;
 use calibrate::pin::Team;
@@ -348,9 +350,7 @@ impl Variant {
             // calibrated loops once per particle.
             Variant::DataParallel => vec![
                 Demand::Memory {
-                    bytes: 20.0 * n_f,
-                    bytes_wa: 28.0 * n_f,
-                    mix: "triad",
+                    traffic: Traffic::streaming(12.0 * n_f, 8.0 * n_f),
                     per_thread_bytes: per_thread(20.0),
                 },
                 bin_loop(BinLoopName::Histogram),
@@ -360,9 +360,7 @@ impl Variant {
             // a store at the particle's cell, as in a histogram.
             Variant::NoSync => vec![
                 Demand::Memory {
-                    bytes: 12.0 * n_f,
-                    bytes_wa: 16.0 * n_f,
-                    mix: "triad",
+                    traffic: Traffic::streaming(8.0 * n_f, 4.0 * n_f),
                     per_thread_bytes: per_thread(12.0),
                 },
                 bin_loop(BinLoopName::Histogram),

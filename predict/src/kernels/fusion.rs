@@ -8,9 +8,10 @@
 
 use calibrate::kernels::Isa;
 use calibrate::mem::huge_page_vec;
-use models::locality::{three_pass, FUSED};
-use models::profile::CeilingKernel;
+use models::kernel::{Access, ArrayUse, LoopKernel, Mode, Precision};
+use models::locality::{FUSED, THREE_PASS_EACH};
 
+use super::described::{loops_work, Build};
 use super::work::{Demand, Work};
 
 /// One thread's arrays.
@@ -80,33 +81,75 @@ impl Variant {
         }
     }
 
-    /// Declared work for `n` elements per thread on `threads` threads.
-    pub fn work(self, n_per_thread: usize, threads: usize) -> Work {
-        let n = (n_per_thread * threads) as f64;
-        let per_thread_bytes = (7 * n_per_thread * 4) as f64;
-        let (t, extra_flops) = match self {
-            Variant::ThreePass => (three_pass(), 0.0),
-            Variant::Fused | Variant::FusedNoCompute | Variant::FusedOneElement => (FUSED, 0.0),
-            Variant::FusedExtraMath => (FUSED, 8.0),
+    /// The loops the variant runs, described by their work: three passes
+    /// of two loads and a store each, or the fused loop's four loads and a
+    /// store (§2.7.2), over `n_per_thread` f32 elements per thread.
+    pub fn loops(self, n_per_thread: usize, threads: usize) -> Vec<LoopKernel> {
+        let f32 = |name: &str, mode| ArrayUse {
+            name: name.into(),
+            mode,
+            bytes: 4.0,
+            access: Access::Strided { stride_bytes: 4.0 },
         };
-        let mut demands = Vec::new();
-        if self != Variant::FusedNoCompute {
-            demands.push(Demand::Flops {
-                flops: n * (t.flops + extra_flops),
-                precision: "f32",
-                ceiling: CeilingKernel::Registers,
-            });
+        let kernel = |arrays, flops| LoopKernel {
+            n: (n_per_thread * threads) as f64,
+            threads,
+            arrays,
+            flops,
+            precision: Precision::F32,
+            chain: 0.0,
+        };
+        let pass = |x, y, out| {
+            kernel(
+                vec![
+                    f32(x, Mode::Load),
+                    f32(y, Mode::Load),
+                    f32(out, Mode::Store),
+                ],
+                THREE_PASS_EACH.flops,
+            )
+        };
+        let extra = if self == Variant::FusedExtraMath {
+            8.0
+        } else {
+            0.0
+        };
+        match self {
+            Variant::ThreePass => vec![
+                pass("a", "b", "t1"),
+                pass("t1", "c", "t2"),
+                pass("t2", "d", "e"),
+            ],
+            _ => vec![kernel(
+                vec![
+                    f32("a", Mode::Load),
+                    f32("b", Mode::Load),
+                    f32("c", Mode::Load),
+                    f32("d", Mode::Load),
+                    f32("e", Mode::Store),
+                ],
+                FUSED.flops + extra,
+            )],
         }
-        if self != Variant::FusedOneElement {
-            demands.push(Demand::Memory {
-                bytes: n * t.bytes(4.0, false),
-                bytes_wa: n * t.bytes(4.0, true),
-                // Two loads per store in every pass: the triad's mix.
-                mix: "triad",
-                per_thread_bytes,
-            });
-        }
-        Work { demands }
+    }
+
+    /// Declared work for `n` elements per thread on `threads` threads: the
+    /// loops' demands over the seven arrays the kernel allocates; the
+    /// watermark variants drop the term their experiment removes.
+    pub fn work(self, n_per_thread: usize, threads: usize) -> Work {
+        let build = Build {
+            line_bytes: 64.0,
+            huge_pages: true,
+            isa: None,
+        };
+        let per_thread_bytes = (7 * n_per_thread * 4) as f64;
+        let mut w = loops_work(&self.loops(n_per_thread, threads), build, per_thread_bytes);
+        w.demands.retain(|d| match d {
+            Demand::Flops { .. } => self != Variant::FusedNoCompute,
+            Demand::Memory { .. } => self != Variant::FusedOneElement,
+            _ => true,
+        });
+        w
     }
 }
 

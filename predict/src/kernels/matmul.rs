@@ -7,6 +7,7 @@
 //! ceiling, the rate that micro-kernel reaches on cache-resident operands.
 
 use calibrate::kernels::dgemm::dgemm;
+use models::kernel::Traffic;
 use models::profile::CeilingKernel;
 
 use super::work::{Demand, Work};
@@ -43,11 +44,10 @@ pub fn work(n: usize, threads: usize) -> Work {
                 flops: 2.0 * n2 * n as f64,
                 precision: "f64",
                 ceiling: CeilingKernel::Dgemm,
+                isa: None,
             },
             Demand::Memory {
-                bytes: 8.0 * n2 * (threads as f64 + 3.0),
-                bytes_wa: 8.0 * n2 * (threads as f64 + 3.0),
-                mix: "load",
+                traffic: Traffic::streaming(8.0 * n2 * (threads as f64 + 3.0), 0.0),
                 per_thread_bytes: 8.0 * n2 * 3.0 / threads as f64,
             },
         ],

@@ -13,11 +13,13 @@
 //! The ghost-row MPI stencil (§3.1) runs under `mpirun` through its own path.
 
 pub mod binning;
+pub mod described;
 pub mod false_sharing;
 pub mod fusion;
 pub mod matmul;
 pub mod stencil;
 pub mod team;
+pub mod terms;
 pub mod work;
 
 use std::sync::atomic::Ordering::Relaxed;

@@ -11,6 +11,7 @@
 
 use calibrate::kernels::Isa;
 use calibrate::mem::huge_page_vec;
+use models::kernel::Traffic;
 use models::locality::{stencil_traffic, STENCIL_FLOPS};
 use models::profile::CeilingKernel;
 
@@ -85,13 +86,16 @@ impl Variant {
                     flops: updates * STENCIL_FLOPS,
                     precision: "f32",
                     ceiling: CeilingKernel::Registers,
+                    isa: None,
                 },
+                // One 4-byte store per update; the reads (one or three
+                // per update, and the halo rows) are the rest.
                 Demand::Memory {
-                    bytes: updates * (t.bytes_per_elem + halo),
-                    bytes_wa: updates * (t_wa.bytes_per_elem + halo),
-                    // Three reads per write behave like the triad's 2:1 mix
-                    // or heavier; one read per write like copy.
-                    mix: if t.reuse_fits { "copy" } else { "triad" },
+                    traffic: Traffic {
+                        load_bytes: updates * (t.bytes_per_elem - 4.0 + halo),
+                        store_bytes: updates * 4.0,
+                        allocate_bytes: updates * (t_wa.bytes_per_elem - t.bytes_per_elem),
+                    },
                     per_thread_bytes: (2 * (rows + 2) * w * 4) as f64,
                 },
             ],

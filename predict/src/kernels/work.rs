@@ -3,10 +3,13 @@
 //! compute and traffic times, extended to locks and line transfers).
 
 use models::contention::{line_migration_s, MeasuredLock};
-use models::little::sweep_time_s;
 use models::profile::CeilingKernel;
 use serde::Serialize;
 
+use models::kernel::{RandomAccesses, Traffic};
+
+use super::terms;
+use crate::loop_figures::Bound;
 use crate::machine::{LockKind, Machine, Missing};
 
 /// One resource a kernel run uses.
@@ -19,17 +22,25 @@ pub enum Demand {
         flops: f64,
         precision: &'static str,
         ceiling: CeilingKernel,
+        /// The instruction set whose ceiling applies (`None`: the highest).
+        isa: Option<&'static str>,
     },
-    /// Memory traffic of a streaming loop: `bytes` as the kernel counts them
-    /// (loads + stores), `bytes_wa` with the write-allocate read of each
-    /// stored line; `mix` is the STREAM kernel with the same load/store mix
-    /// and `per_thread_bytes` the working set, which pick the bandwidth.
+    /// Streamed memory traffic (`models::kernel::Traffic`: loads, stores,
+    /// write-allocate reads) of a loop whose working set is
+    /// `per_thread_bytes` per thread, which picks the level and its roofs.
     Memory {
-        bytes: f64,
-        bytes_wa: f64,
-        mix: &'static str,
+        traffic: Traffic,
         per_thread_bytes: f64,
     },
+    /// Random accesses, each a separate miss into a region, served at the
+    /// region's latency with the core's misses overlapping (§4.3).
+    Random {
+        accesses: RandomAccesses,
+        huge_pages: bool,
+    },
+    /// Steps of a loop-carried floating-point chain per thread, each
+    /// waiting for the one before (§4.2).
+    Chain { steps_per_thread: f64 },
     /// Operations under a lock of a measured kind, spread over `lanes`
     /// independent locks (1 = a global lock); the critical section runs
     /// `critical_s` seconds of work (besides a load and a store of the
@@ -104,12 +115,12 @@ impl Work {
             .sum()
     }
 
-    /// Bytes as the kernel counts them (no write-allocate).
+    /// Bytes as the kernel counts them (loads + stores, no write-allocate).
     pub fn bytes(&self) -> f64 {
         self.demands
             .iter()
             .map(|d| match d {
-                Demand::Memory { bytes, .. } => *bytes,
+                Demand::Memory { traffic, .. } => traffic.counted_bytes(),
                 _ => 0.0,
             })
             .sum()
@@ -140,6 +151,17 @@ pub struct Prediction {
 /// work of [`Demand::BinLoop`]s counts as one resource with the memory
 /// traffic (their sum).
 pub fn predict(work: &Work, m: &Machine, threads: usize) -> Result<Prediction, Missing> {
+    predict_at(work, m, threads, Bound::Point)
+}
+
+/// [`predict`] with the profile's figures read at `bound`: the point
+/// estimates, or the ends of their intervals for the prediction's range.
+pub fn predict_at(
+    work: &Work,
+    m: &Machine,
+    threads: usize,
+    bound: Bound,
+) -> Result<Prediction, Missing> {
     let p = threads as f64;
     let mut terms = Vec::new();
     let mut load_store_s = 0.0;
@@ -149,32 +171,17 @@ pub fn predict(work: &Work, m: &Machine, threads: usize) -> Result<Prediction, M
                 flops,
                 precision,
                 ceiling,
-            } => {
-                let (rate, name) = m.flops_ceiling(precision, threads, *ceiling)?;
-                Term {
-                    resource: "compute",
-                    seconds: flops / rate,
-                    explain: format!(
-                        "flops / ceiling = {flops:.4e} / {rate:.4e} FLOP/s ({name}, §4.4)"
-                    ),
-                }
-            }
+                isa,
+            } => terms::compute(m, *flops, precision, threads, *ceiling, *isa, bound)?,
             Demand::Memory {
-                bytes_wa,
-                mix,
+                traffic,
                 per_thread_bytes,
-                ..
-            } => {
-                let bw = m.stream_bw_wa(mix, threads, *per_thread_bytes)?;
-                Term {
-                    resource: MEMORY_BANDWIDTH,
-                    seconds: sweep_time_s(*bytes_wa, bw).unwrap_or(0.0),
-                    explain: format!(
-                        "bytes (with write-allocate) / bandwidth = {bytes_wa:.4e} B / {bw:.4e} B/s \
-                         (STREAM {mix}, {threads} thread(s), {per_thread_bytes:.3e} B per thread; §2.5, §4.3)"
-                    ),
-                }
-            }
+            } => terms::memory(m, traffic, threads, *per_thread_bytes, bound)?,
+            Demand::Random {
+                accesses,
+                huge_pages,
+            } => terms::random(m, accesses, threads, *huge_pages, bound)?,
+            Demand::Chain { steps_per_thread } => terms::chain(m, *steps_per_thread, bound)?,
             Demand::Lock {
                 ops,
                 kind,
@@ -371,14 +378,30 @@ mod tests {
             json!({
                 "dram_bytes": 67108864.0,
                 "dram": [
-                    {"kernel": "triad", "threads": 2, "bandwidth_write_allocate_Bps": 40e9},
-                    {"kernel": "load", "threads": 2, "bandwidth_write_allocate_Bps": 50e9}
+                    {"kernel": "triad", "threads": 2, "per_thread_bytes": 33554432.0, "bandwidth_write_allocate_Bps": 40e9},
+                    {"kernel": "load", "threads": 2, "per_thread_bytes": 33554432.0, "bandwidth_write_allocate_Bps": 50e9}
                 ],
                 "sweeps": [{"threads": 2, "points": [
                     {"kernel": "copy", "per_thread_bytes": 262144.0, "bandwidth_write_allocate_Bps": 80e9},
                     {"kernel": "copy", "per_thread_bytes": 16384.0, "bandwidth_write_allocate_Bps": 200e9}
                 ]}]
             }),
+        );
+        p.sections.insert(
+            "latency".into(),
+            json!({"line_bytes": 64, "points": [
+                {"size_bytes": 16384, "pages": "4KiB", "latency_s": {"median": 1e-9}},
+                {"size_bytes": 1048576, "pages": "4KiB", "latency_s": {"median": 5e-9}},
+                {"size_bytes": 67108864, "pages": "4KiB", "latency_s": {"median": 100e-9, "ci_lo": 90e-9, "ci_hi": 120e-9}}
+            ]}),
+        );
+        p.sections.insert(
+            "mlp".into(),
+            json!({"points": [{"k": 1, "bandwidth_Bps": 0.64e9}, {"k": 16, "bandwidth_Bps": 6.4e9}]}),
+        );
+        p.sections.insert(
+            "flops".into(),
+            json!({"chain": {"add": {"median": 1e-9, "ci_lo": 0.9e-9, "ci_hi": 1.1e-9}}}),
         );
         p.sections.insert(
             "lock".into(),
@@ -406,19 +429,21 @@ mod tests {
                     flops: 3e6,
                     precision: "f32",
                     ceiling: CeilingKernel::Registers,
+                    isa: None,
                 },
                 Demand::Memory {
-                    bytes: 20e6,
-                    bytes_wa: 24e6,
-                    mix: "triad",
+                    traffic: Traffic::streaming(16e6, 8e6),
                     per_thread_bytes: 64e6,
                 },
             ],
         };
         let pr = predict(&w, &m, 2).unwrap();
-        // 24 MB / 40 GB/s = 600 µs against 3 MFLOP / 100 GFLOP/s = 30 µs.
+        // The DRAM triad's own mix: 32 MB with write-allocate / 40 GB/s =
+        // 800 µs against 3 MFLOP / 100 GFLOP/s = 30 µs. Its stores bind:
+        // 8 MB at the 10 GB/s the triad stored at.
         assert_eq!(pr.binding, "memory bandwidth");
-        assert!((pr.seconds - 600e-6).abs() < 1e-15);
+        assert!((pr.seconds - 800e-6).abs() < 1e-15, "{}", pr.seconds);
+        assert!(pr.terms[1].explain.contains("the write roof binds"));
         assert_eq!(pr.terms.len(), 2);
         assert!((pr.terms[0].seconds - 30e-6).abs() < 1e-15);
     }
@@ -429,21 +454,25 @@ mod tests {
         let m = Machine::new(&p);
         let copy = |per_thread_bytes| Work {
             demands: vec![Demand::Memory {
-                bytes: 8e6,
-                bytes_wa: 8e6,
-                mix: "copy",
+                traffic: Traffic::streaming(4e6, 4e6),
                 per_thread_bytes,
             }],
         };
         let secs = |b| predict(&copy(b), &m, 2).unwrap().seconds;
-        // On the 256 KiB copy point: 80 GB/s.
-        assert!((secs(262144.0) - 100e-6).abs() < 1e-15);
-        // Halfway in log-size between 16 KiB (200 GB/s) and 256 KiB: 140 GB/s.
-        assert!((secs(65536.0) - 8e6 / 140e9).abs() < 1e-12);
-        // Below the sweep: its first point; beyond it: the DRAM figure
-        // (no copy at the DRAM size in this profile, so it is missing).
-        assert!((secs(4096.0) - 8e6 / 200e9).abs() < 1e-15);
-        assert_eq!(predict(&copy(1e6), &m, 2).unwrap_err().fix, "stream");
+        // On the 256 KiB copy point: 12 MB with write-allocate at 80 GB/s.
+        assert!((secs(262144.0) - 150e-6).abs() < 1e-15);
+        // Halfway in log-size between 16 KiB (200 GB/s) and 256 KiB: the
+        // time per byte halfway, 1/(½/200 + ½/80) GB/s.
+        let mid = 1.0 / (0.5 / 200e9 + 0.5 / 80e9);
+        assert!((secs(65536.0) - 12e6 / mid).abs() < 1e-12);
+        // Below the sweep: its first point; towards DRAM, between the copy
+        // point and the DRAM roofs (whose write roof, 10 GB/s from the
+        // triad, gives 400 µs).
+        assert!((secs(4096.0) - 12e6 / 200e9).abs() < 1e-15);
+        assert!(secs(1e6) > 150e-6 && secs(1e6) < 400e-6);
+        assert!((secs(64e6) - 400e-6).abs() < 1e-12);
+        // No sweep on 3 threads: the stream calibration fixes it.
+        assert_eq!(predict(&copy(1e6), &m, 3).unwrap_err().fix, "stream");
     }
 
     #[test]
@@ -511,9 +540,7 @@ mod tests {
         let p = machine();
         let m = Machine::new(&p);
         let memory = Demand::Memory {
-            bytes: 20e6,
-            bytes_wa: 24e6,
-            mix: "triad",
+            traffic: Traffic::streaming(16e6, 8e6),
             per_thread_bytes: 64e6,
         };
         let bin_loop = |kind| Demand::BinLoop {
@@ -527,10 +554,10 @@ mod tests {
                 bin_loop(BinLoopName::Scatter),
             ],
         };
-        // 600 µs of traffic, then 250 + 500 µs of loops, which add to it.
+        // 800 µs of traffic, then 250 + 500 µs of loops, which add to it.
         let pr = predict(&w, &m, 2).unwrap();
         assert_eq!(pr.binding, "memory + load/store");
-        assert!((pr.seconds - 1.35e-3).abs() < 1e-12, "{}", pr.seconds);
+        assert!((pr.seconds - 1.55e-3).abs() < 1e-12, "{}", pr.seconds);
         // Without memory traffic, the loops alone.
         let w = Work {
             demands: vec![bin_loop(BinLoopName::Scatter)],
@@ -584,5 +611,72 @@ mod tests {
         let e = predict(&w, &m, 2).unwrap_err();
         assert_eq!(e.fix, "lock");
         assert!(e.to_string().contains("calibrate --only lock"), "{e}");
+    }
+
+    #[test]
+    fn random_accesses_overlap_k_misses_per_core() {
+        let p = machine();
+        let m = Machine::new(&p);
+        let w = Work {
+            demands: vec![Demand::Random {
+                accesses: RandomAccesses {
+                    lines: 1e6,
+                    region_bytes: 67108864.0,
+                    written: false,
+                },
+                huge_pages: false,
+            }],
+        };
+        // 1e6 lines · 100 ns / (10 misses in flight · 2 threads) = 5 ms,
+        // above the 64 MB of lines at the DRAM read roof (1.28 ms).
+        let pr = predict(&w, &m, 2).unwrap();
+        assert_eq!(pr.binding, "random access");
+        assert!((pr.seconds - 5e-3).abs() < 1e-12, "{}", pr.seconds);
+        // The slow end of the latency's interval: 120 ns.
+        let slow = predict_at(&w, &m, 2, Bound::Slow).unwrap();
+        assert!((slow.seconds - 6e-3).abs() < 1e-12, "{}", slow.seconds);
+    }
+
+    #[test]
+    fn chains_wait_for_each_add() {
+        let p = machine();
+        let m = Machine::new(&p);
+        let w = Work {
+            demands: vec![Demand::Chain {
+                steps_per_thread: 1e6,
+            }],
+        };
+        let secs = |b| predict_at(&w, &m, 2, b).unwrap().seconds;
+        assert!((secs(Bound::Point) - 1e-3).abs() < 1e-12);
+        assert!((secs(Bound::Fast) - 0.9e-3).abs() < 1e-12);
+        assert!((secs(Bound::Slow) - 1.1e-3).abs() < 1e-12);
+        assert!(predict(&w, &m, 2).unwrap().terms[0]
+            .explain
+            .contains("2.0 cycles"));
+    }
+
+    #[test]
+    fn a_built_in_kernel_and_its_description_predict_alike() {
+        use crate::kernels::described::{loop_work, Build};
+        use crate::kernels::fusion::Variant;
+        let p = machine();
+        let m = Machine::new(&p);
+        // 16 MiB per array per thread: DRAM for the kernel's seven arrays
+        // and for the described loop's five alike.
+        let n = 4 << 20;
+        let builtin = predict(&Variant::Fused.work(n, 2), &m, 2).unwrap();
+        let build = Build {
+            line_bytes: 64.0,
+            huge_pages: false,
+            isa: None,
+        };
+        let described = &Variant::Fused.loops(n, 2)[0];
+        let user = predict(&loop_work(described, build), &m, 2).unwrap();
+        assert_eq!(
+            (builtin.seconds, builtin.binding),
+            (user.seconds, user.binding)
+        );
+        let secs = |p: &Prediction| p.terms.iter().map(|t| t.seconds).collect::<Vec<_>>();
+        assert_eq!(secs(&builtin), secs(&user));
     }
 }

@@ -1,0 +1,488 @@
+//! A loop described by its work: the description that `predict kernel`
+//! takes from a user and that every built-in kernel declares (lecture §2.5,
+//! §2.7, §4.3, §4.4).
+//!
+//! One loop of `n` iterations, split evenly and contiguously over `threads`
+//! threads. Per iteration each array is loaded, stored or updated (read and
+//! written back) for `bytes` bytes, contiguously, with a stride, or at one
+//! random element of a region; the iteration does `flops` floating-point
+//! operations, `chain` of which depend on the previous iteration's result.
+//!
+//! From the description alone (no machine), this module derives what the
+//! memory system must move, in whole cache lines:
+//!
+//! | access | lines per iteration | bytes moved per iteration |
+//! |---|---|---|
+//! | contiguous (stride = bytes) | bytes / line | bytes |
+//! | strided, stride S < line | S / line | S (whole lines pass, BYTES/S of each used) |
+//! | strided, stride S ≥ line | ⌈bytes / line⌉ | ⌈bytes / line⌉ · line |
+//! | random over a region | ⌈bytes / line⌉, each a separate miss | ⌈bytes / line⌉ · line |
+//!
+//! A store to a line not read first costs a write-allocate read of it
+//! (§2.7); an update reads the line anyway, so it costs none.
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+/// How an iteration uses an array.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Read only.
+    Load,
+    /// Written without being read: each line is first read for ownership
+    /// (write-allocate) unless the stores are non-temporal.
+    Store,
+    /// Read and written back (`a[i] = f(a[i])`): no extra allocate read.
+    Update,
+}
+
+impl Mode {
+    /// Whether the iteration reads the array.
+    pub fn reads(self) -> bool {
+        self != Mode::Store
+    }
+
+    /// Whether the iteration writes the array.
+    pub fn writes(self) -> bool {
+        self != Mode::Load
+    }
+}
+
+/// Where consecutive iterations find an array's bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Access {
+    /// Iteration i uses the bytes at i·stride (stride = bytes: contiguous).
+    Strided { stride_bytes: f64 },
+    /// Each iteration uses one element at a random place of a region.
+    Random { region_bytes: f64 },
+}
+
+/// One array of the loop.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ArrayUse {
+    pub name: String,
+    pub mode: Mode,
+    /// Bytes of the array one iteration uses.
+    pub bytes: f64,
+    pub access: Access,
+}
+
+/// Floating-point precision of the loop's arithmetic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Precision {
+    #[default]
+    F64,
+    F32,
+}
+
+impl Precision {
+    /// `"f64"` or `"f32"`, as the profile names its ceilings.
+    pub fn name(self) -> &'static str {
+        match self {
+            Precision::F64 => "f64",
+            Precision::F32 => "f32",
+        }
+    }
+}
+
+/// A loop described by its work.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoopKernel {
+    /// Iterations of all threads together.
+    pub n: f64,
+    /// Threads, each running a contiguous n/threads of the iterations.
+    pub threads: usize,
+    pub arrays: Vec<ArrayUse>,
+    /// Floating-point operations per iteration.
+    pub flops: f64,
+    pub precision: Precision,
+    /// Flops per iteration that wait for the previous iteration's result.
+    pub chain: f64,
+}
+
+/// A description that does not describe a loop.
+#[derive(Debug, Clone, Error, PartialEq)]
+pub enum DescriptionError {
+    #[error("{what} must be a finite number > 0, not {value}")]
+    NotPositive { what: String, value: f64 },
+    #[error("{what} must be a whole number, not {value}")]
+    NotWhole { what: String, value: f64 },
+    #[error(
+        "array {name}: the stride ({stride} B) is smaller than the {bytes} B each iteration uses"
+    )]
+    StrideTooSmall {
+        name: String,
+        stride: f64,
+        bytes: f64,
+    },
+    #[error("array {name}: the random region ({region} B) is smaller than one {bytes} B element")]
+    RegionTooSmall {
+        name: String,
+        region: f64,
+        bytes: f64,
+    },
+    #[error(
+        "--chain ({chain}) cannot exceed --flops ({flops}): chained flops are part of the flops"
+    )]
+    ChainAboveFlops { chain: f64, flops: f64 },
+    #[error("--flops and --chain must be finite numbers >= 0")]
+    NegativeFlops,
+    #[error("two arrays are named {0}")]
+    DuplicateName(String),
+    #[error("the loop touches no array and does no flops: describe at least one")]
+    Empty,
+}
+
+fn positive(what: impl Into<String>, value: f64) -> Result<f64, DescriptionError> {
+    if value.is_finite() && value > 0.0 {
+        Ok(value)
+    } else {
+        Err(DescriptionError::NotPositive {
+            what: what.into(),
+            value,
+        })
+    }
+}
+
+/// Bytes a cache level holds and moves per line, for the traffic figures.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Lines {
+    pub line_bytes: f64,
+}
+
+/// What the memory system moves for a loop, over all its iterations.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct Traffic {
+    /// Bytes read by the loop's loads (whole lines for strided access).
+    pub load_bytes: f64,
+    /// Bytes written back by its stores and updates.
+    pub store_bytes: f64,
+    /// Bytes read for ownership before stores (write-allocate).
+    pub allocate_bytes: f64,
+}
+
+impl Traffic {
+    /// Everything the memory bus carries: loads, allocate reads, stores.
+    pub fn bus_bytes(&self) -> f64 {
+        self.load_bytes + self.allocate_bytes + self.store_bytes
+    }
+
+    /// The loop's own count (loads + stores, no allocate reads).
+    pub fn counted_bytes(&self) -> f64 {
+        self.load_bytes + self.store_bytes
+    }
+
+    /// Sum of two traffics.
+    pub fn plus(self, o: Traffic) -> Traffic {
+        Traffic {
+            load_bytes: self.load_bytes + o.load_bytes,
+            store_bytes: self.store_bytes + o.store_bytes,
+            allocate_bytes: self.allocate_bytes + o.allocate_bytes,
+        }
+    }
+
+    /// This traffic scaled by `k`.
+    pub fn times(self, k: f64) -> Traffic {
+        Traffic {
+            load_bytes: self.load_bytes * k,
+            store_bytes: self.store_bytes * k,
+            allocate_bytes: self.allocate_bytes * k,
+        }
+    }
+
+    /// A streaming loop's traffic from the bytes it loads and stores, each
+    /// stored byte costing one allocate read as well.
+    pub fn streaming(load_bytes: f64, store_bytes: f64) -> Traffic {
+        Traffic {
+            load_bytes,
+            store_bytes,
+            allocate_bytes: store_bytes,
+        }
+    }
+}
+
+/// Random accesses of the loop: separate misses served at the latency of
+/// the level that holds the region (§4.3).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct RandomAccesses {
+    /// Lines fetched, all iterations together.
+    pub lines: f64,
+    /// The region the accesses fall in.
+    pub region_bytes: f64,
+    /// Whether the lines are written back too (store or update).
+    pub written: bool,
+}
+
+impl LoopKernel {
+    /// Checks the description; every fault is named as the flags name it.
+    pub fn validate(&self) -> Result<(), DescriptionError> {
+        positive("--n", self.n)?;
+        if self.n.fract() != 0.0 {
+            return Err(DescriptionError::NotWhole {
+                what: "--n".into(),
+                value: self.n,
+            });
+        }
+        positive("--threads", self.threads as f64)?;
+        if !(self.flops.is_finite() && self.flops >= 0.0 && self.chain.is_finite())
+            || self.chain < 0.0
+        {
+            return Err(DescriptionError::NegativeFlops);
+        }
+        if self.chain > self.flops {
+            return Err(DescriptionError::ChainAboveFlops {
+                chain: self.chain,
+                flops: self.flops,
+            });
+        }
+        if self.arrays.is_empty() && self.flops == 0.0 {
+            return Err(DescriptionError::Empty);
+        }
+        for (i, a) in self.arrays.iter().enumerate() {
+            if self.arrays[..i].iter().any(|b| b.name == a.name) {
+                return Err(DescriptionError::DuplicateName(a.name.clone()));
+            }
+            positive(format!("array {}: BYTES", a.name), a.bytes)?;
+            match a.access {
+                Access::Strided { stride_bytes } => {
+                    positive(format!("array {}: stride", a.name), stride_bytes)?;
+                    if stride_bytes < a.bytes {
+                        return Err(DescriptionError::StrideTooSmall {
+                            name: a.name.clone(),
+                            stride: stride_bytes,
+                            bytes: a.bytes,
+                        });
+                    }
+                }
+                Access::Random { region_bytes } => {
+                    positive(format!("array {}: random region", a.name), region_bytes)?;
+                    if region_bytes < a.bytes {
+                        return Err(DescriptionError::RegionTooSmall {
+                            name: a.name.clone(),
+                            region: region_bytes,
+                            bytes: a.bytes,
+                        });
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Streamed traffic (contiguous and strided arrays) of all iterations.
+    pub fn traffic(&self, lines: Lines) -> Traffic {
+        let line = lines.line_bytes;
+        self.arrays
+            .iter()
+            .filter_map(|a| match a.access {
+                Access::Strided { stride_bytes } => {
+                    let moved = if stride_bytes < line {
+                        stride_bytes.max(a.bytes)
+                    } else {
+                        (a.bytes / line).ceil() * line
+                    };
+                    Some(Traffic {
+                        load_bytes: if a.mode.reads() { moved } else { 0.0 },
+                        store_bytes: if a.mode.writes() { moved } else { 0.0 },
+                        allocate_bytes: if a.mode == Mode::Store { moved } else { 0.0 },
+                    })
+                }
+                Access::Random { .. } => None,
+            })
+            .fold(Traffic::default(), Traffic::plus)
+            .times(self.n)
+    }
+
+    /// Random accesses, one entry per randomly accessed array.
+    pub fn random_accesses(&self, lines: Lines) -> Vec<RandomAccesses> {
+        self.arrays
+            .iter()
+            .filter_map(|a| match a.access {
+                Access::Random { region_bytes } => Some(RandomAccesses {
+                    lines: self.n * (a.bytes / lines.line_bytes).ceil(),
+                    region_bytes,
+                    written: a.mode.writes(),
+                }),
+                Access::Strided { .. } => None,
+            })
+            .collect()
+    }
+
+    /// The data one thread keeps in its caches from one pass to the next:
+    /// its share of the streamed arrays (the lines they span) plus every
+    /// random region whole, since any thread may touch any of it.
+    pub fn per_thread_bytes(&self, lines: Lines) -> f64 {
+        let per_thread_iters = self.n / self.threads as f64;
+        self.arrays
+            .iter()
+            .map(|a| match a.access {
+                Access::Strided { stride_bytes } => {
+                    let spanned = if stride_bytes < lines.line_bytes {
+                        stride_bytes
+                    } else {
+                        (a.bytes / lines.line_bytes).ceil() * lines.line_bytes
+                    };
+                    per_thread_iters * spanned
+                }
+                Access::Random { region_bytes } => region_bytes,
+            })
+            .sum()
+    }
+
+    /// The loop's own byte count: every byte an iteration names, once
+    /// (loads + stores, an update counting twice), for its arithmetic
+    /// intensity as the Roofline states it (§4.4).
+    pub fn named_bytes(&self) -> f64 {
+        self.n
+            * self
+                .arrays
+                .iter()
+                .map(|a| a.bytes * if a.mode == Mode::Update { 2.0 } else { 1.0 })
+                .sum::<f64>()
+    }
+
+    /// Flops of all iterations.
+    pub fn total_flops(&self) -> f64 {
+        self.n * self.flops
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LINE: Lines = Lines { line_bytes: 64.0 };
+
+    fn array(name: &str, mode: Mode, bytes: f64, access: Access) -> ArrayUse {
+        ArrayUse {
+            name: name.into(),
+            mode,
+            bytes,
+            access,
+        }
+    }
+
+    fn contiguous(name: &str, mode: Mode) -> ArrayUse {
+        array(name, mode, 8.0, Access::Strided { stride_bytes: 8.0 })
+    }
+
+    fn kernel(arrays: Vec<ArrayUse>) -> LoopKernel {
+        LoopKernel {
+            n: 1000.0,
+            threads: 2,
+            arrays,
+            flops: 2.0,
+            precision: Precision::F64,
+            chain: 0.0,
+        }
+    }
+
+    #[test]
+    fn triad_traffic_counts_the_allocate_read() {
+        let k = kernel(vec![
+            contiguous("a", Mode::Store),
+            contiguous("b", Mode::Load),
+            contiguous("c", Mode::Load),
+        ]);
+        let t = k.traffic(LINE);
+        assert_eq!(t.load_bytes, 16_000.0);
+        assert_eq!(t.store_bytes, 8_000.0);
+        assert_eq!(t.allocate_bytes, 8_000.0);
+        assert_eq!(t.bus_bytes(), 32_000.0);
+        assert_eq!(k.named_bytes(), 24_000.0);
+        assert_eq!(k.per_thread_bytes(LINE), 12_000.0);
+    }
+
+    #[test]
+    fn an_update_reads_and_writes_without_allocate() {
+        let t = kernel(vec![contiguous("a", Mode::Update)]).traffic(LINE);
+        assert_eq!(
+            (t.load_bytes, t.store_bytes, t.allocate_bytes),
+            (8e3, 8e3, 0.0)
+        );
+    }
+
+    #[test]
+    fn strides_move_whole_lines() {
+        let strided = |stride| {
+            kernel(vec![array(
+                "x",
+                Mode::Load,
+                8.0,
+                Access::Strided {
+                    stride_bytes: stride,
+                },
+            )])
+            .traffic(LINE)
+            .load_bytes
+        };
+        assert_eq!(strided(8.0), 8e3);
+        assert_eq!(strided(32.0), 32e3);
+        assert_eq!(strided(64.0), 64e3);
+        assert_eq!(strided(4096.0), 64e3);
+    }
+
+    #[test]
+    fn random_accesses_are_separate_lines() {
+        let k = kernel(vec![
+            contiguous("idx", Mode::Load),
+            array("x", Mode::Load, 8.0, Access::Random { region_bytes: 1e6 }),
+        ]);
+        let r = k.random_accesses(LINE);
+        assert_eq!(r.len(), 1);
+        assert_eq!(r[0].lines, 1000.0);
+        assert!(!r[0].written);
+        assert_eq!(k.traffic(LINE).load_bytes, 8e3);
+        assert_eq!(k.per_thread_bytes(LINE), 4e3 + 1e6);
+    }
+
+    #[test]
+    fn bad_descriptions_are_named() {
+        let mut k = kernel(vec![array(
+            "x",
+            Mode::Load,
+            8.0,
+            Access::Strided { stride_bytes: 4.0 },
+        )]);
+        assert!(matches!(
+            k.validate(),
+            Err(DescriptionError::StrideTooSmall { .. })
+        ));
+        k.arrays = vec![array(
+            "x",
+            Mode::Load,
+            8.0,
+            Access::Random { region_bytes: 4.0 },
+        )];
+        assert!(matches!(
+            k.validate(),
+            Err(DescriptionError::RegionTooSmall { .. })
+        ));
+        k.arrays = vec![contiguous("x", Mode::Load)];
+        k.chain = 3.0;
+        assert!(matches!(
+            k.validate(),
+            Err(DescriptionError::ChainAboveFlops { .. })
+        ));
+        k.chain = 0.0;
+        k.n = 0.0;
+        assert!(k.validate().unwrap_err().to_string().contains("--n"));
+        k.n = 10.5;
+        assert!(matches!(
+            k.validate(),
+            Err(DescriptionError::NotWhole { .. })
+        ));
+        k.n = 10.0;
+        k.arrays.push(contiguous("x", Mode::Store));
+        assert_eq!(
+            k.validate(),
+            Err(DescriptionError::DuplicateName("x".into()))
+        );
+        k.arrays.clear();
+        k.flops = 0.0;
+        assert_eq!(k.validate(), Err(DescriptionError::Empty));
+    }
+}

@@ -1,0 +1,207 @@
+//! `predict kernel`: a user's loop, described by its work, predicted from
+//! the machine profile through the same model as the built-in kernels,
+//! with every term shown; optionally checked against a measured time and
+//! recorded for the Roofline chart.
+
+mod report;
+pub mod spec;
+
+use std::path::PathBuf;
+
+use anyhow::{Context as _, Result};
+use clap::{Args, ValueEnum};
+use models::kernel::{LoopKernel, Precision};
+
+use crate::args::Time;
+use crate::kernels::described::{loop_work, Build};
+use crate::kernels::work::{predict_at, Prediction};
+use crate::loop_figures::Bound;
+use crate::machine::Machine;
+use crate::profiles::DEFAULT_MEASUREMENTS;
+use crate::BadInput;
+use spec::{count_value, parse_array, DescriptionFile};
+
+/// The compute ceiling a loop's code reaches, by the vector width it was
+/// compiled for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Simd {
+    /// The highest ceiling the profile has: code vectorised for the
+    /// widest unit (the Roofline's peak).
+    Widest,
+    Avx512,
+    Avx2,
+    Scalar,
+}
+
+#[derive(Debug, Args)]
+pub struct KernelArgs {
+    /// A JSON description (see data/README.md); flags given as well win,
+    /// and --array adds arrays to the file's.
+    #[arg(long, value_name = "FILE")]
+    pub file: Option<PathBuf>,
+    /// The kernel's name in records and on the Roofline chart.
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Iterations of all threads together.
+    #[arg(long, value_parser = crate::args::number)]
+    pub n: Option<f64>,
+    /// Threads, each running a contiguous n/threads of the iterations (default 1).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// An array the loop uses (repeat the flag).
+    #[arg(long = "array", value_name = "NAME:MODE:BYTES[:stride=S][:random=SIZE]", value_parser = parse_array)]
+    pub arrays: Vec<models::kernel::ArrayUse>,
+    /// Floating-point operations per iteration (default 0).
+    #[arg(long, value_parser = crate::args::number)]
+    pub flops: Option<f64>,
+    /// Precision of the arithmetic (default f64).
+    #[arg(long, value_enum)]
+    pub precision: Option<PrecisionArg>,
+    /// Flops per iteration that wait for the previous iteration's result
+    /// (default 0).
+    #[arg(long, value_parser = crate::args::number)]
+    pub chain: Option<f64>,
+    /// The arrays are backed by 2 MiB pages (random accesses then read the
+    /// huge-page latency curve).
+    #[arg(long)]
+    pub huge_pages: bool,
+    /// Which compute ceiling the loop's code reaches.
+    #[arg(long, value_enum, default_value = "widest")]
+    pub simd: Simd,
+    /// Machine profile written by `calibrate`: a file, or a name under
+    /// data/profiles/.
+    #[arg(long)]
+    pub profile: Option<PathBuf>,
+    /// One JSON object on stdout instead of the worked text.
+    #[arg(long)]
+    pub json: bool,
+    /// A time you measured for one pass of all n iterations (`12.3ms`):
+    /// the prediction's error is shown.
+    #[arg(long, value_parser = crate::args::time)]
+    pub time: Option<Time>,
+    /// With --time: append a record that `predict roofline` draws.
+    #[arg(long, requires = "time")]
+    pub record: bool,
+    /// Folder whose `records.jsonl` --record appends to.
+    #[arg(long, default_value = DEFAULT_MEASUREMENTS)]
+    pub measurements: PathBuf,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PrecisionArg {
+    F64,
+    F32,
+}
+
+/// The description the flags and the file give together.
+fn description(a: &KernelArgs) -> Result<(String, LoopKernel, bool)> {
+    let file = match &a.file {
+        Some(p) => DescriptionFile::read(p)?,
+        None => DescriptionFile::default(),
+    };
+    let n = match (a.n, &file.n) {
+        (Some(n), _) => n,
+        (None, Some(v)) => count_value("n", v)?,
+        (None, None) => {
+            return Err(BadInput(
+                "missing --n: give the loop's iteration count (all threads together)".into(),
+            )
+            .into())
+        }
+    };
+    let number = |flag: Option<f64>, v: &Option<serde_json::Value>, field: &str| match (flag, v) {
+        (Some(x), _) => Ok(x),
+        (None, Some(v)) => count_value(field, v),
+        (None, None) => Ok(0.0),
+    };
+    let mut arrays = file
+        .arrays
+        .iter()
+        .map(|s| parse_array(s).map_err(BadInput))
+        .collect::<Result<Vec<_>, _>>()?;
+    arrays.extend(a.arrays.iter().cloned());
+    let precision = match a.precision {
+        Some(PrecisionArg::F32) => Precision::F32,
+        Some(PrecisionArg::F64) => Precision::F64,
+        None => file.precision.unwrap_or_default(),
+    };
+    let k = LoopKernel {
+        n,
+        threads: a.threads.or(file.threads).unwrap_or(1),
+        arrays,
+        flops: number(a.flops, &file.flops, "flops")?,
+        precision,
+        chain: number(a.chain, &file.chain, "chain")?,
+    };
+    k.validate().map_err(|e| BadInput(e.to_string()))?;
+    let name = a
+        .name
+        .clone()
+        .or(file.name)
+        .unwrap_or_else(|| "kernel".into());
+    Ok((name, k, a.huge_pages || file.huge_pages.unwrap_or(false)))
+}
+
+/// The instruction set whose ceiling `simd` picks on this profile.
+fn isa_of(simd: Simd) -> Option<&'static str> {
+    match simd {
+        Simd::Widest => None,
+        Simd::Avx512 => Some("avx512"),
+        Simd::Avx2 => Some("avx2"),
+        Simd::Scalar => Some("scalar"),
+    }
+}
+
+/// A prediction with its range: the point, and the fastest and slowest
+/// the profile's 95% intervals allow.
+pub struct Ranged {
+    pub point: Prediction,
+    pub lo_s: f64,
+    pub hi_s: f64,
+}
+
+/// Runs `predict kernel`.
+pub fn run(a: &KernelArgs, out: &mut dyn std::io::Write) -> Result<()> {
+    let (name, k, huge_pages) = description(a)?;
+    let (profile, located) =
+        crate::profiles::load_or_default(a.profile.as_deref())?.ok_or_else(|| {
+            BadInput(format!(
+                "no profile at {}: run `calibrate` first, or pass --profile FILE|NAME",
+                crate::profiles::DEFAULT_PROFILE
+            ))
+        })?;
+    let m = Machine::new(&profile);
+    let build = Build {
+        line_bytes: m.line_bytes(),
+        huge_pages,
+        isa: isa_of(a.simd),
+    };
+    let work = loop_work(&k, build);
+    let at = |b| predict_at(&work, &m, k.threads, b).map_err(|e| BadInput(e.to_string()));
+    let ranged = Ranged {
+        point: at(Bound::Point)?,
+        lo_s: at(Bound::Fast)?.seconds,
+        hi_s: at(Bound::Slow)?.seconds,
+    };
+    let measured = a.time.map(|t| t.seconds("time", None)).transpose()?;
+    if let Some(t) = measured {
+        if !(t.is_finite() && t > 0.0) {
+            return Err(BadInput(format!("--time must be a time > 0, not {t}")).into());
+        }
+    }
+    let r = report::Report::new(&name, &k, &m, ranged, measured, &located.label);
+    if a.json {
+        writeln!(out, "{}", serde_json::to_string_pretty(&r.json())?)?;
+    } else {
+        write!(out, "{}", r.text())?;
+    }
+    if a.record {
+        let path = a.measurements.join("records.jsonl");
+        crate::run::record::append_jsonl(&path, &[r.record()?])
+            .with_context(|| format!("appending the record to {}", path.display()))?;
+        if !a.json {
+            writeln!(out, "record appended to {}", path.display())?;
+        }
+    }
+    Ok(())
+}

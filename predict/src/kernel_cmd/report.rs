@@ -1,0 +1,194 @@
+//! What `predict kernel` prints: the description, each term's formula with
+//! the profile figures it used, the prediction with its range, and the
+//! error against a measured time; as text, JSON or a record.
+
+use std::fmt::Write as _;
+
+use anyhow::Result;
+use models::kernel::{Lines, LoopKernel, Traffic};
+use models::stats::Sample;
+use models::units::Si;
+use serde_json::{json, Value};
+
+use super::Ranged;
+use crate::machine::Machine;
+use crate::run::record::{rel_error, Provenance, Record};
+
+/// Everything one prediction of a described loop says.
+pub struct Report {
+    name: String,
+    kernel: LoopKernel,
+    traffic: Traffic,
+    per_thread_bytes: f64,
+    level: String,
+    flops: f64,
+    ranged: Ranged,
+    measured_s: Option<f64>,
+    profile: String,
+    line_bytes: f64,
+}
+
+impl Report {
+    pub fn new(
+        name: &str,
+        k: &LoopKernel,
+        m: &Machine,
+        ranged: Ranged,
+        measured_s: Option<f64>,
+        profile: &str,
+    ) -> Self {
+        let lines = Lines {
+            line_bytes: m.line_bytes(),
+        };
+        let per_thread_bytes = k.per_thread_bytes(lines);
+        Self {
+            name: name.into(),
+            kernel: k.clone(),
+            traffic: k.traffic(lines),
+            per_thread_bytes,
+            level: m.level_of(per_thread_bytes),
+            flops: k.total_flops(),
+            ranged,
+            measured_s,
+            profile: profile.into(),
+            line_bytes: lines.line_bytes,
+        }
+    }
+
+    /// Bytes the loop moves as it counts them (whole lines for strided and
+    /// random access, no write-allocate), the Roofline's denominator.
+    fn bytes(&self) -> f64 {
+        let random: f64 = self
+            .kernel
+            .random_accesses(Lines {
+                line_bytes: self.line_bytes,
+            })
+            .iter()
+            .map(|r| r.lines * self.line_bytes * if r.written { 2.0 } else { 1.0 })
+            .sum();
+        self.traffic.counted_bytes() + random
+    }
+
+    fn ai(&self) -> f64 {
+        let b = self.bytes();
+        if b > 0.0 {
+            self.flops / b
+        } else {
+            f64::INFINITY
+        }
+    }
+
+    /// The worked text.
+    pub fn text(&self) -> String {
+        let k = &self.kernel;
+        let p = &self.ranged.point;
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "{}: {} iterations on {} thread(s), {} flop(s) per iteration ({} chained), {} (profile {})",
+            self.name,
+            k.n,
+            k.threads,
+            k.flops,
+            k.chain,
+            k.precision.name(),
+            self.profile
+        );
+        let _ = writeln!(
+            s,
+            "  working set: {} per thread → {}; traffic: loads {}, stores {}, write-allocate {}; AI = {} FLOP/B",
+            Si(self.per_thread_bytes, "B"),
+            self.level,
+            Si(self.traffic.load_bytes, "B"),
+            Si(self.traffic.store_bytes, "B"),
+            Si(self.traffic.allocate_bytes, "B"),
+            fmt_ai(self.ai())
+        );
+        for t in &p.terms {
+            let _ = writeln!(s, "  {}: {}", t.resource, t.explain);
+            let _ = writeln!(s, "      = {}", Si(t.seconds, "s"));
+        }
+        let _ = writeln!(
+            s,
+            "  predicted: T = max over the terms = {} (95%: {} – {}), bound by {}",
+            Si(p.seconds, "s"),
+            Si(self.ranged.lo_s, "s"),
+            Si(self.ranged.hi_s, "s"),
+            p.binding
+        );
+        if let Some(m) = self.measured_s {
+            let _ = writeln!(
+                s,
+                "  measured: {}; error (predicted − measured)/measured = {:+.1}%",
+                Si(m, "s"),
+                100.0 * rel_error(p.seconds, m)
+            );
+        }
+        s
+    }
+
+    /// The JSON object (SI units, unit in the key).
+    pub fn json(&self) -> Value {
+        let p = &self.ranged.point;
+        json!({
+            "kernel": self.name,
+            "description": self.kernel,
+            "profile": self.profile,
+            "predicted_s": p.seconds,
+            "predicted_lo_s": self.ranged.lo_s,
+            "predicted_hi_s": self.ranged.hi_s,
+            "binding": p.binding,
+            "level": self.level,
+            "per_thread_bytes": self.per_thread_bytes,
+            "flops": self.flops,
+            "bytes": self.bytes(),
+            "ai_flop_per_byte": finite_or_null(self.ai()),
+            "traffic": self.traffic,
+            "terms": p.terms,
+            "measured_s": self.measured_s,
+            "rel_error": self.measured_s.map(|m| rel_error(p.seconds, m)),
+        })
+    }
+
+    /// The record `predict roofline` reads: the measured time as a sample
+    /// of one (its interval is the time itself).
+    pub fn record(&self) -> Result<Record> {
+        let m = self
+            .measured_s
+            .ok_or_else(|| anyhow::anyhow!("a record needs --time"))?;
+        let time = Sample::new(vec![m, m])?.summary();
+        let p = &self.ranged.point;
+        Ok(Record::measured(
+            &self.name,
+            "described",
+            self.kernel.threads,
+            self.kernel.n as u64,
+            &time,
+            self.flops,
+            self.bytes(),
+            Provenance::now(
+                vec![calibrate::sysinfo::SysInfo::read(1).hostname],
+                Some(self.profile.clone()),
+            ),
+        )
+        .predicted(p.seconds, p.binding)
+        .with("predicted_range_s", [self.ranged.lo_s, self.ranged.hi_s])
+        .with("description", &self.kernel))
+    }
+}
+
+fn fmt_ai(ai: f64) -> String {
+    if ai.is_finite() {
+        format!("{ai:.3}")
+    } else {
+        "∞ (no memory traffic)".into()
+    }
+}
+
+fn finite_or_null(x: f64) -> Value {
+    if x.is_finite() {
+        json!(x)
+    } else {
+        Value::Null
+    }
+}

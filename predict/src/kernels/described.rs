@@ -1,0 +1,83 @@
+//! A loop description (`models::kernel::LoopKernel`) as the demands the
+//! one model predicts: compute, streamed traffic, random accesses and
+//! loop-carried chains. `predict kernel` predicts users' loops through
+//! this, with the same terms as the built-in kernels.
+
+use models::kernel::{Lines, LoopKernel, Traffic};
+use models::profile::CeilingKernel;
+
+use super::work::{Demand, Work};
+
+/// How the loop's code was built and its memory given, beyond the
+/// description.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Build {
+    /// Bytes of a cache line on the profiled machine.
+    pub line_bytes: f64,
+    /// The arrays are backed by 2 MiB pages (else 4 KiB).
+    pub huge_pages: bool,
+    /// The instruction set whose compute ceiling applies (`None`: the
+    /// highest the profile has).
+    pub isa: Option<&'static str>,
+}
+
+/// The demands of one pass of `k`'s `n` iterations.
+pub fn loop_work(k: &LoopKernel, build: Build) -> Work {
+    let lines = Lines {
+        line_bytes: build.line_bytes,
+    };
+    let mut demands = Vec::new();
+    if k.flops > 0.0 {
+        demands.push(Demand::Flops {
+            flops: k.total_flops(),
+            precision: k.precision.name(),
+            ceiling: CeilingKernel::Registers,
+            isa: build.isa,
+        });
+    }
+    let traffic = k.traffic(lines);
+    if traffic.bus_bytes() > 0.0 {
+        demands.push(Demand::Memory {
+            traffic,
+            per_thread_bytes: k.per_thread_bytes(lines),
+        });
+    }
+    for accesses in k.random_accesses(lines) {
+        demands.push(Demand::Random {
+            accesses,
+            huge_pages: build.huge_pages,
+        });
+    }
+    if k.chain > 0.0 {
+        demands.push(Demand::Chain {
+            steps_per_thread: k.n / k.threads as f64 * k.chain,
+        });
+    }
+    Work { demands }
+}
+
+/// The demands of loops run one after the other over one working set of
+/// `per_thread_bytes` per thread (a kernel of several passes, caches warm
+/// from the previous run): their flops and their traffic add up.
+pub fn loops_work(loops: &[LoopKernel], build: Build, per_thread_bytes: f64) -> Work {
+    let mut flops: Option<Demand> = None;
+    let mut traffic = Traffic::default();
+    let mut rest = Vec::new();
+    for d in loops.iter().flat_map(|k| loop_work(k, build).demands) {
+        match (d, &mut flops) {
+            (Demand::Flops { flops: f, .. }, Some(Demand::Flops { flops: total, .. })) => {
+                *total += f
+            }
+            (d @ Demand::Flops { .. }, None) => flops = Some(d),
+            (Demand::Memory { traffic: t, .. }, _) => traffic = traffic.plus(t),
+            (other, _) => rest.push(other),
+        }
+    }
+    let memory = (traffic.bus_bytes() > 0.0).then_some(Demand::Memory {
+        traffic,
+        per_thread_bytes,
+    });
+    Work {
+        demands: flops.into_iter().chain(memory).chain(rest).collect(),
+    }
+}

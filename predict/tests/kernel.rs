@@ -1,0 +1,186 @@
+//! `predict kernel`: described loops predicted from a profile, their bad
+//! descriptions refused, measured times compared and recorded.
+
+mod common;
+
+use common::{assert_bad, predict, reference};
+use serde_json::Value;
+
+fn profile() -> String {
+    reference("profile.json").to_str().unwrap().to_string()
+}
+
+fn kernel_json(args: &[&str]) -> Value {
+    let p = profile();
+    let mut all = vec!["kernel", "--profile", p.as_str(), "--json"];
+    all.extend_from_slice(args);
+    let o = predict(&all);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+#[test]
+fn bad_descriptions_name_their_fault() {
+    let base = ["kernel", "--n", "1000"];
+    let with = |extra: &[&'static str]| {
+        let mut v: Vec<&str> = base.to_vec();
+        v.extend_from_slice(extra);
+        v
+    };
+    assert_bad(
+        &with(&["--array", "x:read:8"]),
+        "mode \"read\" does not exist",
+    );
+    assert_bad(
+        &with(&["--array", "x:load:0"]),
+        "BYTES must be a finite number > 0",
+    );
+    assert_bad(&with(&["--array", "x:load:-8"]), "BYTES");
+    assert_bad(
+        &with(&["--array", "x:load:8:stride=4"]),
+        "stride (4 B) is smaller",
+    );
+    assert_bad(
+        &with(&["--array", "x:load:8:random=4"]),
+        "random region (4 B) is smaller",
+    );
+    assert_bad(
+        &with(&["--array", "x:load:8", "--flops", "1", "--chain", "2"]),
+        "--chain (2) cannot exceed --flops (1)",
+    );
+    assert_bad(&["kernel", "--array", "x:load:8"], "missing --n");
+    assert_bad(
+        &["kernel", "--n", "0", "--array", "x:load:8"],
+        "--n must be",
+    );
+    assert_bad(
+        &with(&["--threads", "0", "--array", "x:load:8"]),
+        "--threads",
+    );
+    assert_bad(&with(&[]), "touches no array and does no flops");
+    assert_bad(
+        &with(&["--array", "x:load:8", "--array", "x:store:8"]),
+        "two arrays are named x",
+    );
+    assert_bad(
+        &["kernel", "--file", "no/such/description.json"],
+        "cannot read the description",
+    );
+}
+
+#[test]
+fn the_json_carries_the_prediction_its_range_and_terms() {
+    let d = kernel_json(&[
+        "--n",
+        "1e6",
+        "--array",
+        "x:load:8",
+        "--array",
+        "y:store:8",
+        "--flops",
+        "2",
+    ]);
+    let p = d["predicted_s"].as_f64().unwrap();
+    let (lo, hi) = (
+        d["predicted_lo_s"].as_f64().unwrap(),
+        d["predicted_hi_s"].as_f64().unwrap(),
+    );
+    assert!(lo <= p && p <= hi, "{lo} {p} {hi}");
+    assert_eq!(d["binding"], "memory bandwidth");
+    assert!(d["level"].is_string());
+    // 2 flops over 16 bytes named per iteration.
+    assert_eq!(d["ai_flop_per_byte"].as_f64().unwrap(), 0.125);
+    let terms = d["terms"].as_array().unwrap();
+    assert_eq!(terms.len(), 2);
+    let max = terms
+        .iter()
+        .map(|t| t["seconds"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    assert_eq!(max, p);
+    // Write-allocate: one 8-byte read per stored element.
+    assert_eq!(d["traffic"]["allocate_bytes"].as_f64().unwrap(), 8e6);
+}
+
+#[test]
+fn more_traffic_takes_longer_and_strides_move_whole_lines() {
+    let secs = |args: &[&str]| kernel_json(args)["predicted_s"].as_f64().unwrap();
+    let dense = secs(&["--n", "1e6", "--array", "x:load:8"]);
+    let strided = secs(&["--n", "1e6", "--array", "x:load:8:stride=64"]);
+    // Eight times the lines, and a working set eight times as large.
+    assert!(strided > 7.0 * dense, "{dense} {strided}");
+    let four = secs(&["--n", "1e6", "--threads", "4", "--array", "x:load:8"]);
+    assert!(four < dense, "{dense} {four}");
+}
+
+#[test]
+fn a_description_file_and_flags_agree() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("triad.json");
+    std::fs::write(
+        &file,
+        r#"{"name": "triad", "n": "1e6", "threads": 1,
+            "arrays": ["a:store:8", "b:load:8", "c:load:8"], "flops": 2}"#,
+    )
+    .unwrap();
+    let from_file = kernel_json(&["--file", file.to_str().unwrap()]);
+    let from_flags = kernel_json(&[
+        "--n",
+        "1e6",
+        "--array",
+        "a:store:8",
+        "--array",
+        "b:load:8",
+        "--array",
+        "c:load:8",
+        "--flops",
+        "2",
+    ]);
+    assert_eq!(from_file["predicted_s"], from_flags["predicted_s"]);
+    assert_eq!(from_file["kernel"], "triad");
+    std::fs::write(&file, r#"{"n": 10, "arays": []}"#).unwrap();
+    assert_bad(
+        &["kernel", "--file", file.to_str().unwrap()],
+        "unknown field `arays`",
+    );
+}
+
+#[test]
+fn a_measured_time_gives_the_error_and_a_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = profile();
+    let o = predict(&[
+        "kernel",
+        "--profile",
+        &p,
+        "--name",
+        "my-sum",
+        "--n",
+        "1e6",
+        "--array",
+        "x:load:8",
+        "--flops",
+        "1",
+        "--time",
+        "2ms",
+        "--record",
+        "--measurements",
+        dir.path().to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(text.contains("measured: 2.00 ms"), "{text}");
+    assert!(
+        text.contains("error (predicted − measured)/measured"),
+        "{text}"
+    );
+    let records = std::fs::read_to_string(dir.path().join("records.jsonl")).unwrap();
+    let r: Value = serde_json::from_str(records.lines().next().unwrap()).unwrap();
+    assert_eq!(r["kernel"], "my-sum");
+    assert_eq!(r["measured_s"].as_f64().unwrap(), 2e-3);
+    assert_eq!(r["flops"].as_f64().unwrap(), 1e6);
+    assert_eq!(r["bytes"].as_f64().unwrap(), 8e6);
+    assert!(r["predicted_s"].as_f64().unwrap() > 0.0);
+    // --record without --time says what to add.
+    let o = predict(&["kernel", "--n", "10", "--array", "x:load:8", "--record"]);
+    assert_eq!(o.status.code(), Some(2));
+}

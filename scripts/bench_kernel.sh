@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Accuracy of `predict kernel` on loops the toolkit does not contain: each
+# loop of scripts/loops.c (plain C, gcc -O3 -march=native -fopenmp) is
+# timed, then described to `predict kernel` with its measured time, on 1
+# and all threads, at a cache size and a DRAM size. Prints one row per case
+# and the median and largest |error|.
+#
+#   bash scripts/bench_kernel.sh [--profile FILE|NAME] [--calibrate] [--save FILE]
+#
+# --calibrate first runs `calibrate --quick` into a fresh profile, right
+# before the loops (on a shared machine the figures drift within minutes).
+# --save writes the rows as CSV.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/env.sh
+
+profile=data/profile.json
+save=""
+fresh=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --profile) profile="$2"; shift 2 ;;
+    --save) save="$2"; shift 2 ;;
+    --calibrate) fresh=1; shift ;;
+    *) echo "bench_kernel: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+
+cargo build --release -q -p predict -p calibrate
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+gcc -O3 -march=native -fopenmp scripts/loops.c -o "$work/loops"
+if [ "$fresh" = 1 ]; then
+  profile="$work/profile.json"
+  target/release/calibrate --quick --out "$profile" >/dev/null
+fi
+cpus=$(nproc)
+echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); profile: $profile"
+
+# name | loop | n (cache) | n (DRAM) | region bytes (cache, DRAM; gather only) | description
+cases=(
+  "sum-chain|sum-chain|16384|33554432|0 0|--array x:load:8 --flops 1 --chain 1"
+  "sum|sum|16384|33554432|0 0|--array x:load:8 --flops 1"
+  "axpy|axpy|8192|16777216|0 0|--array y:update:8 --array x:load:8 --flops 2"
+  "stride8|stride8|2048|4194304|0 0|--array x:load:8:stride=64 --flops 1"
+  "gather|gather|16384|16777216|131072 268435456|--array idx:load:4 --array x:load:8:random=REGION --flops 1"
+  "triad|triad|4096|16777216|0 0|--array y:store:8 --array x:load:8 --array z:load:8 --flops 2"
+  "poly16|poly16|8192|16777216|0 0|--array x:load:8 --array y:store:8 --flops 32"
+)
+
+rows="$work/rows.csv"
+echo "loop,size,threads,n,measured_s,predicted_s,rel_error,binding,level" > "$rows"
+printf '%-10s %-6s %3s %10s %12s %12s %8s  %s\n' loop size thr n measured predicted error binding
+for c in "${cases[@]}"; do
+  IFS='|' read -r name loop n_cache n_dram regions desc <<< "$c"
+  read -r r_cache r_dram <<< "$regions"
+  for size in cache DRAM; do
+    if [ "$size" = cache ]; then n=$n_cache; region=$r_cache; else n=$n_dram; region=$r_dram; fi
+    for threads in 1 "$cpus"; do
+      measured=$(OMP_NUM_THREADS=$threads OMP_PROC_BIND=close OMP_PLACES=cores \
+        "$work/loops" "$loop" "$n" "$region" | awk '{print $4}')
+      # shellcheck disable=SC2086
+      json=$(target/release/predict kernel --profile "$profile" --name "$name" \
+        --n "$n" --threads "$threads" ${desc//REGION/$region} --time "${measured}s" --json)
+      line=$(python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+print("{},{},{},{}".format(d["predicted_s"], d["rel_error"], d["binding"], d["level"]))
+' "$json")
+      IFS=',' read -r predicted err binding level <<< "$line"
+      echo "$name,$size,$threads,$n,$measured,$predicted,$err,$binding,$level" >> "$rows"
+      printf '%-10s %-6s %3s %10s %12.4g %12.4g %+7.1f%%  %s (%s)\n' "$name" "$size" "$threads" "$n" \
+        "$measured" "$predicted" "$(python3 -c "print(100*$err)")" "$binding" "$level"
+    done
+  done
+done
+python3 - "$rows" <<'EOF'
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+errs = [abs(float(r["rel_error"])) for r in rows]
+worst = max(rows, key=lambda r: abs(float(r["rel_error"])))
+print(f"{len(rows)} cases: median |error| {100*statistics.median(errs):.1f}% (target <= 20%), "
+      f"largest {100*max(errs):.1f}% ({worst['loop']} {worst['size']} {worst['threads']} thr; target <= 35%)")
+EOF
+if [ -n "$save" ]; then cp "$rows" "$save"; echo "rows written to $save"; fi
