@@ -1,0 +1,368 @@
+//! The model's terms on hand-computed cases of a synthetic machine.
+
+use super::*;
+use models::profile::{ComputeCeiling, MemoryLevel, Profile, Provenance};
+use models::Estimate;
+use serde_json::json;
+
+/// A synthetic machine: 100 GFLOP/s f32 peak and a 40 GFLOP/s f64
+/// dgemm ceiling on 2 threads, DRAM triad 40 GB/s and loads 50 GB/s
+/// with write-allocate, an L2-sized copy point at 80 GB/s, a 1 MiB
+/// cache, 50 ns line transfers, increments of 0.5 ns alone on a line
+/// and 12 ns (2 threads) or 30 ns (4) sharing one, local sums of
+/// 0.75 ns per step, counting-sort loops of 0.25 ns (histogram) and
+/// 0.5 ns (scatter) per item, 2 GHz, a mutex around a 5 ns critical
+/// section at 10 ns per op alone and 20 ns contended, around an empty
+/// one at 8 and 14 ns, and spread mutexes 12 ns per op alone and 20 ns
+/// per thread on 2 threads (a 16 ns line migration).
+fn machine() -> Profile {
+    let mut p = Profile::new(Provenance {
+        clock_hz: Some(2e9),
+        logical_cpus: 2,
+        ..Default::default()
+    });
+    p.ceilings.push(ComputeCeiling {
+        name: "f32 fma".into(),
+        precision: "f32".into(),
+        isa: "avx2".into(),
+        fma: true,
+        threads: 2,
+        flops: Estimate::exact(100e9),
+        kernel: CeilingKernel::Registers,
+    });
+    p.ceilings.push(ComputeCeiling {
+        name: "f64 dgemm".into(),
+        precision: "f64".into(),
+        isa: "avx2".into(),
+        fma: true,
+        threads: 2,
+        flops: Estimate::exact(40e9),
+        kernel: CeilingKernel::Dgemm,
+    });
+    p.levels.push(MemoryLevel {
+        name: "L2".into(),
+        size_bytes: Some(1048576.0),
+        latency_s: None,
+        bandwidth_1t_Bps: None,
+        bandwidth_Bps: None,
+    });
+    p.summary.core_to_core_latency_s = Some(50e-9);
+    p.sections.insert(
+        "c2c".into(),
+        json!({"increments": {
+            "own_line": {"threads": 2, "per_increment_s": {"median": 0.5e-9}},
+            "shared_line": [
+                {"threads": 2, "per_increment_s": {"median": 12e-9}},
+                {"threads": 4, "per_increment_s": {"median": 30e-9}}
+            ],
+            "local": {"threads": 2, "per_step_s": {"median": 0.75e-9}},
+            "histogram": {"threads": 2, "bins": 256, "per_item_s": {"median": 0.25e-9}},
+            "scatter": {"threads": 2, "bins": 256, "per_item_s": {"median": 0.5e-9}}
+        }}),
+    );
+    p.sections.insert(
+        "stream".into(),
+        json!({
+            "dram_bytes": 67108864.0,
+            "dram": [
+                {"kernel": "triad", "threads": 2, "per_thread_bytes": 33554432.0, "bandwidth_write_allocate_Bps": 40e9},
+                {"kernel": "load", "threads": 2, "per_thread_bytes": 33554432.0, "bandwidth_write_allocate_Bps": 50e9}
+            ],
+            "sweeps": [{"threads": 2, "points": [
+                {"kernel": "copy", "per_thread_bytes": 262144.0, "bandwidth_write_allocate_Bps": 80e9},
+                {"kernel": "copy", "per_thread_bytes": 16384.0, "bandwidth_write_allocate_Bps": 200e9}
+            ]}]
+        }),
+    );
+    p.sections.insert(
+        "latency".into(),
+        json!({"line_bytes": 64, "points": [
+            {"size_bytes": 16384, "pages": "4KiB", "latency_s": {"median": 1e-9}},
+            {"size_bytes": 1048576, "pages": "4KiB", "latency_s": {"median": 5e-9}},
+            {"size_bytes": 67108864, "pages": "4KiB", "latency_s": {"median": 100e-9, "ci_lo": 90e-9, "ci_hi": 120e-9}}
+        ]}),
+    );
+    p.sections.insert(
+        "mlp".into(),
+        json!({"points": [{"k": 1, "bandwidth_Bps": 0.64e9}, {"k": 16, "bandwidth_Bps": 6.4e9}]}),
+    );
+    p.sections.insert(
+        "flops".into(),
+        json!({"chain": {"add": {"median": 1e-9, "ci_lo": 0.9e-9, "ci_hi": 1.1e-9}}}),
+    );
+    p.sections.insert(
+        "lock".into(),
+        json!({"critical_steps": 4, "step_s": 1.25e-9, "kinds": [{"kind": "mutex", "points": [
+            {"threads": 1, "oversubscribed": false, "throughput_ops": {"median": 1e8}},
+            {"threads": 2, "oversubscribed": false, "throughput_ops": {"median": 5e7}}
+        ]}, {"kind": "mutex_empty", "points": [
+            {"threads": 1, "oversubscribed": false, "throughput_ops": {"median": 1.25e8}},
+            {"threads": 2, "oversubscribed": false, "throughput_ops": {"median": 1.0 / 14e-9}}
+        ]}, {"kind": "mutex_spread", "points": [
+            {"threads": 1, "oversubscribed": false, "throughput_ops": {"median": 1.0 / 12e-9}},
+            {"threads": 2, "oversubscribed": false, "throughput_ops": {"median": 1e8}}
+        ]}]}),
+    );
+    p
+}
+
+#[test]
+fn bandwidth_bound_stream_uses_the_dram_triad() {
+    let p = machine();
+    let m = Machine::new(&p);
+    let w = Work {
+        demands: vec![
+            Demand::Flops {
+                flops: 3e6,
+                precision: "f32",
+                ceiling: CeilingKernel::Registers,
+                isa: None,
+            },
+            Demand::Memory {
+                traffic: Traffic::streaming(16e6, 8e6),
+                per_thread_bytes: 64e6,
+            },
+        ],
+    };
+    let pr = predict(&w, &m, 2).unwrap();
+    // The DRAM triad's own mix: 32 MB with write-allocate / 40 GB/s =
+    // 800 µs against 3 MFLOP / 100 GFLOP/s = 30 µs. Its stores bind:
+    // 8 MB at the 10 GB/s the triad stored at.
+    assert_eq!(pr.binding, "memory bandwidth");
+    assert!((pr.seconds - 800e-6).abs() < 1e-15, "{}", pr.seconds);
+    assert!(pr.terms[1].explain.contains("the write roof binds"));
+    assert_eq!(pr.terms.len(), 2);
+    assert!((pr.terms[0].seconds - 30e-6).abs() < 1e-15);
+}
+
+#[test]
+fn working_sets_inside_the_sweep_read_its_curve() {
+    let p = machine();
+    let m = Machine::new(&p);
+    let copy = |per_thread_bytes| Work {
+        demands: vec![Demand::Memory {
+            traffic: Traffic::streaming(4e6, 4e6),
+            per_thread_bytes,
+        }],
+    };
+    let secs = |b| predict(&copy(b), &m, 2).unwrap().seconds;
+    // On the 256 KiB copy point: 12 MB with write-allocate at 80 GB/s.
+    assert!((secs(262144.0) - 150e-6).abs() < 1e-15);
+    // Halfway in log-size between 16 KiB (200 GB/s) and 256 KiB: the
+    // time per byte halfway, 1/(½/200 + ½/80) GB/s.
+    let mid = 1.0 / (0.5 / 200e9 + 0.5 / 80e9);
+    assert!((secs(65536.0) - 12e6 / mid).abs() < 1e-12);
+    // Below the sweep: its first point; towards DRAM, between the copy
+    // point and the DRAM roofs (whose write roof, 10 GB/s from the
+    // triad, gives 400 µs).
+    assert!((secs(4096.0) - 12e6 / 200e9).abs() < 1e-15);
+    assert!(secs(1e6) > 150e-6 && secs(1e6) < 400e-6);
+    assert!((secs(64e6) - 400e-6).abs() < 1e-12);
+    // No sweep on 3 threads: the stream calibration fixes it.
+    assert_eq!(predict(&copy(1e6), &m, 3).unwrap_err().fix, "stream");
+}
+
+#[test]
+fn locks_line_transfers_and_chains() {
+    let p = machine();
+    let m = Machine::new(&p);
+    let section = |lanes, data_lines, critical_s| Work {
+        demands: vec![Demand::Lock {
+            ops: 1e6,
+            kind: LockKindName::Mutex,
+            lanes,
+            critical_s,
+            data_lines,
+        }],
+    };
+    let lock = |lanes, data_lines| section(lanes, data_lines, 5e-9);
+    let pr = predict(&lock(1.0, 0.0), &m, 2).unwrap();
+    assert_eq!(pr.binding, "lock");
+    assert!((pr.seconds - 20e-3).abs() < 1e-12);
+    let secs = |w: Work| predict(&w, &m, 2).unwrap().seconds;
+    // Shorter and longer critical sections: t_p = 14 ns + 6 ns · cs/5 ns.
+    assert!((secs(section(1.0, 0.0, 0.0)) - 14e-3).abs() < 1e-12);
+    assert!((secs(section(1.0, 0.0, 2.5e-9)) - 17e-3).abs() < 1e-12);
+    assert!((secs(section(1.0, 0.0, 10e-9)) - 26e-3).abs() < 1e-12);
+    // 256 locks: the threads in parallel, each acquisition finding the
+    // lock's line at the other core half the time: (10 + ½·16) ns / 2.
+    assert!((secs(lock(256.0, 0.0)) - 9e-3).abs() < 1e-12);
+    // One data line besides the lock's, migrating after each hand-off.
+    assert!((secs(lock(1.0, 1.0)) - 36e-3).abs() < 1e-12);
+    // 2 sharers: the measured 12 ns per increment; more sharers than
+    // threads count as the threads; one counter per line: 0.5 ns.
+    let inc = |sharers| Work {
+        demands: vec![Demand::Increments {
+            per_thread: 1e6,
+            sharers,
+        }],
+    };
+    let fs = predict(&inc(2.0), &m, 2).unwrap();
+    assert_eq!(fs.binding, "line transfers");
+    assert!((fs.seconds - 12e-3).abs() < 1e-12);
+    assert!(fs.terms[0].explain.contains("lecture's bound"));
+    assert!((predict(&inc(8.0), &m, 2).unwrap().seconds - 12e-3).abs() < 1e-12);
+    assert!((predict(&inc(1.0), &m, 2).unwrap().seconds - 0.5e-3).abs() < 1e-12);
+    // 3 sharers on 4 threads: the nearest measured count (a tie goes
+    // to the first measured, 2).
+    assert!((predict(&inc(3.0), &m, 4).unwrap().seconds - 12e-3).abs() < 1e-12);
+    // A local sum: 1e6 steps of 0.75 ns, 1.5 cycles at 2 GHz.
+    let local = Work {
+        demands: vec![Demand::LocalSum {
+            steps_per_thread: 1e6,
+        }],
+    };
+    let pr = predict(&local, &m, 2).unwrap();
+    assert_eq!(pr.binding, "local sum");
+    assert!((pr.seconds - 0.75e-3).abs() < 1e-12);
+    assert!(
+        pr.terms[0].explain.contains("1.50 cycles"),
+        "{}",
+        pr.terms[0].explain
+    );
+}
+
+#[test]
+fn sort_loops_add_to_the_memory_time() {
+    let p = machine();
+    let m = Machine::new(&p);
+    let memory = Demand::Memory {
+        traffic: Traffic::streaming(16e6, 8e6),
+        per_thread_bytes: 64e6,
+    };
+    let bin_loop = |kind| Demand::BinLoop {
+        kind,
+        items_per_thread: 1e6,
+    };
+    let w = Work {
+        demands: vec![
+            memory.clone(),
+            bin_loop(BinLoopName::Histogram),
+            bin_loop(BinLoopName::Scatter),
+        ],
+    };
+    // 800 µs of traffic, then 250 + 500 µs of loops, which add to it.
+    let pr = predict(&w, &m, 2).unwrap();
+    assert_eq!(pr.binding, "memory + load/store");
+    assert!((pr.seconds - 1.55e-3).abs() < 1e-12, "{}", pr.seconds);
+    // Without memory traffic, the loops alone.
+    let w = Work {
+        demands: vec![bin_loop(BinLoopName::Scatter)],
+    };
+    assert!((predict(&w, &m, 2).unwrap().seconds - 0.5e-3).abs() < 1e-12);
+    // A profile from before the loops were calibrated: c2c fixes it.
+    let mut old = machine();
+    old.sections.get_mut("c2c").unwrap()["increments"]
+        .as_object_mut()
+        .unwrap()
+        .remove("scatter");
+    let e = predict(&w, &Machine::new(&old), 2).unwrap_err();
+    assert_eq!(e.fix, "c2c");
+}
+
+#[test]
+fn matmul_runs_at_the_dgemm_ceiling() {
+    let p = machine();
+    let m = Machine::new(&p);
+    // n = 2000 on 2 threads: 1.6e10 FLOP / 40 GFLOP/s = 0.4 s; its
+    // memory (8n²·5 = 160 MB loaded from DRAM at 50 GB/s) takes 3.2 ms.
+    let pr = predict(&crate::kernels::matmul::work(2000, 2), &m, 2).unwrap();
+    assert_eq!(pr.binding, "compute");
+    assert!((pr.seconds - 0.4).abs() < 1e-12, "{}", pr.seconds);
+    assert!((pr.terms[1].seconds - 3.2e-3).abs() < 1e-12);
+    assert!(pr.terms[0].explain.contains("f64 dgemm"));
+    // Without a dgemm ceiling there is no prediction, and flops fixes it.
+    let mut p = machine();
+    p.ceilings.retain(|c| c.kernel != CeilingKernel::Dgemm);
+    let e = predict(&crate::kernels::matmul::work(2000, 2), &Machine::new(&p), 2).unwrap_err();
+    assert_eq!(e.fix, "flops");
+    assert!(
+        e.to_string().contains("f64 dgemm ceiling on 2 thread(s)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn missing_figures_say_which_calibration_fixes_them() {
+    let p = Profile::new(Provenance::default());
+    let m = Machine::new(&p);
+    let w = Work {
+        demands: vec![Demand::Lock {
+            ops: 1.0,
+            kind: LockKindName::Mutex,
+            lanes: 1.0,
+            critical_s: 0.0,
+            data_lines: 0.0,
+        }],
+    };
+    let e = predict(&w, &m, 2).unwrap_err();
+    assert_eq!(e.fix, "lock");
+    assert!(e.to_string().contains("calibrate --only lock"), "{e}");
+}
+
+#[test]
+fn random_accesses_overlap_k_misses_per_core() {
+    let p = machine();
+    let m = Machine::new(&p);
+    let w = Work {
+        demands: vec![Demand::Random {
+            accesses: RandomAccesses {
+                lines: 1e6,
+                region_bytes: 67108864.0,
+                written: false,
+            },
+            huge_pages: false,
+        }],
+    };
+    // 1e6 lines · 100 ns / (10 misses in flight · 2 threads) = 5 ms,
+    // above the 64 MB of lines at the DRAM read roof (1.28 ms).
+    let pr = predict(&w, &m, 2).unwrap();
+    assert_eq!(pr.binding, "random access");
+    assert!((pr.seconds - 5e-3).abs() < 1e-12, "{}", pr.seconds);
+    // The slow end of the latency's interval: 120 ns.
+    let slow = predict_at(&w, &m, 2, Bound::Slow).unwrap();
+    assert!((slow.seconds - 6e-3).abs() < 1e-12, "{}", slow.seconds);
+}
+
+#[test]
+fn chains_wait_for_each_add() {
+    let p = machine();
+    let m = Machine::new(&p);
+    let w = Work {
+        demands: vec![Demand::Chain {
+            steps_per_thread: 1e6,
+        }],
+    };
+    let secs = |b| predict_at(&w, &m, 2, b).unwrap().seconds;
+    assert!((secs(Bound::Point) - 1e-3).abs() < 1e-12);
+    assert!((secs(Bound::Fast) - 0.9e-3).abs() < 1e-12);
+    assert!((secs(Bound::Slow) - 1.1e-3).abs() < 1e-12);
+    assert!(predict(&w, &m, 2).unwrap().terms[0]
+        .explain
+        .contains("2.0 cycles"));
+}
+
+#[test]
+fn a_built_in_kernel_and_its_description_predict_alike() {
+    use crate::kernels::described::{loop_work, Build};
+    use crate::kernels::fusion::Variant;
+    let p = machine();
+    let m = Machine::new(&p);
+    // 16 MiB per array per thread: DRAM for the kernel's seven arrays
+    // and for the described loop's five alike.
+    let n = 4 << 20;
+    let builtin = predict(&Variant::Fused.work(n, 2), &m, 2).unwrap();
+    let build = Build {
+        line_bytes: 64.0,
+        huge_pages: false,
+        isa: None,
+    };
+    let described = &Variant::Fused.loops(n, 2)[0];
+    let user = predict(&loop_work(described, build), &m, 2).unwrap();
+    assert_eq!(
+        (builtin.seconds, builtin.binding),
+        (user.seconds, user.binding)
+    );
+    let secs = |p: &Prediction| p.terms.iter().map(|t| t.seconds).collect::<Vec<_>>();
+    assert_eq!(secs(&builtin), secs(&user));
+}
