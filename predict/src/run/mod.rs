@@ -123,7 +123,8 @@ pub fn load_profile(explicit: Option<&Path>) -> anyhow::Result<ProfileSource> {
         },
         None => ProfileSource::Absent {
             note: format!(
-                "no profile at {DEFAULT_PROFILE}, so no predictions: create it with `calibrate` and `mpirun -np 2 calibrate --only pingpong`, or pass --profile FILE|NAME"
+                "{}; without one the kernels run with no predictions",
+                crate::profiles::no_default_profile()
             ),
         },
     })
