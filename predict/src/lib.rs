@@ -55,7 +55,12 @@ pub fn run(cli: &Cli, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
             model,
         } => {
             let figures = eval::Figures::load(profile.as_deref())?;
-            let d = eval::evaluate(model, &figures)?;
+            let mut d = eval::evaluate(model, &figures)?;
+            for (typed, unit) in args::take_bare() {
+                d.note(format!(
+                    "the bare number {typed} has no unit: read as {typed} {unit} (SI base unit)"
+                ));
+            }
             if *json {
                 writeln!(out, "{}", serde_json::to_string_pretty(&d.to_json())?)?;
             } else {
