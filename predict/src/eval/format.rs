@@ -71,6 +71,10 @@ pub fn q(v: f64, unit: &str) -> String {
     if unit == "B" && v.fract() == 0.0 && v.abs() < 1e7 {
         return format!("{v} B");
     }
+    // Seconds take no multiple prefix: 1800 s, not 1.8 ks.
+    if unit == "s" && v.abs() >= 1.0 {
+        return format!("{} s", plain(v));
+    }
     let a = v.abs();
     match PREFIXES.iter().find(|(s, _)| a >= *s * 0.99995) {
         Some((s, p)) if a / s < 1e4 => format!("{} {p}{unit}", plain(v / s)),
@@ -129,5 +133,6 @@ mod tests {
         assert_eq!(show(32768.0, "B"), "32768 B (32 KiB)");
         assert_eq!(show(64.0, "B"), "64 B");
         assert_eq!(show(1200.0, "s"), "1200 s (20 min)");
+        assert_eq!(q(1800.0, "s"), "1800 s");
     }
 }

@@ -7,6 +7,7 @@ pub mod derivation;
 mod figures;
 mod format;
 mod laws;
+pub mod lecture;
 mod locality;
 mod more;
 
@@ -50,6 +51,9 @@ pub enum Model {
     OfficeHours(contention::OfficeHoursArgs),
     /// Global lock, bucket locks or data-parallel binning (thought question 3).
     Binning(contention::BinningArgs),
+    /// Every worked example of the lecture: its figure beside the computed
+    /// one, each slip marked with its reason.
+    Lecture,
     /// Pipeline latency and throughput (§2.1).
     Pipeline(more::PipelineArgs),
     /// Overhead + occupancy + network delay − overlap (§2.2).
@@ -90,6 +94,10 @@ fn dispatch(model: &Model, figures: &Figures) -> anyhow::Result<Derivation> {
         Model::Queue(a) => contention::queue(a),
         Model::OfficeHours(a) => contention::office_hours(a),
         Model::Binning(a) => contention::binning(a, figures),
+        Model::Lecture => Err(crate::BadInput(
+            "the lecture table is not one derivation: use `predict eval lecture`".into(),
+        )
+        .into()),
         Model::Pipeline(a) => more::pipeline(a),
         Model::Overlap(a) => more::overlap(a),
         Model::RidgeBlock(a) => more::ridge_block(a, figures),

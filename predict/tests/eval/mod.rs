@@ -191,3 +191,37 @@ fn every_flag_given_is_an_input() {
         }
     }
 }
+
+#[test]
+fn the_lecture_table_marks_its_slips() {
+    let out = predict(&["eval", "lecture", "--json"]);
+    assert!(out.status.success());
+    let j: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    let rows = j["examples"].as_array().expect("examples");
+    assert!(rows.len() >= 30, "{} examples", rows.len());
+    let slip = |what: &str| {
+        rows.iter()
+            .find(|r| r["example"].as_str().is_some_and(|e| e.contains(what)))
+            .unwrap_or_else(|| panic!("no example {what}"))
+            .clone()
+    };
+    for (what, lecture, computed) in [
+        ("Amdahl f = 1 %", 39.4, 39.26),
+        ("P where communication", 1575.0, 1571.0),
+        ("the last one's time", 1380.0, 1800.0),
+        ("loads per element", 3.0, 6.0),
+        ("split into one-element", 36.0, 2302.0),
+    ] {
+        let r = slip(what);
+        assert_eq!(r["agrees"], false, "{r}");
+        assert_eq!(r["lecture"].as_f64(), Some(lecture));
+        let c = r["computed"].as_f64().unwrap();
+        assert!((c - computed).abs() <= 5e-3 * computed, "{r}");
+        assert!(r["why"].as_str().is_some_and(|w| w.len() > 20), "{r}");
+    }
+    assert_eq!(slip("T(32 KiB)")["agrees"], true);
+    assert_eq!(j["slips"], rows.iter().filter(|r| r["agrees"] == false).count());
+    let text = predict(&["eval", "lecture"]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("lecture 39.4 | computed") && text.contains("slip:"), "{text}");
+}
