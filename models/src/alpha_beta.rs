@@ -136,7 +136,8 @@ pub fn bytes_for_fraction(net: &AlphaBeta, fraction: f64) -> Result<f64> {
         return Err(crate::ModelError::OutOfRange {
             name: "fraction",
             value: f,
-            accepted: "strictly between 0 and 1 (the full bandwidth is reached only at infinite size)",
+            accepted:
+                "strictly between 0 and 1 (the full bandwidth is reached only at infinite size)",
         });
     }
     Ok(f * net.t0_s * net.bandwidth_bps / (1.0 - f))

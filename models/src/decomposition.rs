@@ -159,7 +159,10 @@ mod tests {
             assert_eq!(c.comm_elems, 0.0, "{a:?}");
             assert_eq!(c.compute_elems, 4096.0 * 4096.0);
         }
-        assert_eq!(side_edge_traffic(4096.0, 1.0, 64.0, 4.0).unwrap(), (0.0, 0.0));
+        assert_eq!(
+            side_edge_traffic(4096.0, 1.0, 64.0, 4.0).unwrap(),
+            (0.0, 0.0)
+        );
     }
 
     #[test]

@@ -54,7 +54,12 @@ pub fn is_measured(p: &Provenance) -> bool {
 /// same host name. An empty field on either side is unknown and does not
 /// count as a difference.
 pub fn difference(a: &MachineId, b: &MachineId) -> Option<String> {
-    let norm = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
+    let norm = |s: &str| {
+        s.split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .to_lowercase()
+    };
     let differs = |x: &str, y: &str| {
         let (x, y) = (norm(x), norm(y));
         !x.is_empty() && !y.is_empty() && x != y
@@ -125,6 +130,9 @@ mod tests {
         assert_eq!(profile_warning("textbook", &p, &here), None);
         p.command = "calibrate --out data/profile.json".into();
         let w = profile_warning("data/profile.json", &p, &here).unwrap();
-        assert!(w.contains("not on this machine") && !w.contains('\n'), "{w}");
+        assert!(
+            w.contains("not on this machine") && !w.contains('\n'),
+            "{w}"
+        );
     }
 }

@@ -269,13 +269,32 @@ mod tests {
         let fs = false_sharing(16.0, 100.0, 64.0).unwrap();
         assert_eq!(fs.sharers_per_line, 2.0);
         assert_eq!(fs.transfers_per_write, 0.5);
-        assert_eq!(false_sharing(16.0, 24.0, 64.0).unwrap().sharers_per_line, 3.0);
-        assert_eq!(false_sharing(16.0, 128.0, 64.0).unwrap().sharers_per_line, 1.0);
-        assert_eq!(false_sharing(1.0, 100.0, 64.0).unwrap().sharers_per_line, 1.0);
-        assert_eq!(false_sharing(2.0, 24.0, 64.0).unwrap().sharers_per_line, 2.0);
+        assert_eq!(
+            false_sharing(16.0, 24.0, 64.0).unwrap().sharers_per_line,
+            3.0
+        );
+        assert_eq!(
+            false_sharing(16.0, 128.0, 64.0).unwrap().sharers_per_line,
+            1.0
+        );
+        assert_eq!(
+            false_sharing(1.0, 100.0, 64.0).unwrap().sharers_per_line,
+            1.0
+        );
+        assert_eq!(
+            false_sharing(2.0, 24.0, 64.0).unwrap().sharers_per_line,
+            2.0
+        );
         assert!(false_sharing(2.0, 2.5, 64.0).is_err());
         // Brute force over bytes agrees.
-        for (t, e) in [(16u64, 100u64), (7, 24), (9, 40), (5, 200), (16, 16), (3, 96)] {
+        for (t, e) in [
+            (16u64, 100u64),
+            (7, 24),
+            (9, 40),
+            (5, 200),
+            (16, 16),
+            (3, 96),
+        ] {
             let mut per_line = std::collections::HashMap::new();
             for i in 0..t {
                 for line in (i * e) / 64..=((i + 1) * e - 1) / 64 {

@@ -151,9 +151,11 @@ fn section(at: &str, v: &Value) -> Result<(), ProfileError> {
             for (k, x) in m {
                 let field = format!("{at}.{k}");
                 if let Some(f) = x.as_f64() {
-                    let rate = [".", "_"]
-                        .iter()
-                        .any(|sep| ["Bps", "flops", "hz"].iter().any(|u| k.ends_with(&format!("{sep}{u}")) || k == u));
+                    let rate = [".", "_"].iter().any(|sep| {
+                        ["Bps", "flops", "hz"]
+                            .iter()
+                            .any(|u| k.ends_with(&format!("{sep}{u}")) || k == u)
+                    });
                     if rate {
                         positive(&field, f)?;
                     } else {
@@ -219,7 +221,10 @@ mod tests {
         let mut p = good();
         p.levels[0].latency_s = Some(Estimate::new(1.2e-9, 1.3e-9, 1.4e-9));
         let e = validate(&p).unwrap_err().to_string();
-        assert!(e.contains("levels[0] (L1).latency_s") && e.contains("lo"), "{e}");
+        assert!(
+            e.contains("levels[0] (L1).latency_s") && e.contains("lo"),
+            "{e}"
+        );
         let mut p = good();
         p.provenance.clock_hz = Some(0.0);
         assert!(validate(&p)

@@ -172,7 +172,10 @@ fn every_model_evaluates_in_text_and_json() {
             &["queue", "--arrival-rate", "5", "--service-rate", "10"],
             &[],
         ),
-        (&["office-hours"], &[("/totals_s/4", 1800.0), ("/waits_s/4", 1200.0)]),
+        (
+            &["office-hours"],
+            &[("/totals_s/4", 1800.0), ("/waits_s/4", 1200.0)],
+        ),
         (
             &[
                 "binning",

@@ -101,13 +101,7 @@ pub fn alpha_beta(a: &AlphaBetaArgs, f: &Figures) -> anyhow::Result<Derivation> 
             "",
         );
     }
-    d.num(
-        "message_rate_per_s",
-        "1 / T(n) without pipelining (pipelined: 1/occupancy)",
-        format!("1 / {}", q(one, "s")),
-        net.unpipelined_rate(n),
-        "msg/s",
-    );
+    message_rate(&mut d, &net, n, one);
     Ok(d)
 }
 
@@ -150,21 +144,26 @@ pub fn little(a: &LittleArgs, f: &Figures) -> anyhow::Result<Derivation> {
         .input_opt("outstanding", a.outstanding, "")
         .input_opt("clock_hz", a.clock, "Hz");
     if let Some(b) = bandwidth {
-        d.absent(None, "bandwidth_Bps", "B = MLP·line / L", "the bandwidth is given");
+        d.absent(
+            None,
+            "bandwidth_Bps",
+            "B = MLP·line / L",
+            "the bandwidth is given",
+        );
         d.num(
             "outstanding_lines",
             "MLP = B·L / line",
-            format!(
-                "{} · {} / {}",
-                q(b, "B/s"),
-                q(l, "s"),
-                q(line, "B")
-            ),
+            format!("{} · {} / {}", q(b, "B/s"), q(l, "s"), q(line, "B")),
             outstanding_lines(b, l, line)?,
             "",
         );
     } else if let Some(k) = a.outstanding {
-        d.absent(None, "outstanding_lines", "MLP = B·L / line", "the concurrency is given");
+        d.absent(
+            None,
+            "outstanding_lines",
+            "MLP = B·L / line",
+            "the concurrency is given",
+        );
         d.num(
             "bandwidth_Bps",
             "B = MLP·line / L",
@@ -226,30 +225,9 @@ pub fn stencil(a: &StencilArgs, f: &Figures) -> anyhow::Result<Derivation> {
     );
     let t0 = f.time(&mut d, a.t0, "t0", "mpi_t0_s", a.clock)?;
     let bandwidth = f.value(&mut d, a.bandwidth, "bandwidth", "mpi_bandwidth_Bps", "B/s")?;
-    let upd = match a.update_time {
-        Some(t) => t.seconds("update-time", f.clock(&mut d, t, a.clock))?,
-        None => {
-            let (bw, name) = f.summary("update-time", "stream_triad_1t_Bps")?;
-            d.note(format!(
-                "--update-time {} / {} = {} from the profile {name}: the tiled 5-point stencil's traffic per update (§4.4) over summary.stream_triad_1t_Bps",
-                q(UPDATE_BYTES, "B"),
-                q(bw, "B/s"),
-                q(UPDATE_BYTES / bw, "s")
-            ));
-            UPDATE_BYTES / bw
-        }
-    };
+    let upd = update_time(a, f, &mut d)?;
     let net = AlphaBeta::new(t0, bandwidth)?;
-    models::error::count("n", a.n)?;
-    models::error::count("p", a.p)?;
-    if !a.weak && a.p > a.n {
-        return Err(crate::BadInput(format!(
-            "--p {} exceeds --n {}: 1D blocked rows give each processor at least one whole row (use P <= N)",
-            plain(a.p),
-            plain(a.n)
-        ))
-        .into());
-    }
+    check_grid(a)?;
     let s = GhostStencil::new(a.n, upd, a.elem_bytes, a.messages, net, a.overlap)?;
     let pt = if a.weak { s.weak(a.p)? } else { s.strong(a.p)? };
     d.input("n", a.n, "")
@@ -262,18 +240,7 @@ pub fn stencil(a: &StencilArgs, f: &Figures) -> anyhow::Result<Derivation> {
         .flag("overlap", a.overlap)
         .flag("weak", a.weak)
         .input_opt("clock_hz", a.clock, "Hz");
-    let n_at_p = "N(P) = N·√P (weak scaling)";
-    if a.weak {
-        d.num(
-            "n_at_p",
-            n_at_p,
-            format!("{} · √{}", plain(a.n), plain(a.p)),
-            pt.n,
-            "",
-        );
-    } else {
-        d.absent(None, "n_at_p", n_at_p, "strong scaling: N stays fixed");
-    }
+    grid_at_p(&mut d, a, pt.n);
     d.num(
         "compute_s",
         "T_comp = (N/P)·N·t_update",
@@ -288,7 +255,10 @@ pub fn stencil(a: &StencilArgs, f: &Figures) -> anyhow::Result<Derivation> {
         "s",
     );
     let (comm_formula, comm_sub) = if a.p == 1.0 {
-        ("T_comm = 0 (one processor exchanges no rows)", "0 s".to_string())
+        (
+            "T_comm = 0 (one processor exchanges no rows)",
+            "0 s".to_string(),
+        )
     } else {
         (
             "T_comm = k·T0 + 2·N·elem/B",
@@ -319,16 +289,41 @@ pub fn stencil(a: &StencilArgs, f: &Figures) -> anyhow::Result<Derivation> {
         pt.time_s,
         "s",
     );
+    stencil_results(&mut d, a, &s, &pt, upd)?;
+    Ok(d)
+}
+
+/// The time per update: `--update-time`, else 8 B over the profile's
+/// one-thread triad bandwidth (noted in `d`).
+fn update_time(a: &StencilArgs, f: &Figures, d: &mut Derivation) -> anyhow::Result<f64> {
+    Ok(match a.update_time {
+        Some(t) => t.seconds("update-time", f.clock(d, t, a.clock))?,
+        None => {
+            let (bw, name) = f.summary("update-time", "stream_triad_1t_Bps")?;
+            d.note(format!(
+                "--update-time {} / {} = {} from the profile {name}: the tiled 5-point stencil's traffic per update (§4.4) over summary.stream_triad_1t_Bps",
+                q(UPDATE_BYTES, "B"),
+                q(bw, "B/s"),
+                q(UPDATE_BYTES / bw, "s")
+            ));
+            UPDATE_BYTES / bw
+        }
+    })
+}
+
+/// Speed-up, efficiency and the crossover of the ghost-row stencil.
+fn stencil_results(
+    d: &mut Derivation,
+    a: &StencilArgs,
+    s: &GhostStencil,
+    pt: &models::stencil::ScalingPoint,
+    upd: f64,
+) -> anyhow::Result<()> {
     let t1 = s.strong(1.0)?.time_s;
     let (sp, sp_sub) = if a.weak {
         (
             "S = P·T(1)/T(P) (scaled)",
-            format!(
-                "{}·{} / {}",
-                plain(a.p),
-                q(t1, "s"),
-                q(pt.time_s, "s")
-            ),
+            format!("{}·{} / {}", plain(a.p), q(t1, "s"), q(pt.time_s, "s")),
         )
     } else {
         (
@@ -365,5 +360,47 @@ pub fn stencil(a: &StencilArgs, f: &Figures) -> anyhow::Result<Derivation> {
             "",
         );
     }
-    Ok(d)
+    Ok(())
+}
+
+/// Messages per second without pipelining (§2.1, §2.2).
+fn message_rate(d: &mut Derivation, net: &AlphaBeta, n: f64, one: f64) {
+    d.num(
+        "message_rate_per_s",
+        "1 / T(n) without pipelining (pipelined: 1/occupancy)",
+        format!("1 / {}", q(one, "s")),
+        net.unpipelined_rate(n),
+        "msg/s",
+    );
+}
+
+/// Whole N and P, and P ≤ N for strong scaling (a whole row per processor).
+fn check_grid(a: &StencilArgs) -> anyhow::Result<()> {
+    models::error::count("n", a.n)?;
+    models::error::count("p", a.p)?;
+    if !a.weak && a.p > a.n {
+        return Err(crate::BadInput(format!(
+            "--p {} exceeds --n {}: 1D blocked rows give each processor at least one whole row (use P <= N)",
+            plain(a.p),
+            plain(a.n)
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+/// The grid side at P: N·√P under weak scaling, not evaluated under strong.
+fn grid_at_p(d: &mut Derivation, a: &StencilArgs, n_at_p: f64) {
+    let formula = "N(P) = N·√P (weak scaling)";
+    if a.weak {
+        d.num(
+            "n_at_p",
+            formula,
+            format!("{} · √{}", plain(a.n), plain(a.p)),
+            n_at_p,
+            "",
+        );
+    } else {
+        d.absent(None, "n_at_p", formula, "strong scaling: N stays fixed");
+    }
 }

@@ -4,8 +4,7 @@ use clap::Args;
 use models::binning::{costs, BinningInputs, Strategy};
 use models::contention::{
     combining as combine, office_hours as visits, per_bucket_time_s, queue as queue_model,
-    SerializedLock,
-    Service,
+    SerializedLock, Service,
 };
 
 use super::derivation::{plain, q, Derivation};
@@ -58,12 +57,7 @@ pub fn lock(a: &LockArgs, f: &Figures) -> anyhow::Result<Derivation> {
     d.num(
         "saturation_threads",
         "(t_crit + t_work) / t_crit",
-        format!(
-            "({} + {}) / {}",
-            q(tc, "s"),
-            q(tw, "s"),
-            q(tc, "s")
-        ),
+        format!("({} + {}) / {}", q(tc, "s"), q(tw, "s"), q(tc, "s")),
         l.saturation_threads(),
         "",
     );

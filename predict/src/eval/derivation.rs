@@ -132,7 +132,13 @@ impl Derivation {
         value: f64,
         unit: &'static str,
     ) -> f64 {
-        self.push(group, key, formula, substituted, Answer::Number(value, unit));
+        self.push(
+            group,
+            key,
+            formula,
+            substituted,
+            Answer::Number(value, unit),
+        );
         value
     }
 
@@ -356,7 +362,9 @@ mod tests {
     #[test]
     fn groups_nest_in_json() {
         let mut d = Derivation::new("demo", "demo");
-        d.input("n", 4.0, "").flag("weak", false).input_opt("k", None, "");
+        d.input("n", 4.0, "")
+            .flag("weak", false)
+            .input_opt("k", None, "");
         d.num("a", "a = n", "4".into(), 4.0, "");
         d.grouped(Some("g"), "b", "b = 2n", "2·4".into(), 8.0, "B");
         d.verdict("bound", "which", "4 < 8".into(), "memory");

@@ -91,7 +91,9 @@ pub fn show(v: f64, unit: &str) -> String {
         "B" if v.fract() == 0.0 && v.abs() < 1e15 => BINARY
             .iter()
             .find(|(f, _)| v.abs() >= *f && v % f == 0.0)
-            .map_or(base.clone(), |(f, u)| format!("{base} ({} {u})", plain(v / f))),
+            .map_or(base.clone(), |(f, u)| {
+                format!("{base} ({} {u})", plain(v / f))
+            }),
         "s" if v.abs() >= 60.0 && v.is_finite() => format!("{base} ({} min)", plain(v / 60.0)),
         _ => base,
     }

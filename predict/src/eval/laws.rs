@@ -37,7 +37,13 @@ pub fn amdahl(a: &AmdahlArgs) -> anyhow::Result<Derivation> {
     );
     let limit = amdahl_limit(f)?;
     if limit.is_finite() {
-        d.num("limit", "1/f (P → ∞)", format!("1 / {}", plain(f)), limit, "");
+        d.num(
+            "limit",
+            "1/f (P → ∞)",
+            format!("1 / {}", plain(f)),
+            limit,
+            "",
+        );
     } else {
         d.absent(
             None,
@@ -231,7 +237,11 @@ pub fn roofline(a: &RooflineArgs, f: &Figures) -> anyhow::Result<Derivation> {
         Bound::Memory => "memory",
         Bound::Compute => "compute",
     };
-    let cmp = if at.bound == Bound::Memory { "<" } else { "≥" };
+    let cmp = if at.bound == Bound::Memory {
+        "<"
+    } else {
+        "≥"
+    };
     d.verdict(
         "bound",
         "memory if AI < I_ridge, else compute",

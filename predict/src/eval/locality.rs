@@ -77,7 +77,12 @@ pub fn assignment(a: &AssignmentArgs) -> anyhow::Result<Derivation> {
                 "",
             );
         } else {
-            d.absent(g, "arithmetic_intensity", intensity, "no communication: unbounded");
+            d.absent(
+                g,
+                "arithmetic_intensity",
+                intensity,
+                "no communication: unbounded",
+            );
         }
         if kind == Assignment::Blocked2D {
             side_edges(&mut d, a, (px, py))?;
@@ -207,17 +212,7 @@ pub fn fusion(a: &FusionArgs) -> anyhow::Result<Derivation> {
             d.absent(g, "time_s", time, "give --elements and --bandwidth");
         }
     }
-    d.num(
-        "speedup_bound",
-        "bytes(three-pass) / bytes(fused)",
-        format!(
-            "{} / {}",
-            q(three_pass().bytes(e, wa), "B"),
-            q(FUSED.bytes(e, wa), "B")
-        ),
-        three_pass().bytes(e, wa) / FUSED.bytes(e, wa),
-        "",
-    );
+    fusion_bound(&mut d, e, wa);
     Ok(d)
 }
 
@@ -242,14 +237,7 @@ pub struct TilingArgs {
 }
 
 pub fn tiling(a: &TilingArgs) -> anyhow::Result<Derivation> {
-    if a.tile_elems > a.row_elems {
-        return Err(crate::BadInput(format!(
-            "--tile-elems {} is wider than the row ({}): a tile must fit in the grid",
-            plain(a.tile_elems),
-            plain(a.row_elems)
-        ))
-        .into());
-    }
+    check_tile(a)?;
     let mut d = Derivation::new(
         "tiling",
         "5-point stencil traffic, row-major against tiled (lecture §2.7.1, §3.3)",
@@ -356,8 +344,14 @@ pub fn false_sharing(a: &FalseSharingArgs) -> anyhow::Result<Derivation> {
         "false-sharing",
         "false sharing of per-thread data (lecture §2.7.4, §3.4, thought question 2)",
     );
-    let tt = a.line_transfer.map(|t| t.seconds("line-transfer", None)).transpose()?;
-    let tl = a.local_write.map(|t| t.seconds("local-write", None)).transpose()?;
+    let tt = a
+        .line_transfer
+        .map(|t| t.seconds("line-transfer", None))
+        .transpose()?;
+    let tl = a
+        .local_write
+        .map(|t| t.seconds("local-write", None))
+        .transpose()?;
     d.input("threads", a.threads, "")
         .input("elem_bytes", a.elem_bytes, "B")
         .input("line_bytes", a.line_bytes, "B")
@@ -403,6 +397,20 @@ pub fn false_sharing(a: &FalseSharingArgs) -> anyhow::Result<Derivation> {
         fs.padded_bytes,
         "B",
     );
+    sharing_time(&mut d, a, &fs, tt, tl)?;
+    Ok(d)
+}
+
+/// The time of the writes, shared and padded (§3.4), when the writes and
+/// both latencies are given.
+fn sharing_time(
+    d: &mut Derivation,
+    a: &FalseSharingArgs,
+    fs: &models::locality::FalseSharing,
+    tt: Option<f64>,
+    tl: Option<f64>,
+) -> anyhow::Result<()> {
+    let s = fs.sharers_per_line;
     let time = "s·writes·((s−1)/s·t_transfer + t_local) (a shared line is a serial resource)";
     let padded = "writes·t_local (one writer per line)";
     if let (Some(w), Some(tt), Some(tl)) = (a.writes, tt, tl) {
@@ -417,7 +425,7 @@ pub fn false_sharing(a: &FalseSharingArgs) -> anyhow::Result<Derivation> {
                 q(tt, "s"),
                 q(tl, "s")
             ),
-            false_sharing_time_s(&fs, w, tt, tl)?,
+            false_sharing_time_s(fs, w, tt, tl)?,
             "s",
         );
         let own = sharing(a.threads, a.line_bytes, a.line_bytes)?;
@@ -433,5 +441,33 @@ pub fn false_sharing(a: &FalseSharingArgs) -> anyhow::Result<Derivation> {
         d.absent(None, "time_s", time, why);
         d.absent(None, "padded_time_s", padded, why);
     }
-    Ok(d)
+    Ok(())
+}
+
+/// A tile no wider than the row.
+fn check_tile(a: &TilingArgs) -> Result<(), crate::BadInput> {
+    if a.tile_elems > a.row_elems {
+        return Err(crate::BadInput(format!(
+            "--tile-elems {} is wider than the row ({}): a tile must fit in the grid",
+            plain(a.tile_elems),
+            plain(a.row_elems)
+        )));
+    }
+    Ok(())
+}
+
+/// The bound on fusion's speed-up for a bandwidth-bound loop: the ratio of
+/// the bytes moved (§2.7.2).
+fn fusion_bound(d: &mut Derivation, e: f64, wa: bool) {
+    d.num(
+        "speedup_bound",
+        "bytes(three-pass) / bytes(fused)",
+        format!(
+            "{} / {}",
+            q(three_pass().bytes(e, wa), "B"),
+            q(FUSED.bytes(e, wa), "B")
+        ),
+        three_pass().bytes(e, wa) / FUSED.bytes(e, wa),
+        "",
+    );
 }

@@ -33,9 +33,15 @@ pub struct PipelineArgs {
 }
 
 pub fn pipeline(a: &PipelineArgs) -> anyhow::Result<Derivation> {
-    let mut d = Derivation::new("pipeline", "pipelining: latency against throughput (lecture §2.1)");
+    let mut d = Derivation::new(
+        "pipeline",
+        "pipelining: latency against throughput (lecture §2.1)",
+    );
     let t = a.stage_time.seconds("stage-time", a.clock)?;
-    let slow = a.slowest_stage.map(|s| s.seconds("slowest-stage", a.clock)).transpose()?;
+    let slow = a
+        .slowest_stage
+        .map(|s| s.seconds("slowest-stage", a.clock))
+        .transpose()?;
     let p = pipe(a.stages, t, a.items, slow)?;
     let ts = slow.map_or(t, |s| s.max(t));
     d.input("stages", a.stages, "")
@@ -60,7 +66,12 @@ pub fn pipeline(a: &PipelineArgs) -> anyhow::Result<Derivation> {
     d.num(
         "time_s",
         "T = L + (items − 1)·t_slowest",
-        format!("{} + ({} − 1)·{}", q(p.latency_s, "s"), plain(a.items), q(ts, "s")),
+        format!(
+            "{} + ({} − 1)·{}",
+            q(p.latency_s, "s"),
+            plain(a.items),
+            q(ts, "s")
+        ),
         p.time_s,
         "s",
     );
@@ -207,10 +218,7 @@ pub struct MlpArgs {
 }
 
 pub fn mlp(a: &MlpArgs, f: &Figures) -> anyhow::Result<Derivation> {
-    let mut d = Derivation::new(
-        "mlp",
-        "memory-level parallelism per core (lecture §4.3)",
-    );
+    let mut d = Derivation::new("mlp", "memory-level parallelism per core (lecture §4.3)");
     let l = f.time(&mut d, a.latency, "latency", "dram_latency_s", a.clock)?;
     let bw = f.value(&mut d, a.bandwidth, "bandwidth", "stream_triad_Bps", "B/s")?;
     let line = a.line_bytes;
@@ -283,14 +291,27 @@ pub fn message_size(a: &MessageSizeArgs, f: &Figures) -> anyhow::Result<Derivati
     d.num(
         "bytes",
         "n = f·T0·B / (1 − f) (from n/(T0 + n/B) = f·B)",
-        format!("{}·{}·{} / (1 − {})", plain(a.fraction), q(t0, "s"), q(b, "B/s"), plain(a.fraction)),
+        format!(
+            "{}·{}·{} / (1 − {})",
+            plain(a.fraction),
+            q(t0, "s"),
+            q(b, "B/s"),
+            plain(a.fraction)
+        ),
         n,
         "B",
     );
     d.num(
         "check_fraction",
         "(n / (T0 + n/B)) / B",
-        format!("({} / ({} + {} / {})) / {}", q(n, "B"), q(t0, "s"), q(n, "B"), q(b, "B/s"), q(b, "B/s")),
+        format!(
+            "({} / ({} + {} / {})) / {}",
+            q(n, "B"),
+            q(t0, "s"),
+            q(n, "B"),
+            q(b, "B/s"),
+            q(b, "B/s")
+        ),
         net.fraction_of_peak(n),
         "",
     );

@@ -42,7 +42,7 @@ pub fn bytes_needed(kernel: &str, size: Option<usize>, threads: usize) -> f64 {
 pub fn budget(max_memory: Option<f64>, ram_bytes: u64) -> Result<(f64, String), BadInput> {
     let ram = ram_bytes as f64;
     match max_memory {
-        Some(b) if !(b > 0.0) => Err(BadInput(format!(
+        Some(b) if b.is_nan() || b <= 0.0 => Err(BadInput(format!(
             "--max-memory {b} is not accepted: it must be a size > 0, e.g. 4GiB"
         ))),
         Some(b) if ram > 0.0 && b > ram => Err(BadInput(format!(
@@ -88,8 +88,17 @@ mod tests {
 
     #[test]
     fn a_huge_fusion_is_refused_with_both_figures() {
-        let e = check("fusion", Some(99_999_999_999), 2, (4.0 * 1073741824.0, "test")).unwrap_err();
-        assert!(e.0.contains("fusion kernel needs") && e.0.contains("4 GiB"), "{e}");
+        let e = check(
+            "fusion",
+            Some(99_999_999_999),
+            2,
+            (4.0 * 1073741824.0, "test"),
+        )
+        .unwrap_err();
+        assert!(
+            e.0.contains("fusion kernel needs") && e.0.contains("4 GiB"),
+            "{e}"
+        );
         assert!(!e.0.contains('\n'));
         check("fusion", Some(1 << 20), 2, (4.0 * 1073741824.0, "test")).unwrap();
     }
@@ -100,7 +109,10 @@ mod tests {
         assert_eq!(bytes_needed("matmul", Some(100), 4), 240000.0);
         assert_eq!(bytes_needed("binning", Some(10), 1), 400.0);
         // Default stencil: rows of 2 Mi f32, 4 + 6 rows, two bands, 2 threads.
-        assert_eq!(bytes_needed("stencil", None, 2), 2.0 * 2.0 * 4.0 * 10.0 * 2097152.0);
+        assert_eq!(
+            bytes_needed("stencil", None, 2),
+            2.0 * 2.0 * 4.0 * 10.0 * 2097152.0
+        );
         assert!(bytes_needed("false-sharing", Some(1 << 30), 2) < 1e6);
     }
 

@@ -58,7 +58,6 @@ impl Parser {
         }
     }
 
-
     fn eat(&mut self, s: &str) -> bool {
         self.ws();
         let n = s.chars().count();
@@ -214,7 +213,7 @@ impl Parser {
                 let u = format!("{p}{b}");
                 if let Some(r) = spaced.strip_prefix(&u) {
                     let n = u.chars().count();
-                    if ends_word(r) && best.is_none_or(|(m, _)| n > m) {
+                    if ends_word(r) && !matches!(best, Some((m, _)) if m >= n) {
                         best = Some((n, pf * bf));
                     }
                 }
@@ -234,7 +233,10 @@ impl Parser {
 fn the_evaluator_reads_the_work() {
     let close = |s: &str, v: f64| {
         let got = eval(s).unwrap();
-        assert!((got - v).abs() <= 1e-9 * v.abs().max(1e-30), "{s}: {got} vs {v}");
+        assert!(
+            (got - v).abs() <= 1e-9 * v.abs().max(1e-30),
+            "{s}: {got} vs {v}"
+        );
     };
     close("2 µs + 32768 B / 6.4 GB/s", 2e-6 + 32768.0 / 6.4e9);
     close("1·(2 µs + 4 B / 6.4 GB/s)", 2e-6 + 4.0 / 6.4e9);
