@@ -13,7 +13,8 @@ Environment variables:
   the working directory and from this file to the folder holding
   ``Cargo.toml`` and ``data/``).
 * ``PERFMODEL_PROFILE``: the machine profile the notebooks read (default:
-  ``data/profile.json``).
+  ``data/profile.json``, which ``calibrate`` writes for this machine; when it
+  does not exist, the sample ``data/profiles/dev-vm.json``, with a warning).
 * ``NOTEBOOK_RESULTS``: where CSV files and figures go (default:
   ``<repo>/results/notebooks``; ``results/`` is not tracked by git).
 """
@@ -171,11 +172,27 @@ def eval_model(model: str, **options):
     return json.loads(predict(*args))
 
 
+SAMPLE_PROFILE = "data/profiles/dev-vm.json"
+
+
 def profile_path(path=None) -> Path:
     """The profile to read: PATH, else ``PERFMODEL_PROFILE``, else
-    ``data/profile.json`` (relative paths are from the repository root)."""
-    path = Path(path or os.environ.get("PERFMODEL_PROFILE") or "data/profile.json")
-    return path if path.is_absolute() else ROOT / path
+    ``data/profile.json`` (relative paths are from the repository root).
+    ``data/profile.json`` is not tracked by git: without it (no
+    ``calibrate`` run yet) the sample profile is read instead, and a warning
+    says so."""
+    chosen = path or os.environ.get("PERFMODEL_PROFILE")
+    path = Path(chosen or "data/profile.json")
+    path = path if path.is_absolute() else ROOT / path
+    if not chosen and not path.exists():
+        import warnings
+
+        warnings.warn(
+            f"no data/profile.json (run `calibrate` to measure this machine): "
+            f"reading the sample profile {SAMPLE_PROFILE}, measured on another machine"
+        )
+        path = ROOT / SAMPLE_PROFILE
+    return path
 
 
 def load_profile(path=None) -> dict:

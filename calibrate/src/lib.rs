@@ -26,6 +26,7 @@ pub mod bench;
 pub mod cli;
 pub mod clock;
 pub mod config;
+pub mod exit;
 pub mod kernels;
 pub mod levels;
 pub mod mem;

@@ -8,10 +8,9 @@ use calibrate::UsageError;
 use clap::Parser;
 
 fn main() -> ExitCode {
-    // A bug must still end in one line, not a backtrace.
-    std::panic::set_hook(Box::new(|info| {
-        eprintln!("error: internal error (please report): {info}");
-    }));
+    // A bug must still end in one line, not a backtrace; a closed pipe
+    // ends quietly.
+    calibrate::exit::install();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -30,6 +29,7 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e) if calibrate::exit::is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => fail(&format!("{e:#}"), if e.is::<UsageError>() { 2 } else { 1 }),
     }
 }

@@ -127,6 +127,22 @@ pub fn cost_s(time_s: f64, overlap_s: f64) -> Result<f64> {
     Ok(time_s - overlap_s)
 }
 
+/// Message size at which the effective bandwidth n/T(n) reaches the
+/// fraction `f` of B (§2.2, §4.1): n/(T0 + n/B) = f·B gives
+/// n = f·T0·B / (1 − f); f = 1/2 is the half-peak size T0·B.
+pub fn bytes_for_fraction(net: &AlphaBeta, fraction: f64) -> Result<f64> {
+    let f = crate::error::fraction("fraction", fraction)?;
+    if f >= 1.0 || f <= 0.0 {
+        return Err(crate::ModelError::OutOfRange {
+            name: "fraction",
+            value: f,
+            accepted:
+                "strictly between 0 and 1 (the full bandwidth is reached only at infinite size)",
+        });
+    }
+    Ok(f * net.t0_s * net.bandwidth_bps / (1.0 - f))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

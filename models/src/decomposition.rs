@@ -51,10 +51,19 @@ pub fn process_grid(p: u64) -> (u64, u64) {
 /// - 2D blocked on a px×py grid: compute N²/P, communication 2·N/px + 2·N/py
 ///   (the four block edges; 4N/√P when P is a square), intensity N/(4√P).
 ///
-/// Counts are those of an interior processor, as in the lecture.
+/// Counts are those of an interior processor, as in the lecture; one
+/// processor (P = 1) communicates nothing and its intensity is unbounded.
+/// N and P are whole numbers; a 1D assignment needs P ≤ N (a whole row per
+/// processor) and the 2D one a grid of at most N×N processors.
 pub fn assignment_cost(n: f64, p: f64, assignment: Assignment) -> Result<GridCost> {
-    let n = positive("n", n)?;
+    let n = count("n", n)?;
     let p = count("p", p)?;
+    let one_d = assignment != Assignment::Blocked2D;
+    if one_d && p > n {
+        return Err(ModelError::Inconsistent(format!(
+            "p = {p} processors exceed the {n} rows of an {n}x{n} grid: a 1D assignment gives each processor at least one whole row (use P <= N)"
+        )));
+    }
     if p > n * n {
         return Err(ModelError::Inconsistent(format!(
             "p = {p} processors exceed the {} elements of an {n}x{n} grid",
@@ -63,6 +72,7 @@ pub fn assignment_cost(n: f64, p: f64, assignment: Assignment) -> Result<GridCos
     }
     let compute = n * n / p;
     let (comm, grid) = match assignment {
+        _ if p == 1.0 => (0.0, (1, 1)),
         Assignment::Blocked1D => (2.0 * n, (1, p as u64)),
         Assignment::Interleaved1D => (2.0 * n * n / p, (1, p as u64)),
         Assignment::Blocked2D => {
@@ -94,10 +104,13 @@ pub fn blocked_1d_comm_to_compute(n: f64, p: f64) -> Result<f64> {
 /// (inherent, moved) element counts for the side edges; moved − inherent is
 /// the artifactual communication, which grows with the line size.
 pub fn side_edge_traffic(n: f64, p: f64, line_bytes: f64, elem_bytes: f64) -> Result<(f64, f64)> {
-    let n = positive("n", n)?;
+    let n = count("n", n)?;
     let p = count("p", p)?;
     let line = positive("line-bytes", line_bytes)?;
     let elem = positive("elem-bytes", elem_bytes)?;
+    if p == 1.0 {
+        return Ok((0.0, 0.0));
+    }
     let (_, py) = process_grid(p as u64);
     let rows = n / py as f64;
     let elems_per_line = (line / elem).max(1.0);
@@ -128,7 +141,28 @@ mod tests {
         assert!(assignment_cost(0.0, 4.0, Assignment::Blocked1D).is_err());
         assert!(assignment_cost(16.0, 2.5, Assignment::Blocked1D).is_err());
         assert!(assignment_cost(4.0, 17.0, Assignment::Blocked1D).is_err());
+        assert!(assignment_cost(16.0, 64.0, Assignment::Blocked1D).is_err());
+        assert!(assignment_cost(16.0, 64.0, Assignment::Interleaved1D).is_err());
+        assert!(assignment_cost(16.0, 64.0, Assignment::Blocked2D).is_ok());
+        assert!(assignment_cost(4096.5, 64.0, Assignment::Blocked1D).is_err());
         assert!(side_edge_traffic(16.0, 4.0, 0.0, 4.0).is_err());
+    }
+
+    #[test]
+    fn one_processor_communicates_nothing() {
+        for a in [
+            Assignment::Blocked1D,
+            Assignment::Interleaved1D,
+            Assignment::Blocked2D,
+        ] {
+            let c = assignment_cost(4096.0, 1.0, a).unwrap();
+            assert_eq!(c.comm_elems, 0.0, "{a:?}");
+            assert_eq!(c.compute_elems, 4096.0 * 4096.0);
+        }
+        assert_eq!(
+            side_edge_traffic(4096.0, 1.0, 64.0, 4.0).unwrap(),
+            (0.0, 0.0)
+        );
     }
 
     #[test]

@@ -53,13 +53,28 @@ pub fn at_least_one(name: &'static str, value: f64) -> Result<f64> {
     check(name, value, value >= 1.0, "a number >= 1")
 }
 
-/// A whole number ≥ 1 (processor counts, message counts).
+/// The largest whole number an f64 holds exactly, 2^53: a count above it
+/// has already been rounded by the parser.
+pub const MAX_EXACT_COUNT: f64 = 9007199254740992.0;
+
+/// A whole number ≥ 1 and ≤ 2^53 (processor counts, message counts, grid
+/// sides).
 pub fn count(name: &'static str, value: f64) -> Result<f64> {
     check(
         name,
         value,
-        value >= 1.0 && value.fract() == 0.0,
-        "a whole number >= 1",
+        value >= 1.0 && value.fract() == 0.0 && value <= MAX_EXACT_COUNT,
+        "a whole number >= 1 and <= 2^53 (larger ones are not exact)",
+    )
+}
+
+/// A whole number ≥ 0 and ≤ 2^53.
+pub fn whole(name: &'static str, value: f64) -> Result<f64> {
+    check(
+        name,
+        value,
+        value >= 0.0 && value.fract() == 0.0 && value <= MAX_EXACT_COUNT,
+        "a whole number >= 0 and <= 2^53",
     )
 }
 
@@ -80,5 +95,7 @@ mod tests {
         assert!(count("p", 2.5).is_err());
         assert!(count("p", 0.0).is_err());
         assert_eq!(count("p", 64.0), Ok(64.0));
+        assert!(count("p", 18446744073709551617.0).is_err());
+        assert!(whole("ops", 0.0).is_ok() && whole("ops", 0.5).is_err());
     }
 }

@@ -10,6 +10,7 @@
 //!
 //! | module | lecture | models |
 //! |---|---|---|
+//! | [`pipeline`] | §2.1 | pipeline latency and throughput |
 //! | [`alpha_beta`] | §2.1, §2.2, §4.1 | T(n) = T0 + n/B, effective bandwidth, overlap |
 //! | [`decomposition`] | §2.5, §2.7.4, §4.6 | 1D/2D assignments, artifactual traffic |
 //! | [`locality`] | §2.7, §3.2–3.4 | fusion, tiling, false sharing |
@@ -31,10 +32,13 @@ pub mod decomposition;
 pub mod error;
 pub mod estimate;
 pub mod fit;
+pub mod identity;
 pub mod kernel;
 pub mod little;
 pub mod locality;
+pub mod pipeline;
 pub mod profile;
+pub mod profile_check;
 pub mod random;
 pub mod roofline;
 pub mod speedup;

@@ -27,6 +27,17 @@ pub fn bandwidth_from_concurrency(
     )
 }
 
+/// Line transfers per second that carry a bandwidth (§4.3): B / line.
+pub fn lines_per_s(bandwidth_bps: f64, line_bytes: f64) -> Result<f64> {
+    Ok(positive("bandwidth", bandwidth_bps)? / positive("line-bytes", line_bytes)?)
+}
+
+/// Misses each of `cores` cores must keep in flight so that together they
+/// sustain `outstanding` (§4.3): MLP / cores.
+pub fn mlp_per_core(outstanding: f64, cores: f64) -> Result<f64> {
+    Ok(positive("outstanding", outstanding)? / crate::error::count("cores", cores)?)
+}
+
 /// Lower bound on the time of a pass over `bytes` at `bandwidth_bps`:
 /// t = bytes / B (§4.3, "every full sweep costs at least this").
 pub fn sweep_time_s(bytes: f64, bandwidth_bps: f64) -> Result<f64> {

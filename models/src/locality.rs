@@ -152,33 +152,69 @@ pub fn tiling_gain(
 /// thought question 2).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct FalseSharing {
-    /// Threads whose data share one line: line / elem (at least 1).
+    /// Most threads writing into one line (at least 1).
     pub sharers_per_line: f64,
+    /// A line holding that many writers (0-based), the worst line.
+    pub worst_line: f64,
     /// Lines the array of `threads` elements spans.
     pub lines: f64,
     /// Expected line transfers per write when writes of the sharers
     /// interleave at random: (s − 1)/s (0 when a thread owns its line).
     pub transfers_per_write: f64,
-    /// Bytes after padding every element to its own line.
+    /// Bytes after padding every element to its own lines.
     pub padded_bytes: f64,
     /// Bytes before padding.
     pub unpadded_bytes: f64,
 }
 
-/// False-sharing layout of `threads` per-thread elements of `elem_bytes`.
+/// Threads writing into line `k` when `threads` elements of `elem` bytes
+/// lie end to end from a line boundary: the elements starting before the
+/// line's end, ⌈(k+1)·line/elem⌉ (at most `threads`), less those ending at
+/// or before its start, ⌊k·line/elem⌋.
+pub fn writers_of_line(k: f64, threads: f64, elem: f64, line: f64) -> f64 {
+    ((k + 1.0) * line / elem).ceil().min(threads) - (k * line / elem).floor()
+}
+
+/// False-sharing layout of `threads` per-thread elements of `elem_bytes`
+/// (whole bytes), packed end to end from a line boundary. An element larger
+/// than a line, or one that straddles a line boundary, still shares the
+/// lines at its ends with its neighbours: 100-byte elements on 64-byte
+/// lines put two writers on a line, 24-byte ones three.
 pub fn false_sharing(threads: f64, elem_bytes: f64, line_bytes: f64) -> Result<FalseSharing> {
     let t = count("threads", threads)?;
-    let elem = positive("elem-bytes", elem_bytes)?;
-    let line = positive("line-bytes", line_bytes)?;
-    let sharers = (line / elem).floor().clamp(1.0, t);
+    let elem = count("elem-bytes", elem_bytes)?;
+    let line = count("line-bytes", line_bytes)?;
     let unpadded = t * elem;
+    let lines = (unpadded / line).ceil();
+    // The pattern of writers repeats every elem/gcd(elem, line) lines; an
+    // element at least a line long has its first boundary in line ⌊elem/line⌋.
+    let candidates: Vec<f64> = if elem >= line {
+        vec![0.0, (elem / line).floor()]
+    } else {
+        let period = elem / gcd(elem as u64, line as u64) as f64;
+        (0..period.min(lines) as u64).map(|k| k as f64).collect()
+    };
+    let (worst, sharers) = candidates
+        .into_iter()
+        .filter(|k| *k < lines)
+        .map(|k| (k, writers_of_line(k, t, elem, line)))
+        .fold((0.0, 1.0), |best, c| if c.1 > best.1 { c } else { best });
     Ok(FalseSharing {
         sharers_per_line: sharers,
-        lines: (unpadded / line).ceil(),
+        worst_line: worst,
+        lines,
         transfers_per_write: (sharers - 1.0) / sharers,
         padded_bytes: t * (elem / line).ceil() * line,
         unpadded_bytes: unpadded,
     })
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a.max(1)
+    } else {
+        gcd(b, a % b)
+    }
 }
 
 /// Time for each of `threads` threads to write its own element `writes`
@@ -226,6 +262,49 @@ mod tests {
         assert_eq!(fs.transfers_per_write, 0.0);
         let t = false_sharing_time_s(&fs, 1e6, 50e-9, 0.5e-9).unwrap();
         assert!((t - 1e6 * 0.5e-9).abs() < 1e-12);
+    }
+
+    #[test]
+    fn straddling_elements_share_lines() {
+        let fs = false_sharing(16.0, 100.0, 64.0).unwrap();
+        assert_eq!(fs.sharers_per_line, 2.0);
+        assert_eq!(fs.transfers_per_write, 0.5);
+        assert_eq!(
+            false_sharing(16.0, 24.0, 64.0).unwrap().sharers_per_line,
+            3.0
+        );
+        assert_eq!(
+            false_sharing(16.0, 128.0, 64.0).unwrap().sharers_per_line,
+            1.0
+        );
+        assert_eq!(
+            false_sharing(1.0, 100.0, 64.0).unwrap().sharers_per_line,
+            1.0
+        );
+        assert_eq!(
+            false_sharing(2.0, 24.0, 64.0).unwrap().sharers_per_line,
+            2.0
+        );
+        assert!(false_sharing(2.0, 2.5, 64.0).is_err());
+        // Brute force over bytes agrees.
+        for (t, e) in [
+            (16u64, 100u64),
+            (7, 24),
+            (9, 40),
+            (5, 200),
+            (16, 16),
+            (3, 96),
+        ] {
+            let mut per_line = std::collections::HashMap::new();
+            for i in 0..t {
+                for line in (i * e) / 64..=((i + 1) * e - 1) / 64 {
+                    *per_line.entry(line).or_insert(0u64) += 1;
+                }
+            }
+            let max = *per_line.values().max().unwrap() as f64;
+            let fs = false_sharing(t as f64, e as f64, 64.0).unwrap();
+            assert_eq!(fs.sharers_per_line, max, "{t} threads of {e} B");
+        }
     }
 
     #[test]

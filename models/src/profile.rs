@@ -25,6 +25,21 @@ pub enum ProfileError {
         "the profile has schema version {found}, this tool reads version {expected}; re-run `calibrate` to make a new one"
     )]
     Version { found: u32, expected: u32 },
+    /// A figure that no measurement can give (see [`crate::profile_check`]).
+    #[error("the profile's {field} = {value} is not accepted: it must be {accepted}")]
+    Invalid {
+        field: String,
+        value: f64,
+        accepted: String,
+    },
+    /// An interval that does not hold its point.
+    #[error("the profile's {field} = {point} lies outside its interval [lo {lo}, hi {hi}]")]
+    Interval {
+        field: String,
+        lo: f64,
+        point: f64,
+        hi: f64,
+    },
 }
 
 /// The headline figures, each a number in SI units or null when it was not
@@ -218,7 +233,8 @@ impl Profile {
         }
     }
 
-    /// Parses a profile and checks its schema version.
+    /// Parses a profile, checks its schema version and validates every
+    /// figure ([`crate::profile_check::validate`]).
     pub fn from_json(text: &str) -> Result<Self, ProfileError> {
         #[derive(Deserialize)]
         struct VersionOnly {
@@ -231,7 +247,9 @@ impl Profile {
                 expected: SCHEMA_VERSION,
             });
         }
-        Ok(serde_json::from_str(text)?)
+        let p: Profile = serde_json::from_str(text)?;
+        crate::profile_check::validate(&p)?;
+        Ok(p)
     }
 
     /// Pretty JSON of the profile.

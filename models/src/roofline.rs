@@ -130,6 +130,22 @@ fn max_by_value(c: &[Ceiling]) -> &Ceiling {
         .expect("Roofline::new checks the lists are non-empty")
 }
 
+/// Smallest block side b that takes a blocked matrix multiply to the
+/// ridge point (§4.4): with 2n³ flops and about 2·elem·n³/b bytes of DRAM
+/// traffic its intensity is AI = b/elem, so AI ≥ peak/B needs
+/// b ≥ elem·peak/B (4 B × 38.4 flop/B = 153.6 → 154 in the lecture).
+pub fn ridge_block_side(
+    peak_flops: f64,
+    bandwidth_bps: f64,
+    elem_bytes: f64,
+) -> crate::Result<f64> {
+    use crate::error::positive;
+    Ok(
+        positive("elem-bytes", elem_bytes)? * positive("peak-flops", peak_flops)?
+            / positive("bandwidth", bandwidth_bps)?,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -57,8 +57,22 @@ pub fn run(cli: &Cli, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
             profile,
             model,
         } => {
+            if matches!(model, eval::Model::Lecture) {
+                if *json {
+                    let j = eval::lecture::json()?;
+                    writeln!(out, "{}", serde_json::to_string_pretty(&j)?)?;
+                } else {
+                    write!(out, "{}", eval::lecture::text()?)?;
+                }
+                return Ok(());
+            }
             let figures = eval::Figures::load(profile.as_deref())?;
-            let d = eval::evaluate(model, &figures)?;
+            let mut d = eval::evaluate(model, &figures)?;
+            for (typed, unit) in args::take_bare() {
+                d.note(format!(
+                    "the bare number {typed} has no unit: read as {typed} {unit} (SI base unit)"
+                ));
+            }
             if *json {
                 writeln!(out, "{}", serde_json::to_string_pretty(&d.to_json())?)?;
             } else {

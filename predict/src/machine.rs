@@ -1,6 +1,7 @@
 //! What the kernels' predictions read from a machine profile, each figure
 //! with the `calibrate --only` section that provides it when it is missing.
 
+use models::identity::MachineId;
 use models::profile::{CeilingKernel, Profile};
 use serde_json::Value;
 use thiserror::Error;
@@ -249,6 +250,19 @@ impl<'a> Machine<'a> {
     pub fn cpus(&self) -> usize {
         self.profile.provenance.logical_cpus.max(1)
     }
+}
+
+/// The machine this process runs on: the CPU model of `/proc/cpuinfo` and
+/// the host name (compare with [`models::identity::difference`]).
+pub fn this_machine() -> MachineId {
+    let sys = calibrate::sysinfo::SysInfo::read(1);
+    MachineId::new(sys.cpu_model, sys.hostname)
+}
+
+/// The one-line warning when `profile` (read from `label`) was measured on
+/// another machine than this one, or `None`.
+pub fn other_machine_warning(profile: &Profile, label: &str) -> Option<String> {
+    models::identity::profile_warning(label, &profile.provenance, &this_machine())
 }
 
 /// `y` at `x` on the piecewise-linear curve through `points` in (ln x, y),

@@ -73,7 +73,7 @@ pub fn locate(spec: &Path) -> Result<Located, BadInput> {
     }
     let names = available().join(", ");
     let hint = if spec == Path::new(DEFAULT_PROFILE) {
-        format!("; create it with `calibrate`, or pass --profile FILE|NAME ({names})")
+        format!("; measure this machine with `calibrate` (it writes {DEFAULT_PROFILE}), or pass --profile textbook|dev-vm|FILE ({names})")
     } else if as_name.is_some() {
         format!("; profile names: {names}")
     } else {
@@ -93,16 +93,29 @@ pub fn locate(spec: &Path) -> Result<Located, BadInput> {
     )))
 }
 
-/// Reads and checks the profile `spec` names (see [`locate`]).
+/// Reads and checks the profile `spec` names (see [`locate`]); warns on
+/// stderr, in one line, when it was measured on another machine.
 ///
 /// # Errors
 /// [`BadInput`] when it cannot be found, and the profile's own errors
-/// (malformed, another schema version).
+/// (malformed, another schema version, a figure that is not finite,
+/// positive or inside its interval).
 pub fn load(spec: &Path) -> anyhow::Result<(Profile, Located)> {
     let found = locate(spec)?;
     let profile =
         Profile::from_json(&found.text).with_context(|| format!("the profile {}", found.label))?;
+    if let Some(w) = crate::machine::other_machine_warning(&profile, &found.label) {
+        eprintln!("warning: {w}");
+    }
     Ok((profile, found))
+}
+
+/// The line printed when no `--profile` was given and [`DEFAULT_PROFILE`]
+/// does not exist.
+pub fn no_default_profile() -> String {
+    format!(
+        "no profile at {DEFAULT_PROFILE}: measure this machine with `calibrate` (it writes that file), or pass --profile textbook (the lecture's machine) or --profile dev-vm (a sample measured profile)"
+    )
 }
 
 /// `--profile` if given, else [`DEFAULT_PROFILE`] when it exists, else

@@ -31,6 +31,10 @@ pub struct RunArgs {
     /// width, false-sharing increments per thread, binning particles, matmul n.
     #[arg(long, value_parser = crate::args::number)]
     pub size: Option<f64>,
+    /// Memory the kernels' arrays may take, e.g. 4GiB [default: a quarter
+    /// of the RAM, as `calibrate`]; a --size that needs more is refused.
+    #[arg(long, value_parser = crate::args::bytes)]
+    pub max_memory: Option<f64>,
     /// One JSON array of records on stdout instead of the table.
     #[arg(long)]
     pub json: bool,
@@ -86,6 +90,11 @@ pub fn run(a: &RunArgs, out: &mut dyn std::io::Write) -> Result<()> {
     let cpus = calibrate::pin::allowed_cpus().len();
     let threads = a.threads.unwrap_or(cpus);
     kernels::team::team(threads)?; // checks --threads before any work
+    let sys = calibrate::sysinfo::SysInfo::read(cpus);
+    let (have, source) = crate::run::budget::budget(a.max_memory, sys.ram_bytes)?;
+    for n in &names {
+        crate::run::budget::check(n, size, threads, (have, &source))?;
+    }
     let (profile, label, note) = match crate::run::load_profile(a.profile.as_deref())? {
         ProfileSource::Loaded { profile, label } => (Some(*profile), Some(label), None),
         ProfileSource::Absent { note } => (None, None, Some(note)),
@@ -107,7 +116,6 @@ pub fn run(a: &RunArgs, out: &mut dyn std::io::Write) -> Result<()> {
     for n in &names {
         measurements.extend(kernels::run(n, &options)?);
     }
-    let sys = calibrate::sysinfo::SysInfo::read(cpus);
     let provenance = Provenance::now(vec![sys.hostname], label);
     if let Some(note) = note {
         eprintln!("note: {note}");

@@ -5,7 +5,7 @@ use models::alpha_beta::AlphaBeta;
 use models::little::{bandwidth_from_concurrency, outstanding_lines, LINE_BYTES};
 use models::stencil::GhostStencil;
 
-use super::derivation::{plain, show, Derivation};
+use super::derivation::{plain, q, Derivation};
 use super::Figures;
 use crate::args::{self, Time};
 
@@ -38,10 +38,12 @@ pub fn alpha_beta(a: &AlphaBetaArgs, f: &Figures) -> anyhow::Result<Derivation> 
     let b = f.value(&mut d, a.bandwidth, "bandwidth", "mpi_bandwidth_Bps", "B/s")?;
     let net = AlphaBeta::new(t0, b)?;
     let (n, k) = (models::error::positive("bytes", a.bytes)?, a.messages);
+    models::error::count("messages", k)?;
     d.input("t0_s", t0, "s")
         .input("bandwidth_Bps", b, "B/s")
         .input("bytes", n, "B")
-        .input("messages", k, "");
+        .input("messages", k, "")
+        .input_opt("clock_hz", a.clock, "Hz");
     let one = net.time_s(n);
     let time = d.num(
         "time_s",
@@ -49,9 +51,9 @@ pub fn alpha_beta(a: &AlphaBetaArgs, f: &Figures) -> anyhow::Result<Derivation> 
         format!(
             "{}·({} + {} / {})",
             plain(k),
-            show(t0, "s"),
-            show(n, "B"),
-            show(b, "B/s")
+            q(t0, "s"),
+            q(n, "B"),
+            q(b, "B/s")
         ),
         net.sequential_messages_time_s(k, n)?,
         "s",
@@ -59,34 +61,34 @@ pub fn alpha_beta(a: &AlphaBetaArgs, f: &Figures) -> anyhow::Result<Derivation> 
     let eff = d.num(
         "effective_bandwidth_Bps",
         "BW_eff = K·n / T",
-        format!("{}·{} / {}", plain(k), show(n, "B"), show(time, "s")),
+        format!("{}·{} / {}", plain(k), q(n, "B"), q(time, "s")),
         k * n / time,
         "B/s",
     );
     d.num(
         "fraction_of_peak",
         "BW_eff / B",
-        format!("{} / {}", show(eff, "B/s"), show(b, "B/s")),
+        format!("{} / {}", q(eff, "B/s"), q(b, "B/s")),
         eff / b,
         "",
     );
     d.num(
         "half_peak_bytes",
         "n½ = T0·B (size reaching half of B)",
-        format!("{} · {}", show(t0, "s"), show(b, "B/s")),
+        format!("{} · {}", q(t0, "s"), q(b, "B/s")),
         net.half_peak_bytes(),
         "B",
     );
-    if k > 1.0 {
+    {
         let coalesced = d.num(
             "coalesced_time_s",
             "T1 = T0 + K·n/B (one message with all the bytes)",
             format!(
                 "{} + {}·{} / {}",
-                show(t0, "s"),
+                q(t0, "s"),
                 plain(k),
-                show(n, "B"),
-                show(b, "B/s")
+                q(n, "B"),
+                q(b, "B/s")
             ),
             net.time_s(k * n),
             "s",
@@ -94,18 +96,12 @@ pub fn alpha_beta(a: &AlphaBetaArgs, f: &Figures) -> anyhow::Result<Derivation> 
         d.num(
             "coalescing_gain",
             "T / T1",
-            format!("{} / {}", show(time, "s"), show(coalesced, "s")),
+            format!("{} / {}", q(time, "s"), q(coalesced, "s")),
             time / coalesced,
             "",
         );
     }
-    d.num(
-        "message_rate_per_s",
-        "1 / T(n) without pipelining (pipelined: 1/occupancy)",
-        format!("1 / {}", show(one, "s")),
-        net.unpipelined_rate(n),
-        "msg/s",
-    );
+    message_rate(&mut d, &net, n, one);
     Ok(d)
 }
 
@@ -142,27 +138,36 @@ pub fn little(a: &LittleArgs, f: &Figures) -> anyhow::Result<Derivation> {
         Some(_) => None,
         None => Some(f.value(&mut d, a.bandwidth, "bandwidth", "stream_triad_Bps", "B/s")?),
     };
-    d.input("latency_s", l, "s").input("line_bytes", line, "B");
+    d.input("latency_s", l, "s")
+        .input("line_bytes", line, "B")
+        .input_opt("bandwidth_Bps", bandwidth, "B/s")
+        .input_opt("outstanding", a.outstanding, "")
+        .input_opt("clock_hz", a.clock, "Hz");
     if let Some(b) = bandwidth {
-        d.input("bandwidth_Bps", b, "B/s");
+        d.absent(
+            None,
+            "bandwidth_Bps",
+            "B = MLP·line / L",
+            "the bandwidth is given",
+        );
         d.num(
             "outstanding_lines",
             "MLP = B·L / line",
-            format!(
-                "{} · {} / {}",
-                show(b, "B/s"),
-                show(l, "s"),
-                show(line, "B")
-            ),
+            format!("{} · {} / {}", q(b, "B/s"), q(l, "s"), q(line, "B")),
             outstanding_lines(b, l, line)?,
             "",
         );
     } else if let Some(k) = a.outstanding {
-        d.input("outstanding", k, "");
+        d.absent(
+            None,
+            "outstanding_lines",
+            "MLP = B·L / line",
+            "the concurrency is given",
+        );
         d.num(
             "bandwidth_Bps",
             "B = MLP·line / L",
-            format!("{} · {} / {}", plain(k), show(line, "B"), show(l, "s")),
+            format!("{} · {} / {}", plain(k), q(line, "B"), q(l, "s")),
             bandwidth_from_concurrency(k, l, line)?,
             "B/s",
         );
@@ -220,20 +225,9 @@ pub fn stencil(a: &StencilArgs, f: &Figures) -> anyhow::Result<Derivation> {
     );
     let t0 = f.time(&mut d, a.t0, "t0", "mpi_t0_s", a.clock)?;
     let bandwidth = f.value(&mut d, a.bandwidth, "bandwidth", "mpi_bandwidth_Bps", "B/s")?;
-    let upd = match a.update_time {
-        Some(t) => t.seconds("update-time", f.clock(&mut d, t, a.clock))?,
-        None => {
-            let (bw, name) = f.summary("update-time", "stream_triad_1t_Bps")?;
-            d.note(format!(
-                "--update-time {} / {} = {} from the profile {name}: the tiled 5-point stencil's traffic per update (§4.4) over summary.stream_triad_1t_Bps",
-                show(UPDATE_BYTES, "B"),
-                show(bw, "B/s"),
-                show(UPDATE_BYTES / bw, "s")
-            ));
-            UPDATE_BYTES / bw
-        }
-    };
+    let upd = update_time(a, f, &mut d)?;
     let net = AlphaBeta::new(t0, bandwidth)?;
+    check_grid(a)?;
     let s = GhostStencil::new(a.n, upd, a.elem_bytes, a.messages, net, a.overlap)?;
     let pt = if a.weak { s.weak(a.p)? } else { s.strong(a.p)? };
     d.input("n", a.n, "")
@@ -242,16 +236,11 @@ pub fn stencil(a: &StencilArgs, f: &Figures) -> anyhow::Result<Derivation> {
     d.input("bandwidth_Bps", bandwidth, "B/s")
         .input("update_s", upd, "s");
     d.input("elem_bytes", a.elem_bytes, "B")
-        .input("messages", a.messages, "");
-    if a.weak {
-        d.num(
-            "n_at_p",
-            "N(P) = N·√P",
-            format!("{} · √{}", plain(a.n), plain(a.p)),
-            pt.n,
-            "",
-        );
-    }
+        .input("messages", a.messages, "")
+        .flag("overlap", a.overlap)
+        .flag("weak", a.weak)
+        .input_opt("clock_hz", a.clock, "Hz");
+    grid_at_p(&mut d, a, pt.n);
     d.num(
         "compute_s",
         "T_comp = (N/P)·N·t_update",
@@ -260,26 +249,30 @@ pub fn stencil(a: &StencilArgs, f: &Figures) -> anyhow::Result<Derivation> {
             plain(pt.n),
             plain(a.p),
             plain(pt.n),
-            show(upd, "s")
+            q(upd, "s")
         ),
         pt.compute_s,
         "s",
     );
-    let comm_formula = "T_comm = k·T0 + 2·N·elem/B (0 when P = 1)";
-    d.num(
-        "comm_s",
-        comm_formula,
-        format!(
-            "{}·{} + 2·{}·{} / {}",
-            plain(a.messages),
-            show(t0, "s"),
-            plain(pt.n),
-            show(a.elem_bytes, "B"),
-            show(bandwidth, "B/s")
-        ),
-        pt.comm_s,
-        "s",
-    );
+    let (comm_formula, comm_sub) = if a.p == 1.0 {
+        (
+            "T_comm = 0 (one processor exchanges no rows)",
+            "0 s".to_string(),
+        )
+    } else {
+        (
+            "T_comm = k·T0 + 2·N·elem/B",
+            format!(
+                "{}·{} + 2·{}·{} / {}",
+                plain(a.messages),
+                q(t0, "s"),
+                plain(pt.n),
+                q(a.elem_bytes, "B"),
+                q(bandwidth, "B/s")
+            ),
+        )
+    };
+    d.num("comm_s", comm_formula, comm_sub, pt.comm_s, "s");
     let combine = if a.overlap {
         "max(T_comp, T_comm)"
     } else {
@@ -289,28 +282,53 @@ pub fn stencil(a: &StencilArgs, f: &Figures) -> anyhow::Result<Derivation> {
         "time_s",
         &format!("T = {combine}"),
         if a.overlap {
-            format!("max({}, {})", show(pt.compute_s, "s"), show(pt.comm_s, "s"))
+            format!("max({}, {})", q(pt.compute_s, "s"), q(pt.comm_s, "s"))
         } else {
-            format!("{} + {}", show(pt.compute_s, "s"), show(pt.comm_s, "s"))
+            format!("{} + {}", q(pt.compute_s, "s"), q(pt.comm_s, "s"))
         },
         pt.time_s,
         "s",
     );
+    stencil_results(&mut d, a, &s, &pt, upd)?;
+    Ok(d)
+}
+
+/// The time per update: `--update-time`, else 8 B over the profile's
+/// one-thread triad bandwidth (noted in `d`).
+fn update_time(a: &StencilArgs, f: &Figures, d: &mut Derivation) -> anyhow::Result<f64> {
+    Ok(match a.update_time {
+        Some(t) => t.seconds("update-time", f.clock(d, t, a.clock))?,
+        None => {
+            let (bw, name) = f.summary("update-time", "stream_triad_1t_Bps")?;
+            d.note(format!(
+                "--update-time {} / {} = {} from the profile {name}: the tiled 5-point stencil's traffic per update (§4.4) over summary.stream_triad_1t_Bps",
+                q(UPDATE_BYTES, "B"),
+                q(bw, "B/s"),
+                q(UPDATE_BYTES / bw, "s")
+            ));
+            UPDATE_BYTES / bw
+        }
+    })
+}
+
+/// Speed-up, efficiency and the crossover of the ghost-row stencil.
+fn stencil_results(
+    d: &mut Derivation,
+    a: &StencilArgs,
+    s: &GhostStencil,
+    pt: &models::stencil::ScalingPoint,
+    upd: f64,
+) -> anyhow::Result<()> {
     let t1 = s.strong(1.0)?.time_s;
     let (sp, sp_sub) = if a.weak {
         (
             "S = P·T(1)/T(P) (scaled)",
-            format!(
-                "{}·{} / {}",
-                plain(a.p),
-                show(t1, "s"),
-                show(pt.time_s, "s")
-            ),
+            format!("{}·{} / {}", plain(a.p), q(t1, "s"), q(pt.time_s, "s")),
         )
     } else {
         (
             "S = T(1)/T(P)",
-            format!("{} / {}", show(t1, "s"), show(pt.time_s, "s")),
+            format!("{} / {}", q(t1, "s"), q(pt.time_s, "s")),
         )
     };
     d.num("speedup", sp, sp_sub, pt.speedup, "");
@@ -321,26 +339,68 @@ pub fn stencil(a: &StencilArgs, f: &Figures) -> anyhow::Result<Derivation> {
         pt.efficiency,
         "",
     );
-    if !a.weak {
+    {
         let rows = d.num(
             "crossover_rows",
             "rows* = T_comm / (N·t_update)",
             format!(
                 "{} / ({} · {})",
-                show(s.comm_s(a.n, 2.0), "s"),
+                q(s.comm_s(a.n, 2.0), "s"),
                 plain(a.n),
-                show(upd, "s")
+                q(upd, "s")
             ),
             s.crossover_rows(),
             "",
         );
         d.num(
             "crossover_p",
-            "P* = N / rows* (communication = computation)",
+            "P* = N / rows* (communication = computation, at the base N)",
             format!("{} / {}", plain(a.n), plain(rows)),
             s.crossover_p(),
             "",
         );
     }
-    Ok(d)
+    Ok(())
+}
+
+/// Messages per second without pipelining (§2.1, §2.2).
+fn message_rate(d: &mut Derivation, net: &AlphaBeta, n: f64, one: f64) {
+    d.num(
+        "message_rate_per_s",
+        "1 / T(n) without pipelining (pipelined: 1/occupancy)",
+        format!("1 / {}", q(one, "s")),
+        net.unpipelined_rate(n),
+        "msg/s",
+    );
+}
+
+/// Whole N and P, and P ≤ N for strong scaling (a whole row per processor).
+fn check_grid(a: &StencilArgs) -> anyhow::Result<()> {
+    models::error::count("n", a.n)?;
+    models::error::count("p", a.p)?;
+    if !a.weak && a.p > a.n {
+        return Err(crate::BadInput(format!(
+            "--p {} exceeds --n {}: 1D blocked rows give each processor at least one whole row (use P <= N)",
+            plain(a.p),
+            plain(a.n)
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+/// The grid side at P: N·√P under weak scaling, not evaluated under strong.
+fn grid_at_p(d: &mut Derivation, a: &StencilArgs, n_at_p: f64) {
+    let formula = "N(P) = N·√P (weak scaling)";
+    if a.weak {
+        d.num(
+            "n_at_p",
+            formula,
+            format!("{} · √{}", plain(a.n), plain(a.p)),
+            n_at_p,
+            "",
+        );
+    } else {
+        d.absent(None, "n_at_p", formula, "strong scaling: N stays fixed");
+    }
 }

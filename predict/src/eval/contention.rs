@@ -3,11 +3,11 @@
 use clap::Args;
 use models::binning::{costs, BinningInputs, Strategy};
 use models::contention::{
-    combining as combine, office_hours as visits, per_bucket_time_s, queue as q, SerializedLock,
-    Service,
+    combining as combine, office_hours as visits, per_bucket_time_s, queue as queue_model,
+    SerializedLock, Service,
 };
 
-use super::derivation::{plain, show, Derivation};
+use super::derivation::{plain, q, Derivation};
 use super::Figures;
 use crate::args::{self, Time};
 
@@ -33,6 +33,9 @@ pub struct LockArgs {
 }
 
 pub fn lock(a: &LockArgs, f: &Figures) -> anyhow::Result<Derivation> {
+    models::error::count("buckets", a.buckets)?;
+    models::error::count("threads", a.threads)?;
+    models::error::whole("ops", a.ops)?;
     let mut d = Derivation::new("lock", "contention on locks (lecture §2.8, §4.5)");
     let tc = f.time(&mut d, a.t_crit, "t-crit", "t_crit_s", None)?;
     let tw = a
@@ -47,19 +50,14 @@ pub fn lock(a: &LockArgs, f: &Figures) -> anyhow::Result<Derivation> {
     d.num(
         "max_throughput_per_s",
         "1 / t_crit (any thread count)",
-        format!("1 / {}", show(tc, "s")),
+        format!("1 / {}", q(tc, "s")),
         l.max_throughput(),
         "op/s",
     );
     d.num(
         "saturation_threads",
         "(t_crit + t_work) / t_crit",
-        format!(
-            "({} + {}) / {}",
-            show(tc, "s"),
-            show(tw, "s"),
-            show(tc, "s")
-        ),
+        format!("({} + {}) / {}", q(tc, "s"), q(tw, "s"), q(tc, "s")),
         l.saturation_threads(),
         "",
     );
@@ -67,35 +65,38 @@ pub fn lock(a: &LockArgs, f: &Figures) -> anyhow::Result<Derivation> {
         "global_lock_time_s",
         "max(n·t_crit, n·(t_crit + t_work)/p)",
         format!(
-            "max({}·{}, {}·{}/{})",
+            "max({}·{}, {}·({} + {})/{})",
             plain(a.ops),
-            show(tc, "s"),
+            q(tc, "s"),
             plain(a.ops),
-            show(tc + tw, "s"),
+            q(tc, "s"),
+            q(tw, "s"),
             plain(a.threads)
         ),
         l.time_s(a.ops, a.threads)?,
         "s",
     );
-    if a.buckets > 1.0 {
-        d.num(
-            "bucket_locks_time_s",
-            "max(n·t_crit / min(p, buckets), n·(t_crit + t_work)/p) (ideal: no line migration)",
-            format!(
-                "max({}·{} / min({}, {}), …)",
-                plain(a.ops),
-                show(tc, "s"),
-                plain(a.threads),
-                plain(a.buckets)
-            ),
-            per_bucket_time_s(&l, a.ops, a.threads, a.buckets)?,
-            "s",
-        );
-    }
+    d.num(
+        "bucket_locks_time_s",
+        "max(n·t_crit / min(p, buckets), n·(t_crit + t_work)/p) (ideal: no line migration)",
+        format!(
+            "max({}·{} / min({}, {}), {}·({} + {})/{})",
+            plain(a.ops),
+            q(tc, "s"),
+            plain(a.threads),
+            plain(a.buckets),
+            plain(a.ops),
+            q(tc, "s"),
+            q(tw, "s"),
+            plain(a.threads)
+        ),
+        per_bucket_time_s(&l, a.ops, a.threads, a.buckets)?,
+        "s",
+    );
     d.num(
         "last_arrival_wait_s",
         "(p − 1)·t_crit when all threads arrive at once",
-        format!("({} − 1)·{}", plain(a.threads), show(tc, "s")),
+        format!("({} − 1)·{}", plain(a.threads), q(tc, "s")),
         l.wait_s(a.threads - 1.0)?,
         "s",
     );
@@ -137,7 +138,7 @@ pub fn combining(a: &CombiningArgs) -> anyhow::Result<Derivation> {
         Some("flat"),
         "latency_s",
         "t_op (uncontended)",
-        show(t, "s"),
+        q(t, "s"),
         c.flat_latency_s,
         "s",
     );
@@ -145,7 +146,7 @@ pub fn combining(a: &CombiningArgs) -> anyhow::Result<Derivation> {
         Some("flat"),
         "all_s",
         "P·t_op (serialized at one location)",
-        format!("{}·{}", plain(a.p), show(t, "s")),
+        format!("{}·{}", plain(a.p), q(t, "s")),
         c.flat_all_s,
         "s",
     );
@@ -160,24 +161,30 @@ pub fn combining(a: &CombiningArgs) -> anyhow::Result<Derivation> {
     d.grouped(
         Some("tree"),
         "latency_s",
-        "levels·t_op",
-        format!("{}·{}", plain(c.levels), show(t, "s")),
+        "max(levels, 1)·t_op (one combining step even without a tree)",
+        format!("max({}, 1)·{}", plain(c.levels), q(t, "s")),
         c.tree_latency_s,
         "s",
     );
     d.grouped(
         Some("tree"),
         "all_s",
-        "levels·k·t_op",
-        format!("{}·{}·{}", plain(c.levels), plain(a.fan_in), show(t, "s")),
+        "max(levels, 1)·min(k, P)·t_op",
+        format!(
+            "max({}, 1)·min({}, {})·{}",
+            plain(c.levels),
+            plain(a.fan_in),
+            plain(a.p),
+            q(t, "s")
+        ),
         c.tree_all_s,
         "s",
     );
     d.grouped(
         Some("tree"),
         "hotspot_requests",
-        "k",
-        plain(a.fan_in),
+        "min(k, P)",
+        format!("min({}, {})", plain(a.fan_in), plain(a.p)),
         c.tree_hotspot,
         "",
     );
@@ -216,29 +223,30 @@ pub fn queue(a: &QueueArgs) -> anyhow::Result<Derivation> {
         ),
     ];
     for (g, service, formula) in cases {
-        let r = q(l, m, service)?;
+        let r = queue_model(l, m, service)?;
         let g = Some(g);
-        d.grouped(
+        let rho = d.grouped(
             g,
             "utilization",
             "ρ = λ/μ",
-            format!("{} / {}", plain(l), plain(m)),
+            format!("({}) / ({})", q(l, "/s"), q(m, "/s")),
             r.utilization,
             "",
         );
-        d.grouped(
-            g,
-            "wait_s",
-            formula,
-            format!("ρ = {}, μ = {}", plain(r.utilization), plain(m)),
-            r.wait_s,
-            "s",
-        );
+        let wait_sub = match service {
+            Service::Exponential => {
+                format!("{} / (({}) − ({}))", plain(rho), q(m, "/s"), q(l, "/s"))
+            }
+            Service::Deterministic => {
+                format!("{} / (2·({})·(1 − {}))", plain(rho), q(m, "/s"), plain(rho))
+            }
+        };
+        d.grouped(g, "wait_s", formula, wait_sub, r.wait_s, "s");
         d.grouped(
             g,
             "response_s",
             "W = W_q + 1/μ",
-            format!("{} + 1/{}", show(r.wait_s, "s"), plain(m)),
+            format!("{} + 1/({})", q(r.wait_s, "s"), q(m, "/s")),
             r.response_s,
             "s",
         );
@@ -246,7 +254,7 @@ pub fn queue(a: &QueueArgs) -> anyhow::Result<Derivation> {
             g,
             "queue_length",
             "L_q = λ·W_q",
-            format!("{}·{}", plain(l), show(r.wait_s, "s")),
+            format!("({})·{}", q(l, "/s"), q(r.wait_s, "s")),
             r.queue_length,
             "",
         );
@@ -281,22 +289,33 @@ pub fn office_hours(a: &OfficeHoursArgs) -> anyhow::Result<Derivation> {
         "office-hours",
         "office hours: one professor, first come first served (lecture §2.8)",
     );
-    d.input("students", leave.len() as f64, "")
+    d.list("leave_times_s", leave.clone(), "s")
         .input("walk_s", walk, "s")
         .input("answer_s", answer, "s");
+    let mut free_at: Option<f64> = None;
     for (i, visit) in v.iter().enumerate() {
+        let arrive = format!("({} + {})", q(visit.leaves_at, "s"), q(walk, "s"));
+        let (formula, sub) = match free_at {
+            None => ("0 (the professor is free)", "0 s".to_string()),
+            Some(end) => (
+                "max(end of the previous answer − (leave + walk), 0)",
+                format!("max({} − {arrive}, 0 s)", q(end, "s")),
+            ),
+        };
+        d.num(format!("waits_s[{}]", i + 1), formula, sub, visit.wait, "s");
         d.num(
-            format!("student_{}_total_s", i + 1),
+            format!("totals_s[{}]", i + 1),
             "walk + wait + answer",
             format!(
                 "{} + {} + {}",
-                show(walk, "s"),
-                show(visit.wait, "s"),
-                show(answer, "s")
+                q(walk, "s"),
+                q(visit.wait, "s"),
+                q(answer, "s")
             ),
             visit.total,
             "s",
         );
+        free_at = Some(visit.leaves_at + visit.total);
     }
     Ok(d)
 }
@@ -320,7 +339,8 @@ pub struct BinningArgs {
     /// Extra bytes the counting sort moves per item.
     #[arg(long, default_value = "20", value_parser = args::bytes)]
     pub sort_bytes: f64,
-    /// Sort work per item beyond its traffic (wall time).
+    /// Sort work per item (wall time): the sort takes the longer of its
+    /// traffic time and this, max(n·bytes/B, n·t_sort).
     #[arg(long, default_value = "0s", value_parser = args::time)]
     pub sort_op: Time,
 }
@@ -346,18 +366,22 @@ pub fn binning(a: &BinningArgs, f: &Figures) -> anyhow::Result<Derivation> {
     let c = costs(&inp)?;
     let n = plain(a.items);
     d.input("items", a.items, "")
-        .input("bandwidth_Bps", bandwidth, "B/s");
+        .input("global_lock_op_s", inp.global_lock_op_s, "s")
+        .input("bucket_lock_op_s", inp.bucket_lock_op_s, "s")
+        .input("bandwidth_Bps", bandwidth, "B/s")
+        .input("sort_bytes", a.sort_bytes, "B")
+        .input("sort_op_s", inp.sort_op_s, "s");
     d.num(
         "global_lock_s",
         "n·t_global",
-        format!("{n}·{}", show(inp.global_lock_op_s, "s")),
+        format!("{n}·{}", q(inp.global_lock_op_s, "s")),
         c.global_lock_s,
         "s",
     );
     d.num(
         "bucket_locks_s",
         "n·t_bucket",
-        format!("{n}·{}", show(inp.bucket_lock_op_s, "s")),
+        format!("{n}·{}", q(inp.bucket_lock_op_s, "s")),
         c.bucket_locks_s,
         "s",
     );
@@ -366,9 +390,9 @@ pub fn binning(a: &BinningArgs, f: &Figures) -> anyhow::Result<Derivation> {
         "max(n·bytes/B, n·t_sort)",
         format!(
             "max({n}·{} / {}, {n}·{})",
-            show(a.sort_bytes, "B"),
-            show(bandwidth, "B/s"),
-            show(inp.sort_op_s, "s")
+            q(a.sort_bytes, "B"),
+            q(bandwidth, "B/s"),
+            q(inp.sort_op_s, "s")
         ),
         c.data_parallel_s,
         "s",
@@ -380,8 +404,13 @@ pub fn binning(a: &BinningArgs, f: &Figures) -> anyhow::Result<Derivation> {
     };
     d.verdict(
         "choice",
-        "the cheapest of the three",
-        "compare the times above".into(),
+        "the cheapest of global-lock, bucket-locks, data-parallel",
+        format!(
+            "min({}, {}, {})",
+            q(c.global_lock_s, "s"),
+            q(c.bucket_locks_s, "s"),
+            q(c.data_parallel_s, "s")
+        ),
         choice,
     );
     Ok(d)

@@ -1,28 +1,48 @@
 //! A worked answer: each result with its formula, the values substituted and
 //! the unit, printable as text for a student or as one JSON object.
+//!
+//! The JSON of a subcommand has one shape whatever the flags: every input
+//! key is there (null when not given), every result key is there (null when
+//! not evaluated), booleans are booleans, `notes` and `warnings` are arrays.
 
-use models::units::Si;
 use serde_json::{Map, Value};
+
+pub use super::format::{plain, q, show};
+use crate::BadInput;
 
 /// One line of work.
 #[derive(Debug, Clone)]
 pub struct Step {
     /// Object the key belongs to in the JSON (`None`: top level).
     pub group: Option<&'static str>,
-    /// JSON key, SI units in the name.
+    /// JSON key, SI units in the name; `name[i]` is element i of the
+    /// array `name`.
     pub key: String,
     /// Symbolic formula, e.g. `T = T0 + n/B`.
     pub formula: String,
-    /// The formula with the numbers in, e.g. `2 µs + 32768 B / 6.40 GB/s`.
+    /// The formula with the numbers in, e.g. `2 µs + 32768 B / 6.4 GB/s`.
     pub substituted: String,
     pub value: Answer,
 }
 
-/// A numeric result with its unit, or a verdict.
+/// A numeric result with its unit, a verdict, or a result that does not
+/// exist for these inputs (null in the JSON).
 #[derive(Debug, Clone)]
 pub enum Answer {
     Number(f64, &'static str),
     Text(String),
+    Absent(String),
+}
+
+/// A given value.
+#[derive(Debug, Clone)]
+pub enum Input {
+    Number(f64, &'static str),
+    Flag(bool),
+    Text(String),
+    List(Vec<f64>, &'static str),
+    /// An optional input that was not given.
+    Absent,
 }
 
 /// The worked evaluation of one model.
@@ -32,11 +52,14 @@ pub struct Derivation {
     pub model: &'static str,
     /// One line naming the model and its lecture section.
     pub title: String,
-    /// The given values, as (name, SI value, unit).
-    pub inputs: Vec<(&'static str, f64, &'static str)>,
+    /// The given values by JSON key.
+    pub inputs: Vec<(&'static str, Input)>,
     pub steps: Vec<Step>,
-    /// Remarks worth reading (assumptions, refusals of a regime).
+    /// Remarks worth reading (assumptions, where a figure came from).
     pub notes: Vec<String>,
+    /// Results whose meaning differs from the usual one (superlinear
+    /// speed-up, a run slower than the serial one).
+    pub warnings: Vec<String>,
 }
 
 impl Derivation {
@@ -47,12 +70,43 @@ impl Derivation {
             inputs: Vec::new(),
             steps: Vec::new(),
             notes: Vec::new(),
+            warnings: Vec::new(),
         }
     }
 
     /// Records a given value.
     pub fn input(&mut self, name: &'static str, value: f64, unit: &'static str) -> &mut Self {
-        self.inputs.push((name, value, unit));
+        self.inputs.push((name, Input::Number(value, unit)));
+        self
+    }
+
+    /// Records an optional value, null when not given.
+    pub fn input_opt(
+        &mut self,
+        name: &'static str,
+        value: Option<f64>,
+        unit: &'static str,
+    ) -> &mut Self {
+        let v = value.map_or(Input::Absent, |v| Input::Number(v, unit));
+        self.inputs.push((name, v));
+        self
+    }
+
+    /// Records a switch.
+    pub fn flag(&mut self, name: &'static str, on: bool) -> &mut Self {
+        self.inputs.push((name, Input::Flag(on)));
+        self
+    }
+
+    /// Records a word such as a precision.
+    pub fn word(&mut self, name: &'static str, w: &str) -> &mut Self {
+        self.inputs.push((name, Input::Text(w.to_string())));
+        self
+    }
+
+    /// Records a list of values.
+    pub fn list(&mut self, name: &'static str, v: Vec<f64>, unit: &'static str) -> &mut Self {
+        self.inputs.push((name, Input::List(v, unit)));
         self
     }
 
@@ -78,14 +132,26 @@ impl Derivation {
         value: f64,
         unit: &'static str,
     ) -> f64 {
-        self.steps.push(Step {
+        self.push(
             group,
-            key: key.into(),
-            formula: formula.to_string(),
+            key,
+            formula,
             substituted,
-            value: Answer::Number(value, unit),
-        });
+            Answer::Number(value, unit),
+        );
         value
+    }
+
+    /// Records a result that these inputs leave undefined (null in JSON).
+    pub fn absent(
+        &mut self,
+        group: Option<&'static str>,
+        key: impl Into<String>,
+        formula: &str,
+        why: impl Into<String>,
+    ) {
+        let why = why.into();
+        self.push(group, key, formula, String::new(), Answer::Absent(why));
     }
 
     /// Records a verdict such as the binding resource.
@@ -96,12 +162,23 @@ impl Derivation {
         substituted: String,
         value: impl Into<String>,
     ) {
+        self.push(None, key, formula, substituted, Answer::Text(value.into()));
+    }
+
+    fn push(
+        &mut self,
+        group: Option<&'static str>,
+        key: impl Into<String>,
+        formula: &str,
+        substituted: String,
+        value: Answer,
+    ) {
         self.steps.push(Step {
-            group: None,
+            group,
             key: key.into(),
             formula: formula.to_string(),
             substituted,
-            value: Answer::Text(value.into()),
+            value,
         });
     }
 
@@ -109,15 +186,64 @@ impl Derivation {
         self.notes.push(text.into());
     }
 
+    pub fn warn(&mut self, text: impl Into<String>) {
+        self.warnings.push(text.into());
+    }
+
+    /// Refuses a derivation with a result or input that is not a finite
+    /// number: the inputs were too large (or too small) for the formula.
+    ///
+    /// # Errors
+    /// [`BadInput`] naming the first such key.
+    pub fn check_finite(&self) -> Result<(), BadInput> {
+        let bad = |key: &str, v: f64| {
+            BadInput(format!(
+                "{} = {v} is not a finite number: the inputs are beyond what the formula can evaluate; give smaller values",
+                key
+            ))
+        };
+        for (name, i) in &self.inputs {
+            match i {
+                Input::Number(v, _) if !v.is_finite() => return Err(bad(name, *v)),
+                Input::List(vs, _) => {
+                    if let Some(v) = vs.iter().find(|v| !v.is_finite()) {
+                        return Err(bad(name, *v));
+                    }
+                }
+                _ => {}
+            }
+        }
+        for s in &self.steps {
+            if let Answer::Number(v, _) = s.value {
+                if !v.is_finite() {
+                    return Err(bad(&s.key, v));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The human form: title, inputs, then one line per step.
     pub fn to_text(&self) -> String {
         let mut out = format!("{}\n", self.title);
-        if !self.inputs.is_empty() {
-            let given: Vec<String> = self
-                .inputs
-                .iter()
-                .map(|(n, v, u)| format!("{n} = {}", show(*v, u)))
-                .collect();
+        let given: Vec<String> = self
+            .inputs
+            .iter()
+            .filter_map(|(n, i)| {
+                let v = match i {
+                    Input::Number(v, u) => show(*v, u),
+                    Input::Flag(b) => b.to_string(),
+                    Input::Text(t) => t.clone(),
+                    Input::List(vs, u) => {
+                        let items: Vec<String> = vs.iter().map(|v| q(*v, u)).collect();
+                        format!("[{}]", items.join(", "))
+                    }
+                    Input::Absent => return None,
+                };
+                Some(format!("{n} = {v}"))
+            })
+            .collect();
+        if !given.is_empty() {
             out.push_str(&format!("  given: {}\n", given.join(", ")));
         }
         let mut group = None;
@@ -128,49 +254,80 @@ impl Derivation {
                     out.push_str(&format!("  [{g}]\n"));
                 }
             }
-            let result = match &s.value {
-                Answer::Number(v, u) => show(*v, u),
-                Answer::Text(t) => t.clone(),
-            };
             let indent = if group.is_some() { "    " } else { "  " };
-            out.push_str(&format!(
-                "{indent}{key}: {f}\n{indent}    = {sub}\n{indent}    = {result}\n",
-                key = s.key,
-                f = s.formula,
-                sub = s.substituted,
-            ));
+            out.push_str(&format!("{indent}{}: {}\n", s.key, s.formula));
+            match &s.value {
+                Answer::Number(v, u) => out.push_str(&format!(
+                    "{indent}    = {}\n{indent}    = {}\n",
+                    s.substituted,
+                    show(*v, u)
+                )),
+                Answer::Text(t) => out.push_str(&format!(
+                    "{indent}    : {}\n{indent}    → {t}\n",
+                    s.substituted
+                )),
+                Answer::Absent(why) => {
+                    out.push_str(&format!("{indent}    — not evaluated: {why}\n"))
+                }
+            }
         }
         for n in &self.notes {
             out.push_str(&format!("  note: {n}\n"));
         }
+        for w in &self.warnings {
+            out.push_str(&format!("  warning: {w}\n"));
+        }
         out
     }
 
-    /// The machine form: one object with `model`, `inputs`, every result key
-    /// (grouped where a group is set) and `work`, the steps as text.
+    /// The machine form (see the module docs and data/README.md).
     pub fn to_json(&self) -> Value {
         let mut obj = Map::new();
         obj.insert("model".into(), self.model.into());
         let inputs: Map<String, Value> = self
             .inputs
             .iter()
-            .map(|(n, v, _)| (n.to_string(), json_number(*v)))
+            .map(|(n, i)| {
+                let v = match i {
+                    Input::Number(v, _) => json_number(*v),
+                    Input::Flag(b) => Value::Bool(*b),
+                    Input::Text(t) => Value::String(t.clone()),
+                    Input::List(vs, _) => vs.iter().map(|v| json_number(*v)).collect(),
+                    Input::Absent => Value::Null,
+                };
+                (n.to_string(), v)
+            })
             .collect();
         obj.insert("inputs".into(), Value::Object(inputs));
         for s in &self.steps {
             let v = match &s.value {
                 Answer::Number(x, _) => json_number(*x),
                 Answer::Text(t) => Value::String(t.clone()),
+                Answer::Absent(_) => Value::Null,
             };
             let target = match s.group {
                 None => &mut obj,
-                Some(g) => obj
-                    .entry(g)
-                    .or_insert_with(|| Value::Object(Map::new()))
-                    .as_object_mut()
-                    .expect("groups are objects"),
+                Some(g) => {
+                    let entry = obj.entry(g).or_insert_with(|| Value::Object(Map::new()));
+                    match entry {
+                        Value::Object(m) => m,
+                        _ => continue,
+                    }
+                }
             };
-            target.insert(s.key.clone(), v);
+            match s.key.split_once('[') {
+                Some((name, _)) => {
+                    if let Value::Array(a) = target
+                        .entry(name)
+                        .or_insert_with(|| Value::Array(Vec::new()))
+                    {
+                        a.push(v);
+                    }
+                }
+                None => {
+                    target.insert(s.key.clone(), v);
+                }
+            }
         }
         let work: Vec<Value> = self
             .steps
@@ -180,73 +337,22 @@ impl Derivation {
                     Some(g) => format!("{g}.{}", s.key),
                     None => s.key.clone(),
                 };
-                Value::String(format!("{key}: {} = {}", s.formula, s.substituted))
+                Value::String(match &s.value {
+                    Answer::Absent(why) => format!("{key}: {} — not evaluated: {why}", s.formula),
+                    _ => format!("{key}: {} = {}", s.formula, s.substituted),
+                })
             })
             .collect();
         obj.insert("work".into(), Value::Array(work));
-        if !self.notes.is_empty() {
-            obj.insert("notes".into(), self.notes.clone().into());
-        }
+        obj.insert("notes".into(), self.notes.clone().into());
+        obj.insert("warnings".into(), self.warnings.clone().into());
         Value::Object(obj)
     }
 }
 
-/// JSON has no infinity: an unbounded result (Amdahl's limit at f = 0) is null.
+/// JSON has no infinity: a value without a finite form is null.
 fn json_number(v: f64) -> Value {
     serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number)
-}
-
-/// A value for people: SI prefix for dimensioned units, plain for ratios.
-pub fn show(v: f64, unit: &'static str) -> String {
-    match unit {
-        "" => plain(v),
-        "flop/B" => format!("{} {unit}", plain(v)),
-        "B" => bytes(v),
-        "s" if v.abs() >= 60.0 => format!("{} s ({} min)", plain(v), plain(v / 60.0)),
-        _ if v.is_infinite() => format!("{v} {unit}"),
-        _ => Si(v, unit).to_string(),
-    }
-}
-
-/// Bytes: exact below 10 kB; a whole multiple of 1024 also in binary units so
-/// the reader sees which prefix was meant.
-fn bytes(v: f64) -> String {
-    const BINARY: [(f64, &str); 3] = [(1073741824.0, "GiB"), (1048576.0, "MiB"), (1024.0, "KiB")];
-    if v.fract() == 0.0 && v.abs() < 1e15 {
-        if let Some((f, u)) = BINARY.iter().find(|(f, _)| v.abs() >= *f && v % f == 0.0) {
-            return format!("{v} B ({} {u})", v / f);
-        }
-        if v.abs() < 1e4 {
-            return format!("{v} B");
-        }
-    }
-    Si(v, "B").to_string()
-}
-
-/// A dimensionless number with up to 4 significant digits and no trailing noise.
-pub fn plain(v: f64) -> String {
-    if v.is_infinite() || v.is_nan() {
-        return v.to_string();
-    }
-    if v != 0.0 && (v.abs() >= 1e7 || v.abs() < 1e-3) {
-        return format!("{v:.4e}");
-    }
-    if v.fract() == 0.0 {
-        return format!("{v}");
-    }
-    // Four significant digits.
-    let int_digits = if v == 0.0 {
-        1
-    } else {
-        v.abs().log10().floor() as i32 + 1
-    };
-    let decimals = (4 - int_digits).max(0) as usize;
-    let s = format!("{v:.decimals$}");
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        s
-    }
 }
 
 #[cfg(test)]
@@ -256,40 +362,33 @@ mod tests {
     #[test]
     fn groups_nest_in_json() {
         let mut d = Derivation::new("demo", "demo");
-        d.input("n", 4.0, "");
+        d.input("n", 4.0, "")
+            .flag("weak", false)
+            .input_opt("k", None, "");
         d.num("a", "a = n", "4".into(), 4.0, "");
         d.grouped(Some("g"), "b", "b = 2n", "2·4".into(), 8.0, "B");
-        d.verdict("bound", "which", "a < b".into(), "memory");
+        d.verdict("bound", "which", "4 < 8".into(), "memory");
+        d.num("s[1]", "x", "1".into(), 1.0, "s");
+        d.num("s[2]", "x", "2".into(), 2.0, "s");
+        d.absent(None, "limit", "1/f", "f = 0");
         let j = d.to_json();
         assert_eq!(j["a"], 4.0);
         assert_eq!(j["g"]["b"], 8.0);
         assert_eq!(j["bound"], "memory");
         assert_eq!(j["inputs"]["n"], 4.0);
+        assert_eq!(j["inputs"]["weak"], false);
+        assert!(j["inputs"]["k"].is_null());
+        assert_eq!(j["s"], serde_json::json!([1.0, 2.0]));
+        assert!(j["limit"].is_null());
+        assert_eq!(j["notes"], serde_json::json!([]));
         assert!(d.to_text().contains("[g]"));
     }
 
     #[test]
-    fn infinite_is_null_in_json() {
+    fn non_finite_results_are_refused() {
+        let mut d = Derivation::new("demo", "demo");
+        d.num("t", "t", "1e308·10".into(), f64::INFINITY, "s");
+        assert!(d.check_finite().unwrap_err().0.contains("t = inf"));
         assert_eq!(json_number(f64::INFINITY), Value::Null);
-    }
-
-    #[test]
-    fn bytes_show_their_prefix() {
-        assert_eq!(show(32768.0, "B"), "32768 B (32 KiB)");
-        assert_eq!(show(12800.0, "B"), "12.8 kB");
-        assert_eq!(show(64.0, "B"), "64 B");
-        assert_eq!(show(0.15, "flop/B"), "0.15 flop/B");
-    }
-
-    #[test]
-    fn plain_numbers() {
-        assert_eq!(plain(32.0), "32");
-        assert_eq!(plain(0.5), "0.5");
-        assert_eq!(plain(1.0 / 3.0), "0.3333");
-        assert_eq!(plain(61.4946), "61.49");
-        assert_eq!(plain(1570.9004), "1571");
-        assert_eq!(show(1200.0, "s"), "1200 s (20 min)");
-        assert_eq!(plain(262144.0), "262144");
-        assert_eq!(plain(1.5e-5), "1.5000e-5");
     }
 }

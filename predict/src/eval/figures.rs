@@ -7,7 +7,7 @@ use std::path::Path;
 
 use models::profile::{CeilingKernel, Profile};
 
-use super::derivation::{show, Derivation};
+use super::derivation::{q, Derivation};
 use crate::args::Time;
 use crate::BadInput;
 
@@ -56,7 +56,7 @@ impl Figures {
         let (v, name) = self.summary(flag, key)?;
         d.note(format!(
             "--{flag} {} from the profile {name} (summary.{key})",
-            show(v, unit)
+            q(v, unit)
         ));
         Ok(v)
     }
@@ -111,7 +111,7 @@ impl Figures {
         }
         let (profile, name) = self.profile.as_ref()?;
         let hz = profile.provenance.clock_hz?;
-        let note = format!("--clock {} from the profile {name}", show(hz, "Hz"));
+        let note = format!("--clock {} from the profile {name}", q(hz, "Hz"));
         if !d.notes.contains(&note) {
             d.note(note);
         }
@@ -137,7 +137,7 @@ impl Figures {
             Some(c) => {
                 d.note(format!(
                     "--peak-flops {} from the profile {name} (ceiling \"{}\", {} threads)",
-                    show(c.flops.point, "FLOP/s"),
+                    q(c.flops.point, "FLOP/s"),
                     c.name,
                     c.threads
                 ));

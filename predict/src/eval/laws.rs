@@ -7,7 +7,7 @@ use models::speedup::{
 };
 use models::work_span::bounds;
 
-use super::derivation::{plain, show, Derivation};
+use super::derivation::{plain, q, Derivation};
 use super::Figures;
 use crate::args;
 
@@ -23,7 +23,8 @@ pub struct AmdahlArgs {
 }
 
 pub fn amdahl(a: &AmdahlArgs) -> anyhow::Result<Derivation> {
-    let (f, p) = (a.serial_fraction, a.p);
+    let f = a.serial_fraction;
+    let p = models::error::count("p", a.p)?;
     let s = amdahl_speedup(f, p)?;
     let mut d = Derivation::new("amdahl", "Amdahl's law (lecture §4.6)");
     d.input("serial_fraction", f, "").input("p", p, "");
@@ -34,13 +35,23 @@ pub fn amdahl(a: &AmdahlArgs) -> anyhow::Result<Derivation> {
         s,
         "",
     );
-    d.num(
-        "limit",
-        "1/f (P → ∞)",
-        format!("1 / {}", plain(f)),
-        amdahl_limit(f)?,
-        "",
-    );
+    let limit = amdahl_limit(f)?;
+    if limit.is_finite() {
+        d.num(
+            "limit",
+            "1/f (P → ∞)",
+            format!("1 / {}", plain(f)),
+            limit,
+            "",
+        );
+    } else {
+        d.absent(
+            None,
+            "limit",
+            "1/f (P → ∞)",
+            "f = 0: no serial part, the speed-up grows without bound",
+        );
+    }
     d.num(
         "efficiency",
         "S/P",
@@ -70,19 +81,33 @@ pub struct KarpFlattArgs {
 }
 
 pub fn karp_flatt(a: &KarpFlattArgs) -> anyhow::Result<Derivation> {
-    let (s, p) = (a.speedup, a.p);
+    let (s, p) = (a.speedup, models::error::count("p", a.p)?);
     let mut d = Derivation::new(
         "karp-flatt",
         "Karp–Flatt experimentally determined serial fraction (lecture §4.6)",
     );
     d.input("speedup", s, "").input("p", p, "");
-    d.num(
+    let e = d.num(
         "serial_fraction",
         "e = (1/S − 1/P) / (1 − 1/P)",
         format!("(1/{} − 1/{}) / (1 − 1/{})", plain(s), plain(p), plain(p)),
         kf(s, p)?,
         "",
     );
+    if s > p {
+        d.warn(format!(
+            "S = {} > P = {}: a superlinear speed-up, so e = {} < 0 is no serial fraction; more processors brought more cache (the working set fits once split) or the serial baseline was slow",
+            plain(s),
+            plain(p),
+            plain(e)
+        ));
+    } else if s < 1.0 {
+        d.warn(format!(
+            "S = {} < 1: the parallel run is slower than the serial one, so e = {} > 1 is no serial fraction; overheads (communication, contention, start-up) exceed the work saved",
+            plain(s),
+            plain(e)
+        ));
+    }
     Ok(d)
 }
 
@@ -101,7 +126,8 @@ pub struct WorkSpanArgs {
 }
 
 pub fn work_span(a: &WorkSpanArgs) -> anyhow::Result<Derivation> {
-    let (w, s, p) = (a.work, a.span, a.p);
+    let (w, s) = (a.work, a.span);
+    let p = models::error::count("p", a.p)?;
     let b = bounds(w, s, p)?;
     let mut d = Derivation::new(
         "work-span",
@@ -154,8 +180,10 @@ pub struct RooflineArgs {
     /// Memory bandwidth, e.g. 20GB/s [default: the profile's stream_triad_Bps].
     #[arg(long, value_parser = args::bandwidth)]
     pub bandwidth: Option<f64>,
-    /// Precision of the profile's ceiling when --peak-flops is left out.
-    #[arg(long, default_value = "f64", value_parser = ["f64", "f32"])]
+    /// Precision of the profile's ceiling when --peak-flops is left out:
+    /// f32 by default, as the lecture's example (768 GFLOP/s over 20 GB/s,
+    /// ridge 38.4 flop/B) and its 4-byte elements.
+    #[arg(long, default_value = "f32", value_parser = ["f64", "f32"])]
     pub precision: String,
     /// Arithmetic intensity, flop per byte.
     #[arg(long, value_parser = args::number)]
@@ -171,15 +199,22 @@ pub fn roofline(a: &RooflineArgs, f: &Figures) -> anyhow::Result<Derivation> {
     let at = r.attainable(a.ai, mem)?;
     d.input("peak_flops", peak, "FLOP/s")
         .input("bandwidth_Bps", bandwidth, "B/s")
-        .input("ai", a.ai, "flop/B");
+        .input("ai", a.ai, "flop/B")
+        .word("precision", &a.precision);
+    if a.peak_flops.is_none() {
+        d.note(format!(
+            "the peak is the profile's {} ceiling (--precision {}; the lecture's Roofline uses single precision)",
+            a.precision, a.precision
+        ));
+    }
     d.num(
         "attainable_flops",
         "min(peak, AI·B)",
         format!(
             "min({}, {}·{})",
-            show(peak, "FLOP/s"),
+            q(peak, "FLOP/s"),
             plain(a.ai),
-            show(bandwidth, "B/s")
+            q(bandwidth, "B/s")
         ),
         at.flops,
         "FLOP/s",
@@ -187,14 +222,14 @@ pub fn roofline(a: &RooflineArgs, f: &Figures) -> anyhow::Result<Derivation> {
     let ridge = d.num(
         "ridge_ai",
         "I_ridge = peak / B",
-        format!("{} / {}", show(peak, "FLOP/s"), show(bandwidth, "B/s")),
+        format!("{} / {}", q(peak, "FLOP/s"), q(bandwidth, "B/s")),
         r.ridge_ai(mem),
         "flop/B",
     );
     d.num(
         "fraction_of_peak",
         "attainable / peak",
-        format!("{} / {}", show(at.flops, "FLOP/s"), show(peak, "FLOP/s")),
+        format!("{} / {}", q(at.flops, "FLOP/s"), q(peak, "FLOP/s")),
         at.flops / peak,
         "",
     );
@@ -202,7 +237,11 @@ pub fn roofline(a: &RooflineArgs, f: &Figures) -> anyhow::Result<Derivation> {
         Bound::Memory => "memory",
         Bound::Compute => "compute",
     };
-    let cmp = if at.bound == Bound::Memory { "<" } else { ">=" };
+    let cmp = if at.bound == Bound::Memory {
+        "<"
+    } else {
+        "≥"
+    };
     d.verdict(
         "bound",
         "memory if AI < I_ridge, else compute",

@@ -5,8 +5,11 @@ mod communication;
 mod contention;
 pub mod derivation;
 mod figures;
+mod format;
 mod laws;
+pub mod lecture;
 mod locality;
+mod more;
 
 use clap::Subcommand;
 
@@ -48,10 +51,32 @@ pub enum Model {
     OfficeHours(contention::OfficeHoursArgs),
     /// Global lock, bucket locks or data-parallel binning (thought question 3).
     Binning(contention::BinningArgs),
+    /// Every worked example of the lecture: its figure beside the computed
+    /// one, each slip marked with its reason.
+    Lecture,
+    /// Pipeline latency and throughput (§2.1).
+    Pipeline(more::PipelineArgs),
+    /// Overhead + occupancy + network delay − overlap (§2.2).
+    Overlap(more::OverlapArgs),
+    /// Block side a blocked matrix multiply needs to reach the ridge point (§4.4).
+    RidgeBlock(more::RidgeBlockArgs),
+    /// Line transfers per second and misses in flight per core (§4.3).
+    Mlp(more::MlpArgs),
+    /// Message size that reaches a fraction of the link bandwidth (§2.2, §4.1).
+    MessageSize(more::MessageSizeArgs),
 }
 
 /// Evaluates one model; machine figures left out come from `figures`.
+///
+/// # Errors
+/// Bad input, and any result that is not a finite number.
 pub fn evaluate(model: &Model, figures: &Figures) -> anyhow::Result<Derivation> {
+    let d = dispatch(model, figures)?;
+    d.check_finite()?;
+    Ok(d)
+}
+
+fn dispatch(model: &Model, figures: &Figures) -> anyhow::Result<Derivation> {
     match model {
         Model::AlphaBeta(a) => communication::alpha_beta(a, figures),
         Model::Assignment(a) => locality::assignment(a),
@@ -69,5 +94,14 @@ pub fn evaluate(model: &Model, figures: &Figures) -> anyhow::Result<Derivation> 
         Model::Queue(a) => contention::queue(a),
         Model::OfficeHours(a) => contention::office_hours(a),
         Model::Binning(a) => contention::binning(a, figures),
+        Model::Lecture => Err(crate::BadInput(
+            "the lecture table is not one derivation: use `predict eval lecture`".into(),
+        )
+        .into()),
+        Model::Pipeline(a) => more::pipeline(a),
+        Model::Overlap(a) => more::overlap(a),
+        Model::RidgeBlock(a) => more::ridge_block(a, figures),
+        Model::Mlp(a) => more::mlp(a, figures),
+        Model::MessageSize(a) => more::message_size(a, figures),
     }
 }

@@ -210,8 +210,10 @@ pub fn predict_at(
                     1.0 / m.lock_op_s(LockKind::MutexSpread, threads)?,
                 );
                 let migration = line_migration_s(x1, xp, p);
-                let lock = MeasuredLock::new(t1, tp, migration)
-                    .expect("measured throughputs are positive");
+                let lock = MeasuredLock::new(t1, tp, migration).map_err(|e| Missing {
+                    what: format!("usable lock figures ({e})"),
+                    fix: "lock",
+                })?;
                 Term {
                     resource: "lock",
                     seconds: lock.time_s(*ops, p, *lanes, *data_lines).unwrap_or(0.0),

@@ -16,6 +16,7 @@
 //! and the table says how to make one. Bad input gets one line from rank 0
 //! and exit status 2 on every rank.
 
+pub mod budget;
 pub mod record;
 
 #[cfg(feature = "mpi")]
@@ -123,7 +124,8 @@ pub fn load_profile(explicit: Option<&Path>) -> anyhow::Result<ProfileSource> {
         },
         None => ProfileSource::Absent {
             note: format!(
-                "no profile at {DEFAULT_PROFILE}, so no predictions: create it with `calibrate` and `mpirun -np 2 calibrate --only pingpong`, or pass --profile FILE|NAME"
+                "{}; without one the kernels run with no predictions",
+                crate::profiles::no_default_profile()
             ),
         },
     })
