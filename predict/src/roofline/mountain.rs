@@ -357,7 +357,7 @@ pub fn figure(d: &MountainData, title: Option<String>) -> Figure {
         });
     }
     legend.push(LegendEntry {
-        symbol: Symbol::Patch(Color::rgb(220, 220, 220)),
+        symbol: Symbol::Patch(Color::rgb(236, 236, 236)),
         text: "detected levels (shaded by turns)".into(),
     });
     legend.push(LegendEntry {

@@ -3,8 +3,10 @@
 //!
 //! Only the contract fields are read — `kernel`, `variant`, `threads`,
 //! `size`, `measured_s`, `measured_ci_s` [lo, hi], `predicted_s`, `binding`,
-//! `flops`, `bytes` — and every other field (provenance, `rel_error`) is
-//! ignored, so the reader does not depend on the record type's other
+//! `flops`, `bytes` — and the CPU of the provenance (`provenance.cpu_model`,
+//! in CSV `provenance_cpu_model`), to warn when records come from another
+//! machine than the profile; every other field (`rel_error`, the kernel's
+//! own keys) is ignored, so the reader does not depend on the record type's other
 //! fields. JSON files may hold an array of records, one record, an object
 //! with a `records` array, or one JSON document per line. CSV files need a
 //! header; the interval may be one column (`measured_ci_s` as `[lo, hi]`,
@@ -34,6 +36,8 @@ pub struct Record {
     pub binding: Option<String>,
     pub flops: f64,
     pub bytes: f64,
+    /// The CPU the record was measured on (its provenance), when given.
+    pub cpu_model: Option<String>,
     /// The file the record came from.
     pub source: String,
 }
@@ -50,39 +54,51 @@ pub struct Loaded {
 /// threads and size replaces an earlier one (a re-run), and the number
 /// replaced is noted.
 pub fn load(path: &Path) -> Result<Loaded, BadInput> {
-    let files = if path.is_dir() {
+    load_all(std::slice::from_ref(&path.to_path_buf()))
+}
+
+/// The files `path` names: itself, or its record files in name order.
+fn files_of(path: &Path) -> Result<Vec<PathBuf>, BadInput> {
+    if path.is_dir() {
         let mut files: Vec<PathBuf> = std::fs::read_dir(path)
             .map_err(|e| BadInput(format!("cannot read the directory {}: {e}", path.display())))?
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| p.is_file() && kind(p).is_some())
             .collect();
         files.sort();
-        files
+        Ok(files)
     } else if path.is_file() {
-        vec![path.to_path_buf()]
+        Ok(vec![path.to_path_buf()])
     } else {
-        return Err(BadInput(format!(
+        Err(BadInput(format!(
             "{}: no such file or directory of measurements",
             path.display()
-        )));
-    };
-    let mut all = Vec::new();
-    for f in &files {
-        let text = std::fs::read_to_string(f)
-            .map_err(|e| BadInput(format!("cannot read {}: {e}", f.display())))?;
-        let source = f.display().to_string();
-        let records = match kind(f) {
-            Some(Kind::Csv) => parse_csv(&text, &source)?,
-            _ => parse_json(&text, &source)?,
-        };
-        all.extend(records);
+        )))
     }
+}
+
+/// Reads every path as [`load`] does, in order; a record in a later path
+/// replaces an earlier one of the same kernel, variant, threads and size.
+pub fn load_all(paths: &[PathBuf]) -> Result<Loaded, BadInput> {
+    let mut all = Vec::new();
     let mut notes = Vec::new();
-    if path.is_dir() && files.is_empty() {
-        notes.push(format!(
-            "{} holds no .json or .csv measurements; the chart shows the machine only",
-            path.display()
-        ));
+    for path in paths {
+        let files = files_of(path)?;
+        if path.is_dir() && files.is_empty() {
+            notes.push(format!(
+                "{} holds no .json or .csv measurements; the chart shows the machine only",
+                path.display()
+            ));
+        }
+        for f in &files {
+            let text = std::fs::read_to_string(f)
+                .map_err(|e| BadInput(format!("cannot read {}: {e}", f.display())))?;
+            let source = f.display().to_string();
+            all.extend(match kind(f) {
+                Some(Kind::Csv) => parse_csv(&text, &source)?,
+                _ => parse_json(&text, &source)?,
+            });
+        }
     }
     let (records, replaced) = latest(all);
     if replaced > 0 {
@@ -227,6 +243,12 @@ fn from_json(v: &Value, source: &str) -> Result<Record, String> {
         Some(Value::String(s)) => Some(s.clone()),
         _ => None,
     };
+    let cpu_model = o
+        .get("provenance")
+        .and_then(|p| p.get("cpu_model"))
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string);
     Ok(Record {
         kernel: text("kernel")?,
         variant: text("variant").unwrap_or_default(),
@@ -238,6 +260,7 @@ fn from_json(v: &Value, source: &str) -> Result<Record, String> {
         binding,
         flops: required("flops")?,
         bytes,
+        cpu_model,
         source: source.to_string(),
     })
 }
@@ -279,6 +302,7 @@ pub fn parse_csv(text: &str, source: &str) -> Result<Vec<Record>, BadInput> {
     let c_size = col("size");
     let c_pred = col("predicted_s");
     let c_binding = col("binding");
+    let c_cpu = col("provenance_cpu_model");
     let c_ci = col("measured_ci_s");
     let c_ci_lo = col("measured_ci_lo_s").or_else(|| col("measured_ci_s_lo"));
     let c_ci_hi = col("measured_ci_hi_s").or_else(|| col("measured_ci_s_hi"));
@@ -352,6 +376,9 @@ pub fn parse_csv(text: &str, source: &str) -> Result<Vec<Record>, BadInput> {
                 .filter(|s| !s.is_empty()),
             flops: number(c_flops, false)?.unwrap_or(f64::NAN),
             bytes: number(c_bytes, false)?.unwrap_or(f64::NAN),
+            cpu_model: c_cpu
+                .map(|c| field(c).to_string())
+                .filter(|s| !s.is_empty()),
             source: source.to_string(),
         });
     }
