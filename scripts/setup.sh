@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs what the toolkit needs on a Debian-like machine, where it is
-# missing: Open MPI (with clang/libclang for the Rust MPI bindings), likwid,
-# poppler-utils (pdffonts, which the chart tests use to check embedded fonts)
-# for the reference benchmarks, and the Python packages of the notebooks in
-# a virtual environment (.venv). Safe to run again: it only adds what lacks.
+# missing: Open MPI (with clang/libclang for the Rust MPI bindings), likwid
+# for the reference benchmarks, poppler-utils (pdffonts, with which the chart
+# tests check the PDF's embedded font), and the Python packages of the
+# notebooks in a virtual environment (.venv). Safe to run again: it only adds what lacks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -19,6 +19,7 @@ pub mod data;
 pub mod mountain;
 pub mod points;
 pub mod records;
+pub mod records_csv;
 pub mod table;
 
 use std::io::Write;

@@ -35,6 +35,52 @@ pub(super) fn loose(r: Rect) -> Cand {
     }
 }
 
+/// Fractions of a line's length where its label may go, from the end
+/// `along` prefers.
+fn fractions(along: Along) -> Vec<f64> {
+    let steps: Vec<f64> = (0..=48).map(|i| 0.02 + 0.02 * f64::from(i)).collect();
+    match along {
+        Along::Start => steps,
+        Along::End => steps.into_iter().rev().collect(),
+        Along::Middle => {
+            let mut v: Vec<f64> = steps;
+            v.sort_by(|a, b| {
+                (a - 0.5)
+                    .abs()
+                    .total_cmp(&(b - 0.5).abs())
+                    .then(a.total_cmp(b))
+            });
+            v
+        }
+    }
+}
+
+/// The point `target` pixels along the polyline (`cum` its cumulative
+/// lengths) and the angle of its segment, read left to right, in degrees
+/// counter-clockwise on the screen.
+fn point_at(points: &[(f64, f64)], cum: &[f64], target: f64) -> ((f64, f64), f64) {
+    let i = cum
+        .iter()
+        .rposition(|&c| c <= target)
+        .unwrap_or(0)
+        .min(points.len() - 2);
+    let (a, b) = (points[i], points[i + 1]);
+    let seg = cum[i + 1] - cum[i];
+    let t = if seg > 0.0 {
+        (target - cum[i]) / seg
+    } else {
+        0.0
+    };
+    let (mut dx, mut dy) = (b.0 - a.0, b.1 - a.1);
+    if dx < 0.0 {
+        (dx, dy) = (-dx, -dy);
+    }
+    (
+        (a.0 + t * (b.0 - a.0), a.1 + t * (b.1 - a.1)),
+        (-dy).atan2(dx).to_degrees(),
+    )
+}
+
 /// Candidates along a polyline: at fractions of its length (from the end
 /// `along` prefers), the text parallel to the line just above it; then the
 /// same just below it, then further off (clear of markers on the line);
@@ -54,46 +100,14 @@ pub(super) fn line_candidates(points: &[(f64, f64)], along: Along, w: f64, h: f6
     if total <= 0.0 {
         return out;
     }
-    let steps: Vec<f64> = (0..=48).map(|i| 0.02 + 0.02 * f64::from(i)).collect();
-    let order: Vec<f64> = match along {
-        Along::Start => steps,
-        Along::End => steps.into_iter().rev().collect(),
-        Along::Middle => {
-            let mut v: Vec<f64> = steps;
-            v.sort_by(|a, b| {
-                (a - 0.5)
-                    .abs()
-                    .total_cmp(&(b - 0.5).abs())
-                    .then(a.total_cmp(b))
-            });
-            v
-        }
-    };
+    let order = fractions(along);
     let g = GAP;
     let mut below = Vec::new();
     let mut lifted = Vec::new();
     let mut on_line = Vec::new();
     let mut flats = Vec::new();
     for f in order {
-        let target = f * total;
-        let i = cum
-            .iter()
-            .rposition(|&c| c <= target)
-            .unwrap_or(0)
-            .min(points.len() - 2);
-        let (a, b) = (points[i], points[i + 1]);
-        let seg = cum[i + 1] - cum[i];
-        let t = if seg > 0.0 {
-            (target - cum[i]) / seg
-        } else {
-            0.0
-        };
-        let (px, py) = (a.0 + t * (b.0 - a.0), a.1 + t * (b.1 - a.1));
-        let (mut dx, mut dy) = (b.0 - a.0, b.1 - a.1);
-        if dx < 0.0 {
-            (dx, dy) = (-dx, -dy);
-        }
-        let angle = (-dy).atan2(dx).to_degrees();
+        let ((px, py), angle) = point_at(points, &cum, f * total);
         let (u, v) = {
             let r = angle.to_radians();
             ((r.cos(), -r.sin()), (r.sin(), r.cos()))
