@@ -7,6 +7,7 @@ pub mod cli;
 pub mod eval;
 pub mod kernels;
 pub mod machine;
+pub mod mountain;
 pub mod mpi_stencil;
 pub mod profiles;
 pub mod report;

@@ -1,6 +1,8 @@
-//! `predict roofline` and `predict mountain`: the calibrated machine as a
-//! Roofline chart with the measured kernels on it (lecture §4.4), and its
-//! memory mountain (§2.6), as SVG/PNG/PDF and as data (CSV/JSON).
+//! `predict roofline`: the calibrated machine as a Roofline chart with the
+//! measured kernels (or the user's own points) on it (lecture §4.4), as
+//! SVG/PNG/PDF and as data (CSV/JSON); and what the chart commands share
+//! (their arguments, output files and report). The memory mountain (§2.6)
+//! is [`crate::mountain`].
 //!
 //! ```text
 //! predict roofline [--profile FILE] [--measurements FILE|DIR]... [--point NAME:AI:FLOPS[:LO:HI]]...
@@ -8,15 +10,12 @@
 //!                  [--legend below|inside|none] [--caption] [--out chart.svg|.png|.pdf]
 //!                  [--text text|outlines] [--csv FILE] [--json] [--title T]
 //!                  [--precision f64|f32|all] [--one-thread]
-//! predict mountain [--profile FILE] [--out chart.svg|.png|.pdf] [--text text|outlines]
-//!                  [--csv FILE] [--json] [--title T]
 //! ```
 
 pub mod ceilings;
 pub mod chart;
 pub mod checks;
 pub mod data;
-pub mod mountain;
 pub mod points;
 pub mod records;
 pub mod records_csv;
@@ -31,6 +30,7 @@ use crate::chart::output::{encode, Format, PendingFile};
 use crate::chart::{render_with, Figure, LegendPlace, PlottersSvg, RenderOptions, TextMode};
 use crate::BadInput;
 
+pub use crate::mountain::{run_mountain, MountainArgs};
 pub use crate::profiles::{DEFAULT_MEASUREMENTS, DEFAULT_PROFILE};
 
 /// What both chart commands take: the profile, and where the chart and
@@ -118,14 +118,6 @@ impl From<LegendArg> for LegendPlace {
             LegendArg::None => LegendPlace::None,
         }
     }
-}
-
-/// `predict mountain`: the profile's `latency` and `stream` curves and
-/// its levels.
-#[derive(Debug, Clone, Args)]
-pub struct MountainArgs {
-    #[command(flatten)]
-    pub chart: ChartArgs,
 }
 
 /// The output files of a chart command, opened before any work.
@@ -260,24 +252,9 @@ pub fn run_roofline(a: &RooflineArgs, out: &mut dyn Write) -> anyhow::Result<()>
     )
 }
 
-/// Runs `predict mountain`.
-pub fn run_mountain(a: &MountainArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    let outputs =
-        Outputs::open(a.chart.out.as_deref(), a.chart.csv.as_deref())?.render(RenderOptions {
-            text: a.chart.text,
-            legend: LegendPlace::Below,
-        });
-    let (profile, _) = crate::profiles::load(&a.chart.profile)?;
-    let mut d = mountain::build(&profile)?;
-    let fig = mountain::figure(&d, a.chart.title.clone());
-    let (warnings, written) = outputs.finish(&fig, || mountain::to_csv(&d))?;
-    d.notes.extend(warnings);
-    report(&d, mountain::to_text, &written, a.chart.json, out)
-}
-
 /// Prints a chart's data: one JSON document with the files written, or the
 /// table and one line per file.
-fn report<T: serde::Serialize>(
+pub fn report<T: serde::Serialize>(
     d: &T,
     text: impl Fn(&T) -> String,
     written: &[String],
