@@ -9,6 +9,7 @@ pub mod kernel_cmd;
 pub mod kernels;
 pub mod loop_figures;
 pub mod machine;
+pub mod mountain;
 pub mod mpi_stencil;
 pub mod profiles;
 pub mod report;

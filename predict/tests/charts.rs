@@ -13,10 +13,14 @@ use common::*;
 use std::path::Path;
 
 use models::profile::Profile;
-use predict::chart::scene::{convex_intersect, rect_quad, TextRole};
+use predict::chart::figure::{LegendEntry, Symbol};
+use predict::chart::layout::{labelled_lines, layout_with, LegendPlace};
+use predict::chart::scene::{convex_intersect, rect_quad, Prim, Scene, TextRole};
 use predict::chart::{figure::Figure, layout::layout, render, PlottersSvg};
-use predict::roofline::data::{build, CeilingKind, Selection};
-use predict::roofline::{chart, mountain, records};
+use predict::mountain;
+use predict::roofline::data::{build, CeilingKind, Inputs, RooflineData, Selection};
+use predict::roofline::points::parse_point;
+use predict::roofline::{chart, records};
 
 fn profile() -> Profile {
     Profile::from_json(&std::fs::read_to_string(reference("profile.json")).unwrap()).unwrap()
@@ -26,21 +30,32 @@ fn records() -> Vec<records::Record> {
     records::load(&reference("records.json")).unwrap().records
 }
 
+/// The chart data of the synthetic profile with `records`.
+fn data(p: &Profile, records: &[records::Record], sel: &Selection) -> RooflineData {
+    let inputs = Inputs {
+        profile: p,
+        profile_file: "profile.json",
+        records,
+        points: &[],
+        labels: &[],
+    };
+    build(&inputs, sel).unwrap()
+}
+
+fn f64_only() -> Selection {
+    Selection {
+        precision: Some("f64".into()),
+        ..Selection::default()
+    }
+}
+
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-9 * b.abs()
 }
 
 #[test]
 fn roofline_data_from_the_synthetic_profile() {
-    let d = build(
-        &profile(),
-        &records(),
-        &Selection {
-            precision: Some("f64".into()),
-            one_thread: false,
-        },
-    )
-    .unwrap();
+    let d = data(&profile(), &records(), &f64_only());
     let bw: Vec<(&str, f64)> = d
         .ceilings
         .iter()
@@ -90,8 +105,8 @@ fn roofline_data_from_the_synthetic_profile() {
     // AI = 3 flop / 20 B; measured = flops / t = 19e9·0.15.
     assert!(close(fused.ai, 0.15));
     assert!(close(fused.measured_flops, 0.15 * 19e9));
-    assert!(close(fused.measured_flops_lo, 0.15 * 19e9 / 1.04));
-    assert!(close(fused.measured_flops_hi, 0.15 * 19e9 / 0.97));
+    assert!(close(fused.measured_flops_lo.unwrap(), 0.15 * 19e9 / 1.04));
+    assert!(close(fused.measured_flops_hi.unwrap(), 0.15 * 19e9 / 0.97));
     assert!(close(fused.predicted_flops.unwrap(), 0.15 * 22e9));
     assert!(close(fused.attainable_flops, 0.15 * 22e9));
     let matmul = d.points.iter().find(|p| p.kernel == "matmul").unwrap();
@@ -101,15 +116,14 @@ fn roofline_data_from_the_synthetic_profile() {
 
 #[test]
 fn one_thread_and_all_precisions() {
-    let one = build(
+    let one = data(
         &profile(),
         &[],
         &Selection {
-            precision: None,
             one_thread: true,
+            ..Selection::default()
         },
-    )
-    .unwrap();
+    );
     assert!(one.ceilings.iter().all(|c| c.threads == 1));
     let dram = one.ceilings.iter().find(|c| c.name == "DRAM").unwrap();
     assert_eq!(dram.value, 14e9);
@@ -121,16 +135,8 @@ fn one_thread_and_all_precisions() {
 /// Every figure the tools draw, from the synthetic inputs.
 fn figures() -> Vec<(&'static str, Figure)> {
     let p = profile();
-    let d = build(
-        &p,
-        &records(),
-        &Selection {
-            precision: Some("f64".into()),
-            one_thread: false,
-        },
-    )
-    .unwrap();
-    let all = build(&p, &records(), &Selection::default()).unwrap();
+    let d = data(&p, &records(), &f64_only());
+    let all = data(&p, &records(), &Selection::default());
     let m = mountain::build(&p).unwrap();
     vec![
         ("roofline", chart::figure(&d, None)),
@@ -140,7 +146,7 @@ fn figures() -> Vec<(&'static str, Figure)> {
         ),
         (
             "roofline without points",
-            chart::figure(&build(&p, &[], &Selection::default()).unwrap(), None),
+            chart::figure(&data(&p, &[], &Selection::default()), None),
         ),
         ("mountain", mountain::figure(&m, None)),
     ]
@@ -244,6 +250,8 @@ fn roofline_and_mountain_match_the_references() {
         reference("profile.json").to_str().unwrap(),
         "--measurements",
         reference("records.json").to_str().unwrap(),
+        "--text",
+        "outlines",
         "--out",
         &svg,
         "--csv",
@@ -267,6 +275,8 @@ fn roofline_and_mountain_match_the_references() {
         "mountain",
         "--profile",
         reference("profile.json").to_str().unwrap(),
+        "--text",
+        "outlines",
         "--out",
         &svg,
         "--csv",
@@ -429,4 +439,485 @@ fn a_bad_output_path_fails_before_the_work() {
     ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("cannot write /nonexistent-dir/x.svg"));
+}
+
+/// Runs `predict roofline` on the synthetic profile with `args`.
+fn roofline(args: &[&str]) -> std::process::Output {
+    let p = reference("profile.json");
+    let mut all = vec!["roofline", "--profile", p.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let o = predict(&all);
+    assert!(
+        o.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
+#[test]
+fn real_text_in_svg_png_and_pdf_match_their_references() {
+    let dir = tempfile::tempdir().unwrap();
+    let recs = reference("records.json");
+    // svg2pdf orders a page's resources by hash, so the PDF is checked by
+    // its content (pdf_embeds_the_bundled_font_unless_outlined), not bytes.
+    for ext in ["svg", "png"] {
+        let f = dir.path().join(format!("roofline-text.{ext}"));
+        roofline(&[
+            "--measurements",
+            recs.to_str().unwrap(),
+            "--out",
+            f.to_str().unwrap(),
+        ]);
+        check_reference(&format!("roofline-text.{ext}"), &std::fs::read(&f).unwrap());
+    }
+    let svg = std::fs::read_to_string(dir.path().join("roofline-text.svg")).unwrap();
+    for label in [
+        "DRAM 22.0 GB/s",
+        "L2 260 GB/s",
+        "ridge 10.0 flop/B",
+        "Performance [GFLOP/s]",
+    ] {
+        assert!(
+            svg.contains(&format!(">{label}</text>")),
+            "no <text> for '{label}'"
+        );
+    }
+    assert!(svg.contains("font-family=\"'DejaVu Sans', Verdana, Geneva, sans-serif\""));
+    assert!(!svg.contains("<path"), "no glyph outlines");
+}
+
+/// The fonts of a PDF: (base font name, embedded) for each font object.
+fn pdf_fonts(pdf: &[u8]) -> (Vec<String>, usize) {
+    let text = String::from_utf8_lossy(pdf);
+    let names = text
+        .match_indices("/BaseFont /")
+        .map(|(i, _)| {
+            text[i + 11..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '+' || *c == '-')
+                .collect()
+        })
+        .collect();
+    (names, text.matches("/FontFile2").count())
+}
+
+#[test]
+fn pdf_embeds_the_bundled_font_unless_outlined() {
+    let dir = tempfile::tempdir().unwrap();
+    let text_pdf = dir.path().join("t.pdf");
+    let outl_pdf = dir.path().join("o.pdf");
+    roofline(&["--out", text_pdf.to_str().unwrap()]);
+    roofline(&["--out", outl_pdf.to_str().unwrap(), "--text", "outlines"]);
+    let (names, files) = pdf_fonts(&std::fs::read(&text_pdf).unwrap());
+    assert!(!names.is_empty() && files >= 1, "{names:?} {files}");
+    assert!(names.iter().all(|n| n.contains("DejaVuSans")), "{names:?}");
+    let (names, files) = pdf_fonts(&std::fs::read(&outl_pdf).unwrap());
+    assert!(
+        names.is_empty() && files == 0,
+        "outlines need no font: {names:?}"
+    );
+    // poppler's pdffonts, where installed (scripts/setup.sh installs it),
+    // must agree: every font listed as embedded.
+    if let Ok(o) = std::process::Command::new("pdffonts")
+        .arg(&text_pdf)
+        .output()
+    {
+        let out = String::from_utf8_lossy(&o.stdout);
+        let rows: Vec<&str> = out.lines().skip(2).collect();
+        assert!(!rows.is_empty(), "{out}");
+        for r in rows {
+            let cols: Vec<&str> = r.split_whitespace().collect();
+            // name type [encoding...] emb sub uni object ID: "emb" is the
+            // fifth column from the end.
+            assert_eq!(cols[cols.len() - 5], "yes", "not embedded: {r}");
+        }
+    }
+}
+
+/// The rows of a chart CSV of one `record` kind.
+fn csv_rows(path: &Path, kind: &str) -> Vec<csv::StringRecord> {
+    let mut rd = csv::Reader::from_path(path).unwrap();
+    rd.records()
+        .map(Result::unwrap)
+        .filter(|r| &r[0] == kind)
+        .collect()
+}
+
+fn column(path: &Path, name: &str) -> usize {
+    let mut rd = csv::Reader::from_path(path).unwrap();
+    rd.headers()
+        .unwrap()
+        .iter()
+        .position(|h| h == name)
+        .unwrap()
+}
+
+#[test]
+fn own_points_and_chosen_roofs_change_the_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("r.csv");
+    let o = roofline(&[
+        "--point",
+        "SpMV:0.16:3.1GFLOP/s",
+        "--point",
+        "stencil:0.5:9.4GFLOP/s:9.0GFLOP/s:9.8GFLOP/s",
+        "--ceilings",
+        "DRAM,L2,fma",
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8(o.stdout).unwrap();
+    let ceilings: Vec<String> = csv_rows(&csv, "ceiling")
+        .iter()
+        .map(|r| r[2].to_string())
+        .collect();
+    assert_eq!(ceilings, ["L2", "DRAM", "f64 AVX2 FMA"]);
+    let points = csv_rows(&csv, "point");
+    assert_eq!(points.len(), 2, "only the given points: {text}");
+    let (lo, hi, ai) = (
+        column(&csv, "measured_flops_lo"),
+        column(&csv, "measured_flops_hi"),
+        column(&csv, "ai_flop_per_byte"),
+    );
+    assert_eq!((&points[0][2], &points[0][ai]), ("SpMV", "0.16"));
+    assert_eq!(
+        (&points[0][lo], &points[0][hi]),
+        ("", ""),
+        "no interval given"
+    );
+    assert_eq!(
+        (&points[1][lo], &points[1][hi]),
+        ("9000000000", "9800000000")
+    );
+    assert!(!text.contains("3.10 GFLOP/s – 3.10"), "{text}");
+    assert!(
+        text.contains("note: --ceilings: 'fma' is f64 AVX2 FMA"),
+        "{text}"
+    );
+    // Without --point or --measurements the default records would load;
+    // with them, only what was given is drawn.
+    let chart = csv_rows(&csv, "chart");
+    assert_eq!(&chart[0][2], "Synthetic 4-core test CPU");
+    for (col, want) in [
+        ("calibration_date", "2025-01-01T00:00:00Z"),
+        ("calibrated_with", "synthetic"),
+        ("tool_version", env!("CARGO_PKG_VERSION")),
+    ] {
+        assert_eq!(&chart[0][column(&csv, col)], want, "{col}");
+    }
+    assert!(chart[0][column(&csv, "profile")].ends_with("profile.json"));
+}
+
+#[test]
+fn points_file_labels_and_repeated_measurements() {
+    let dir = tempfile::tempdir().unwrap();
+    let pts = dir.path().join("points.csv");
+    std::fs::write(
+        &pts,
+        "name,ai,flops,lo,hi,threads\nSpMV,0.16,3.1GFLOP/s,,,16\nstencil,0.5,9.4e9,9e9,9.8e9,4\n",
+    )
+    .unwrap();
+    let recs = reference("records.json");
+    let o = roofline(&[
+        "--points",
+        pts.to_str().unwrap(),
+        "--measurements",
+        recs.to_str().unwrap(),
+        "--measurements",
+        recs.to_str().unwrap(),
+        "--labels",
+        "SpMV, 16 thr=sparse MV",
+        "--labels",
+        "matmul=GEMM",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let names: Vec<&str> = v["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"sparse MV") && names.contains(&"GEMM"),
+        "{names:?}"
+    );
+    assert_eq!(
+        names.len(),
+        8,
+        "the same records twice count once: {names:?}"
+    );
+    let notes: Vec<&str> = v["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.starts_with("sparse MV measured with 16 threads but the roofs are for 4")),
+        "{notes:?}"
+    );
+    assert!(
+        notes.iter().any(|n| n.contains("1 thread but")),
+        "{notes:?}"
+    );
+    assert_eq!(v["calibration_date"], "2025-01-01T00:00:00Z");
+    assert_eq!(v["tool_version"], env!("CARGO_PKG_VERSION"));
+    assert!(v["caption"]
+        .as_str()
+        .unwrap()
+        .starts_with("Roofline of Synthetic 4-core test CPU with 4 threads."));
+}
+
+#[test]
+fn records_from_another_machine_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("other.json");
+    std::fs::write(
+        &f,
+        r#"[{"kernel":"k","variant":"v","threads":4,"measured_s":1,"flops":1e9,"bytes":1e9,
+            "provenance":{"cpu_model":"Other CPU"}}]"#,
+    )
+    .unwrap();
+    let o = roofline(&["--measurements", f.to_str().unwrap()]);
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        text.contains("1 record(s) were measured on 'Other CPU', but the profile is of 'Synthetic 4-core test CPU'"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("measured with"),
+        "same thread count, no thread note: {text}"
+    );
+}
+
+#[test]
+fn caption_names_machine_roofs_methods_and_date() {
+    let o = roofline(&[
+        "--point",
+        "SpMV:0.16:3.1GFLOP/s",
+        "--ceilings",
+        "DRAM,fma",
+        "--caption",
+    ]);
+    let c = String::from_utf8(o.stdout).unwrap();
+    assert_eq!(c.trim_end().lines().count(), 1, "{c}");
+    for want in [
+        "Roofline of Synthetic 4-core test CPU with 4 threads.",
+        "read bandwidth of DRAM (22.0 GB/s), each measured on a working set sized to its level",
+        "f64 AVX2 FMA (220 GFLOP/s, independent AVX2 FMA chains in registers)",
+        "Calibrated on 2025-01-01 with calibrate synthetic",
+        concat!("predict ", env!("CARGO_PKG_VERSION")),
+    ] {
+        assert!(c.contains(want), "'{want}' not in {c}");
+    }
+    assert!(
+        !c.contains("95% interval;") && !c.contains("hollow"),
+        "no such marks drawn: {c}"
+    );
+}
+
+#[test]
+fn bad_roofline_options_are_one_line_and_exit_2() {
+    let p = reference("profile.json");
+    let p = p.to_str().unwrap();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["roofline", "--profile", p, "--ceilings", "DRAM,HBM"],
+            "--ceilings: no ceiling 'HBM'; this profile has: L1, L2, L3, DRAM, f64 AVX2 FMA",
+        ),
+        (
+            vec!["roofline", "--profile", p, "--ceilings", "DRAM,L2"],
+            "at least one bandwidth roof (a memory level) and one compute roof",
+        ),
+        (
+            vec!["roofline", "--profile", p, "--point", "SpMV:0.16"],
+            "expected NAME:AI:FLOPS",
+        ),
+        (
+            vec!["roofline", "--profile", p, "--point", "SpMV:0.16:3GHz"],
+            "--point 'SpMV:0.16:3GHz': the performance '3GHz'",
+        ),
+        (
+            vec![
+                "roofline",
+                "--profile",
+                p,
+                "--point",
+                "a:1:1e9",
+                "--labels",
+                "b=c",
+            ],
+            "--labels: no point 'b'; the points are: a",
+        ),
+        (
+            vec![
+                "roofline",
+                "--profile",
+                p,
+                "--point",
+                "a:1:1e9",
+                "--labels",
+                "a",
+            ],
+            "expected OLD=NEW",
+        ),
+        (
+            vec!["roofline", "--profile", p, "--points", "/nonexistent.csv"],
+            "cannot read the points file /nonexistent.csv",
+        ),
+        (vec!["roofline", "--profile", p, "--legend", "left"], "left"),
+        (
+            vec!["roofline", "--profile", p, "--text", "bitmap"],
+            "bitmap",
+        ),
+    ];
+    for (args, needle) in cases {
+        assert_bad(&args, needle);
+    }
+}
+
+/// True when the scene draws, inside a plot area, the mark a legend entry
+/// shows: a marker of its colour and fill, a line of its colour and dash,
+/// or a band of its colour.
+fn drawn(scene: &Scene, e: &LegendEntry) -> bool {
+    let inside = |pts: &[(f64, f64)]| {
+        scene.plot_areas.iter().any(|a| {
+            pts.iter().all(|&(x, y)| {
+                x >= a.x0 - 1.0 && x <= a.x1 + 1.0 && y >= a.y0 - 1.0 && y <= a.y1 + 1.0
+            })
+        })
+    };
+    let marker = |color, filled: bool| {
+        scene.prims.iter().any(|p| match p {
+            Prim::Polygon { points, fill } => filled && *fill == color && inside(points),
+            Prim::Circle {
+                center,
+                fill,
+                stroke,
+                ..
+            } => {
+                inside(&[*center])
+                    && if filled {
+                        *fill == Some(color)
+                    } else {
+                        fill.is_none() && stroke.is_some_and(|s| s.0 == color)
+                    }
+            }
+            Prim::Polyline {
+                points, color: c, ..
+            } => !filled && *c == color && points.len() > 3 && inside(points),
+            _ => false,
+        })
+    };
+    let error_bar = |color| {
+        scene.prims.iter().any(|p| {
+            matches!(p, Prim::Polyline { points, color: c, .. }
+            if *c == color && points.len() == 2 && points[0].0 == points[1].0 && inside(points))
+        })
+    };
+    match &e.symbol {
+        Symbol::Marker(m) if m.color == predict::roofline::chart::ROOF && !m.filled => {
+            // "model prediction": some hollow marker of any series.
+            scene.prims.iter().any(|p| matches!(p, Prim::Circle { fill: None, stroke: Some(_), center, .. } if inside(&[*center])))
+                || scene.prims.iter().any(|p| matches!(p, Prim::Polyline { points, .. } if points.len() > 3 && points.first() == points.last() && inside(points)))
+        }
+        Symbol::Marker(m) => marker(m.color, m.filled),
+        Symbol::MarkerWithBar(_) => {
+            // Some series' marker with a vertical bar: any coloured bar.
+            scene.prims.iter().any(|p| matches!(p, Prim::Polyline { points, color, .. }
+                if points.len() == 2 && points[0].0 == points[1].0 && *color != predict::roofline::chart::ROOF
+                && error_bar(*color)))
+        }
+        Symbol::Line(st) => scene.prims.iter().any(|p| {
+            matches!(p, Prim::Polyline { color, points, .. }
+            if *color == st.color && points.len() >= 2 && inside(points))
+        }),
+        Symbol::Patch(c) => scene.prims.iter().any(|p| match p {
+            Prim::Polygon { fill, points } => fill == c && inside(points),
+            Prim::Rect { rect, fill, .. } => {
+                *fill == Some(*c) && inside(&[(rect.x0, rect.y0), (rect.x1, rect.y1)])
+            }
+            _ => false,
+        }),
+    }
+}
+
+#[test]
+fn the_legend_lists_only_marks_that_are_drawn() {
+    let p = profile();
+    let own = [
+        parse_point("SpMV:0.16:3.1GFLOP/s").unwrap(),
+        parse_point("stencil:0.5:9.4GFLOP/s").unwrap(),
+    ];
+    let inputs = Inputs {
+        profile: &p,
+        profile_file: "profile.json",
+        records: &[],
+        points: &own,
+        labels: &[],
+    };
+    let d = build(&inputs, &f64_only()).unwrap();
+    let fig = chart::figure(&d, None);
+    let texts: Vec<&str> = fig.legend.iter().map(|e| e.text.as_str()).collect();
+    assert_eq!(
+        texts,
+        ["SpMV", "stencil", "roofs, 4 thr", "roof 95% interval"]
+    );
+    let mut figs = figures();
+    figs.push(("own points", fig));
+    for (name, fig) in &figs {
+        let scene = layout(fig);
+        for e in &fig.legend {
+            assert!(
+                drawn(&scene, e),
+                "{name}: legend entry '{}' has no mark on the chart",
+                e.text
+            );
+        }
+    }
+}
+
+#[test]
+fn halos_hide_only_their_own_line() {
+    for (name, fig) in figures() {
+        let scene = layout(&fig);
+        for (panel, owner, hidden) in scene.halos_over_other_lines() {
+            let labelled = labelled_lines(&fig.panels[panel]);
+            assert!(
+                !labelled.contains(&hidden),
+                "{name}: the halo of item {owner:?} hides the labelled line {hidden}"
+            );
+        }
+    }
+}
+
+#[test]
+fn legend_inside_or_none() {
+    let (_, fig) = figures().remove(0);
+    let below = layout(&fig);
+    let inside = layout_with(&fig, LegendPlace::Inside);
+    let none = layout_with(&fig, LegendPlace::None);
+    let legend_texts = |s: &Scene| s.texts().filter(|t| t.role == TextRole::Legend).count();
+    assert_eq!(legend_texts(&below), fig.legend.len());
+    assert_eq!(legend_texts(&inside), fig.legend.len());
+    assert_eq!(legend_texts(&none), 0);
+    let b = inside.legend_box.expect("a legend box");
+    assert!(inside.plot_areas[0].contains(&b));
+    assert!(
+        inside.overlapping_texts().is_empty(),
+        "{:?}",
+        inside.overlapping_texts()
+    );
+    for t in inside.texts().filter(|t| t.role == TextRole::Annotation) {
+        assert!(
+            !convex_intersect(&t.quad(0.0), &rect_quad(&b)),
+            "'{}' under the legend",
+            t.text
+        );
+    }
+    assert!(inside.height < below.height && none.height < below.height);
 }

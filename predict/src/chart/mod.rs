@@ -11,9 +11,14 @@
 //!    places each annotation where it covers no other text, marker or line,
 //!    giving a [`Scene`];
 //! 3. a [`Plotter`] ([`PlottersSvg`]) draws the scene as SVG;
-//! 4. [`output`] hands that SVG to usvg with a font database holding only
-//!    the bundled font, so every text becomes paths, and writes SVG, PNG
-//!    (resvg/tiny-skia) or PDF (svg2pdf).
+//! 4. with [`TextMode::Text`] (the default of the chart commands) every text
+//!    stays an SVG `<text>` element naming the bundled font first in a
+//!    font stack, so journals and co-authors can restyle it, and the PDF
+//!    embeds the bundled font; with [`TextMode::Outlines`] [`output`] hands
+//!    the SVG to usvg with a font database holding only the bundled font,
+//!    so every text becomes paths (byte-identical on any machine);
+//! 5. [`output`] writes SVG, PNG (resvg/tiny-skia) or PDF (svg2pdf), always
+//!    rendering text with the bundled font.
 //!
 //! No step looks at the system's fonts, clock or locale, so the same inputs
 //! give byte-identical files on any machine.
@@ -27,6 +32,7 @@ pub mod text;
 pub mod ticks;
 
 pub use figure::Figure;
+pub use layout::LegendPlace;
 pub use plotters_svg::PlottersSvg;
 pub use scene::Scene;
 
@@ -41,13 +47,33 @@ pub enum ChartError {
     Convert(String),
 }
 
-/// Draws a laid-out scene as an SVG document (text still as `<text>`
-/// elements naming the bundled font's family).
+/// How a chart's text is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum TextMode {
+    /// Real text: SVG `<text>` elements with a font stack, a PDF with the
+    /// bundled font embedded.
+    #[default]
+    Text,
+    /// Every glyph as a path: no font needed anywhere, byte-identical files.
+    Outlines,
+}
+
+/// How a figure is rendered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RenderOptions {
+    pub text: TextMode,
+    pub legend: LegendPlace,
+}
+
+/// Draws a laid-out scene as an SVG document, text as `<text>` elements.
+/// With [`TextMode::Text`] they name [`text::FONT_STACK`] and are what the
+/// file keeps; with [`TextMode::Outlines`] they are converted to paths
+/// afterwards and only need to name the bundled font.
 ///
 /// The analyses never call a drawing library themselves: a new backend (a
 /// pgfplots writer, say) implements this trait.
 pub trait Plotter {
-    fn draw(&self, scene: &Scene) -> Result<String, ChartError>;
+    fn draw(&self, scene: &Scene, text: TextMode) -> Result<String, ChartError>;
 }
 
 /// A chart ready to be written.
@@ -55,14 +81,34 @@ pub trait Plotter {
 pub struct Rendered {
     /// The layout, with every text's box.
     pub scene: Scene,
-    /// The final SVG: text converted to paths with the bundled font.
+    /// The final SVG: real text, or text converted to paths with the
+    /// bundled font.
     pub svg: String,
 }
 
-/// Lays out `fig`, draws it with `plotter` and converts its text to paths.
+/// Lays out `fig` with the legend below and draws it with text as paths.
 pub fn render(fig: &Figure, plotter: &dyn Plotter) -> Result<Rendered, ChartError> {
-    let scene = layout::layout(fig);
-    let svg = plotter.draw(&scene)?;
-    let svg = output::text_to_paths(&svg)?;
+    render_with(
+        fig,
+        plotter,
+        RenderOptions {
+            text: TextMode::Outlines,
+            legend: LegendPlace::Below,
+        },
+    )
+}
+
+/// Lays out `fig` and draws it with `plotter` as `opts` say.
+pub fn render_with(
+    fig: &Figure,
+    plotter: &dyn Plotter,
+    opts: RenderOptions,
+) -> Result<Rendered, ChartError> {
+    let scene = layout::layout_with(fig, opts.legend);
+    let svg = plotter.draw(&scene, opts.text)?;
+    let svg = match opts.text {
+        TextMode::Text => svg,
+        TextMode::Outlines => output::text_to_paths(&svg)?,
+    };
     Ok(Rendered { scene, svg })
 }

@@ -10,8 +10,8 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::figure::Color;
 use super::scene::{Prim, Scene, Text};
-use super::text::{BASELINE_EMS, FAMILY};
-use super::{ChartError, Plotter};
+use super::text::{BASELINE_EMS, FAMILY, FONT_STACK};
+use super::{ChartError, Plotter, TextMode};
 
 /// Draws scenes as SVG through plotters.
 #[derive(Debug, Default, Clone, Copy)]
@@ -77,11 +77,21 @@ fn err(e: impl std::fmt::Display) -> ChartError {
     ChartError::Draw(e.to_string())
 }
 
-/// Horizontal and vertical text goes through plotters; text at any other
-/// angle (labels along a sloped roof), which plotters' `FontTransform`
-/// cannot express, is collected and written as SVG `<text>` elements with
-/// the same attributes plotters uses.
-fn draw_text(b: &mut SVGBackend, t: &Text, rotated: &mut Vec<String>) -> Result<(), ChartError> {
+/// For outlines, horizontal and vertical text goes through plotters; text
+/// at any other angle (labels along a sloped roof), which plotters'
+/// `FontTransform` cannot express, is collected and written as SVG `<text>`
+/// elements with the same attributes plotters uses. Real text is all
+/// written by [`text_element`].
+fn draw_text(
+    b: &mut SVGBackend,
+    t: &Text,
+    mode: TextMode,
+    rotated: &mut Vec<String>,
+) -> Result<(), ChartError> {
+    if mode == TextMode::Text {
+        rotated.push(text_element(t));
+        return Ok(());
+    }
     let transform = if t.angle_deg == 0.0 {
         FontTransform::None
     } else if t.angle_deg == 90.0 {
@@ -103,12 +113,35 @@ fn draw_text(b: &mut SVGBackend, t: &Text, rotated: &mut Vec<String>) -> Result<
     b.draw_text(&t.text, &ts, ipt(t.anchor)).map_err(err)
 }
 
-fn rotated_text(t: &Text) -> String {
-    let escaped = t
-        .text
-        .replace('&', "&amp;")
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
         .replace('<', "&lt;")
-        .replace('>', "&gt;");
+        .replace('>', "&gt;")
+}
+
+/// A text as an editable SVG `<text>` element: `x`, `y` at its baseline,
+/// the font stack, and a rotation about its anchor when it is not
+/// horizontal.
+fn text_element(t: &Text) -> String {
+    let (x, y) = t.anchor;
+    let base = y + BASELINE_EMS * t.size;
+    let rotate = if t.angle_deg == 0.0 {
+        String::new()
+    } else {
+        format!(" transform=\"rotate({:.3} {x:.1} {y:.1})\"", -t.angle_deg)
+    };
+    format!(
+        "<text x=\"{x:.1}\" y=\"{base:.1}\" font-family=\"{FONT_STACK}\" font-size=\"{size:.2}\" fill=\"#{r:02X}{g:02X}{bl:02X}\"{rotate}>{text}</text>\n",
+        size = t.size,
+        r = t.color.r,
+        g = t.color.g,
+        bl = t.color.b,
+        text = escape(&t.text),
+    )
+}
+
+fn rotated_text(t: &Text) -> String {
+    let escaped = escape(&t.text);
     let (x, y) = (t.anchor.0, t.anchor.1);
     format!(
         "<text x=\"{x:.1}\" y=\"{y:.1}\" dy=\"{BASELINE_EMS}em\" text-anchor=\"start\" font-family=\"{FAMILY}\" font-size=\"{size:.2}\" fill=\"#{r:02X}{g:02X}{bl:02X}\" transform=\"rotate({a:.3}, {x:.1}, {y:.1})\">{escaped}</text>\n",
@@ -120,7 +153,12 @@ fn rotated_text(t: &Text) -> String {
     )
 }
 
-fn draw(b: &mut SVGBackend, scene: &Scene, rotated: &mut Vec<String>) -> Result<(), ChartError> {
+fn draw(
+    b: &mut SVGBackend,
+    scene: &Scene,
+    mode: TextMode,
+    rotated: &mut Vec<String>,
+) -> Result<(), ChartError> {
     for p in &scene.prims {
         match p {
             Prim::Polyline {
@@ -172,19 +210,19 @@ fn draw(b: &mut SVGBackend, scene: &Scene, rotated: &mut Vec<String>) -> Result<
                         .map_err(err)?;
                 }
             }
-            Prim::Text(t) => draw_text(b, t, rotated)?,
+            Prim::Text(t) => draw_text(b, t, mode, rotated)?,
         }
     }
     b.present().map_err(err)
 }
 
 impl Plotter for PlottersSvg {
-    fn draw(&self, scene: &Scene) -> Result<String, ChartError> {
+    fn draw(&self, scene: &Scene, mode: TextMode) -> Result<String, ChartError> {
         let mut svg = String::new();
         let mut rotated = Vec::new();
         {
             let mut backend = SVGBackend::with_string(&mut svg, (scene.width, scene.height));
-            draw(&mut backend, scene, &mut rotated)?;
+            draw(&mut backend, scene, mode, &mut rotated)?;
         }
         if !rotated.is_empty() {
             let end = svg

@@ -225,6 +225,17 @@ pub enum Prim {
     Text(Text),
 }
 
+/// A white box behind a label that sits across a line, hiding the line
+/// under its letters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Halo {
+    pub quad: Quad,
+    /// Index of the panel.
+    pub panel: usize,
+    /// The panel item the label belongs to: the only line its halo may hide.
+    pub owner: Option<usize>,
+}
+
 /// A whole chart in pixels.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Scene {
@@ -240,6 +251,12 @@ pub struct Scene {
     pub plot_areas: Vec<Rect>,
     /// Boxes of markers (and their error bars) that labels avoid.
     pub marker_boxes: Vec<Rect>,
+    /// Per panel, every line segment drawn, tagged with its item's index.
+    pub segments: Vec<Vec<super::layout::Segment>>,
+    /// White boxes under labels placed across their own line.
+    pub halos: Vec<Halo>,
+    /// The legend's frame when it is inside a plot area.
+    pub legend_box: Option<Rect>,
     /// Labels that could not be placed without touching something.
     pub warnings: Vec<String>,
 }
@@ -251,6 +268,23 @@ impl Scene {
             Prim::Text(t) => Some(t),
             _ => None,
         })
+    }
+
+    /// Halos that cover a line of another item than their label's
+    /// (empty for a good layout): (label's item, hidden item) per panel.
+    pub fn halos_over_other_lines(&self) -> Vec<(usize, Option<usize>, usize)> {
+        let mut out = Vec::new();
+        for h in &self.halos {
+            let Some(segs) = self.segments.get(h.panel) else {
+                continue;
+            };
+            for (owner, a, b) in segs {
+                if Some(*owner) != h.owner && convex_intersect(&h.quad, &[*a, *b]) {
+                    out.push((h.panel, h.owner, *owner));
+                }
+            }
+        }
+        out
     }
 
     /// Pairs of texts whose boxes overlap (empty for a good layout).

@@ -1,9 +1,9 @@
 //! Text metrics from the bundled font (DejaVu Sans, `predict/assets/`).
 //!
 //! Charts never ask the system for a font: the same bytes measure every
-//! label here, and render it later (usvg turns the text into paths with a
-//! font database that holds only this font), so a label's measured box is
-//! the box it is drawn in, on any machine.
+//! label here, and render it later (the PNG and PDF through a font
+//! database that holds only this font, which the PDF embeds; outlined SVG
+//! as paths of it), so a label's measured box is the box it is drawn in.
 
 use std::sync::OnceLock;
 
@@ -13,6 +13,12 @@ pub static FONT_BYTES: &[u8] = include_bytes!("../../assets/DejaVuSans.ttf");
 
 /// The family name the SVG refers to, matched against the bundled font only.
 pub const FAMILY: &str = "DejaVu Sans";
+
+/// The font stack of real text in an SVG: the bundled font first, then
+/// Verdana and Geneva, whose widths are close to DejaVu Sans' (all three
+/// descend from humanist sans designs with wide letters), so a label
+/// measured with the bundled font still fits where it was placed.
+pub const FONT_STACK: &str = "'DejaVu Sans', Verdana, Geneva, sans-serif";
 
 /// Height of a text box in ems: the bundled font's ascent of capitals and
 /// accents above the baseline (0.76 em, where plotters puts the baseline of

@@ -1,102 +1,124 @@
 //! The Roofline figure: log-log axes, one sloped roof per memory level and
-//! one flat roof per compute ceiling (each labelled with its value), the
-//! DRAM ridge point marked, and each kernel variant as a filled marker with
-//! its 95% interval and a hollow marker at its prediction.
+//! one flat roof per compute ceiling (each labelled with its value and
+//! shaded with its 95% interval), the ridge point marked, and each point
+//! as a filled marker with its interval (when it has one) and, for a
+//! kernel, a hollow marker at its prediction. The legend lists only what
+//! is drawn.
 
 use std::collections::BTreeMap;
 
-use super::data::{ai_text, CeilingKind, RooflineData};
+use super::data::{ai_text, CeilingKind, CeilingRow, PointRow, RooflineData};
 use crate::chart::figure::{
     palette, shape, Along, Axis, Color, Dash, Figure, Item, LegendEntry, Marker, MarkerPoint,
-    Panel, Scale, Shape, Stroke, Symbol,
+    Panel, Scale, Shape, Stroke, Symbol, TickFormat,
 };
 
 /// Colour of the roofs: dark grey, so the coloured points stand out.
 pub const ROOF: Color = Color::rgb(70, 70, 70);
 
-/// The chart of `d`, titled `title`.
-pub fn figure(d: &RooflineData, title: Option<String>) -> Figure {
-    let bandwidths: Vec<_> = d
-        .ceilings
-        .iter()
-        .filter(|c| c.kind == CeilingKind::Bandwidth)
-        .collect();
-    let computes: Vec<_> = d
-        .ceilings
-        .iter()
-        .filter(|c| c.kind == CeilingKind::Compute)
-        .collect();
-    let peak = computes.iter().map(|c| c.value).fold(0.0, f64::max);
-    let lowest_compute = computes
-        .iter()
-        .map(|c| c.value)
-        .fold(f64::INFINITY, f64::min);
-    let top_bw = bandwidths.iter().map(|c| c.value).fold(0.0, f64::max);
+/// The roofs' 95% intervals: a light grey band.
+pub const BAND: Color = Color::rgb(70, 70, 70).with_alpha(0.16);
 
-    // x: from 1/64 of the DRAM ridge (or the lowest point) to 16× the ridge.
-    let ai_lo = d
-        .points
-        .iter()
-        .map(|p| p.ai)
-        .fold(d.ridge.ai / 64.0, f64::min);
-    let ai_hi = d
-        .points
-        .iter()
-        .map(|p| p.ai)
-        .fold(d.ridge.ai * 16.0, f64::max);
+/// The axes' ranges: (x_min, x_max, y_min, y_max).
+struct Ranges {
+    x: (f64, f64),
+    y: (f64, f64),
+}
+
+fn lo_of(p: &PointRow) -> f64 {
+    p.measured_flops_lo.unwrap_or(p.measured_flops)
+}
+
+fn hi_of(p: &PointRow) -> f64 {
+    p.measured_flops_hi.unwrap_or(p.measured_flops)
+}
+
+/// x from 1/64 of the DRAM ridge (or the lowest point) to 16× the ridge;
+/// y with room above the peak for its label, a little below the slowest
+/// roof's left end for that roof's label, down to the lowest point.
+fn ranges(d: &RooflineData, bandwidths: &[&CeilingRow], peak: f64, lowest: f64) -> Ranges {
+    let ai = d.points.iter().map(|p| p.ai);
+    let ai_lo = ai.clone().fold(d.ridge.ai / 64.0, f64::min);
+    let ai_hi = ai.fold(d.ridge.ai * 16.0, f64::max);
     let (x_min, x_max) = Axis::log_range(ai_lo, ai_hi, 1.6, 10.0, false);
-    // y: room above the peak for its label, a little below the slowest
-    // roof's left end for that roof's label, down to the lowest point.
     let low_roof = bandwidths
         .iter()
         .map(|c| c.value * x_min / 2.0)
-        .fold(lowest_compute, f64::min);
+        .fold(lowest, f64::min);
     let y_lo = d
         .points
         .iter()
-        .flat_map(|p| {
-            [
-                p.measured_flops_lo,
-                p.predicted_flops.unwrap_or(f64::INFINITY),
-            ]
-        })
+        .flat_map(|p| [lo_of(p), p.predicted_flops.unwrap_or(f64::INFINITY)])
         .fold(low_roof.max(peak / 1e4), f64::min);
     let y_hi = d
         .points
         .iter()
-        .flat_map(|p| [p.measured_flops_hi, p.predicted_flops.unwrap_or(0.0)])
+        .flat_map(|p| [hi_of(p), p.predicted_flops.unwrap_or(0.0)])
         .fold(peak, f64::max);
     let (y_min, y_max) = Axis::log_range(y_lo, y_hi, 1.6, 10.0, false);
-    let y_max = y_max * 1.4;
-    let divisor = 1e9;
+    Ranges {
+        x: (x_min, x_max),
+        y: (y_min, y_max * 1.4),
+    }
+}
 
+/// The roofs' interval bands, underneath everything.
+fn bands(bw: &[&CeilingRow], computes: &[&CeilingRow], peak: f64, r: &Ranges) -> Vec<Item> {
     let mut items = Vec::new();
-    for (i, c) in bandwidths.iter().enumerate() {
-        let ridge = peak / c.value;
+    for c in bw.iter().filter(|c| c.hi > c.lo) {
+        // The sloped band lo·AI .. hi·AI, capped by the peak.
+        let x = vec![r.x.0, peak / c.hi, peak / c.value, peak / c.lo];
+        let cap = |b: f64| x.iter().map(|a| (a * b).min(peak)).collect();
+        items.push(Item::Band {
+            lo: cap(c.lo),
+            hi: cap(c.hi),
+            x,
+            color: BAND,
+        });
+    }
+    let top_bw = bw.iter().map(|c| c.value).fold(0.0, f64::max);
+    for c in computes.iter().filter(|c| c.hi > c.lo) {
+        items.push(Item::Band {
+            x: vec![c.value / top_bw, r.x.1],
+            lo: vec![c.lo; 2],
+            hi: vec![c.hi; 2],
+            color: BAND,
+        });
+    }
+    items
+}
+
+/// The roofs, each labelled, and the DRAM ridge with its guide line.
+fn roofs(d: &RooflineData, bw: &[&CeilingRow], computes: &[&CeilingRow], r: &Ranges) -> Vec<Item> {
+    let peak = d.ridge.flops;
+    let x_min = r.x.0;
+    let mut items = Vec::new();
+    for (i, c) in bw.iter().enumerate() {
         items.push(Item::Line {
-            points: vec![(x_min, c.value * x_min), (ridge, peak)],
+            points: vec![(x_min, c.value * x_min), (peak / c.value, peak)],
             stroke: Stroke::new(
                 ROOF,
-                if i + 1 == bandwidths.len() { 1.25 } else { 0.9 },
+                if i + 1 == bw.len() { 1.25 } else { 0.9 },
                 Dash::Solid,
             ),
             label: Some((c.label.clone(), Along::Start)),
         });
     }
+    let top_bw = bw.iter().map(|c| c.value).fold(0.0, f64::max);
     for (i, c) in computes.iter().enumerate() {
-        let start = c.value / top_bw;
+        let (width, dash) = if i == 0 {
+            (1.25, Dash::Solid)
+        } else {
+            (0.9, Dash::Dashed)
+        };
         items.push(Item::Line {
-            points: vec![(start, c.value), (x_max, c.value)],
-            stroke: Stroke::new(
-                ROOF,
-                if i == 0 { 1.25 } else { 0.9 },
-                if i == 0 { Dash::Solid } else { Dash::Dashed },
-            ),
+            points: vec![(c.value / top_bw, c.value), (r.x.1, c.value)],
+            stroke: Stroke::new(ROOF, width, dash),
             label: Some((c.label.clone(), Along::End)),
         });
     }
     items.push(Item::Line {
-        points: vec![(d.ridge.ai, y_min), (d.ridge.ai, d.ridge.flops)],
+        points: vec![(d.ridge.ai, r.y.0), (d.ridge.ai, d.ridge.flops)],
         stroke: Stroke::new(ROOF, 0.6, Dash::Dotted),
         label: None,
     });
@@ -111,43 +133,64 @@ pub fn figure(d: &RooflineData, title: Option<String>) -> Figure {
             filled: true,
         },
     });
+    items
+}
 
-    // One colour and shape per series (kernel variant and threads), in order
-    // of first appearance.
-    let mut series: BTreeMap<String, usize> = BTreeMap::new();
+/// Series names in order of first appearance.
+fn series(d: &RooflineData) -> Vec<String> {
     let mut order: Vec<String> = Vec::new();
     for p in &d.points {
-        let name = p.series_name();
-        if !series.contains_key(&name) {
-            series.insert(name.clone(), order.len());
-            order.push(name);
+        if !order.contains(&p.name) {
+            order.push(p.name.clone());
         }
     }
-    let marker_of = |i: usize, filled: bool| Marker {
+    order
+}
+
+fn marker_of(i: usize, filled: bool) -> Marker {
+    Marker {
         shape: shape(i),
         color: palette(i),
         filled,
-    };
+    }
+}
+
+/// The predictions (hollow) under the measured points (filled).
+fn point_items(d: &RooflineData, order: &[String]) -> Vec<Item> {
+    let index: BTreeMap<&str, usize> = order
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.as_str(), i))
+        .collect();
+    let mut items = Vec::new();
     for p in &d.points {
-        let i = series[&p.series_name()];
         if let Some(pred) = p.predicted_flops {
             items.push(Item::Markers {
                 points: vec![MarkerPoint::at(p.ai, pred)],
-                marker: marker_of(i, false),
+                marker: marker_of(index[p.name.as_str()], false),
             });
         }
     }
     for p in &d.points {
-        let i = series[&p.series_name()];
+        let y_err = p.measured_flops_lo.zip(p.measured_flops_hi);
         items.push(Item::Markers {
             points: vec![MarkerPoint {
-                y_err: Some((p.measured_flops_lo, p.measured_flops_hi)),
+                y_err,
                 ..MarkerPoint::at(p.ai, p.measured_flops)
             }],
-            marker: marker_of(i, true),
+            marker: marker_of(index[p.name.as_str()], true),
         });
     }
+    items
+}
 
+/// One entry per series, then one per kind of mark that is drawn.
+fn legend(
+    d: &RooflineData,
+    order: &[String],
+    bw: &[&CeilingRow],
+    computes: &[&CeilingRow],
+) -> Vec<LegendEntry> {
     let mut legend: Vec<LegendEntry> = order
         .iter()
         .enumerate()
@@ -156,49 +199,71 @@ pub fn figure(d: &RooflineData, title: Option<String>) -> Figure {
             text: name.clone(),
         })
         .collect();
-    if !d.points.is_empty() {
-        let neutral = |filled| Marker {
-            shape: Shape::Circle,
-            color: ROOF,
-            filled,
-        };
+    let neutral = |filled| Marker {
+        shape: Shape::Circle,
+        color: ROOF,
+        filled,
+    };
+    if d.points.iter().any(|p| p.measured_flops_lo.is_some()) {
         legend.push(LegendEntry {
             symbol: Symbol::MarkerWithBar(neutral(true)),
             text: "measured, 95% interval".into(),
         });
+    }
+    if d.points.iter().any(|p| p.predicted_flops.is_some()) {
         legend.push(LegendEntry {
             symbol: Symbol::Marker(neutral(false)),
             text: "model prediction".into(),
         });
     }
+    let bw_threads = bw.first().map_or(d.threads, |c| c.threads);
+    let c_threads = computes.first().map_or(d.threads, |c| c.threads);
+    let roofs = if bw_threads == c_threads {
+        format!("roofs, {bw_threads} thr")
+    } else {
+        format!("roofs, {bw_threads} thr (compute {c_threads} thr)")
+    };
     legend.push(LegendEntry {
         symbol: Symbol::Line(Stroke::new(ROOF, 1.0, Dash::Solid)),
-        text: format!(
-            "bandwidth roofs, {} thr",
-            bandwidths.first().map_or(d.threads, |c| c.threads)
-        ),
+        text: roofs,
     });
-    legend.push(LegendEntry {
-        symbol: Symbol::Line(Stroke::new(ROOF, 1.0, Dash::Dashed)),
-        text: format!(
-            "compute roofs, {} thr",
-            computes.first().map_or(d.threads, |c| c.threads)
-        ),
-    });
+    if bw.iter().chain(computes).any(|c| c.hi > c.lo) {
+        legend.push(LegendEntry {
+            symbol: Symbol::Patch(BAND),
+            text: "roof 95% interval".into(),
+        });
+    }
+    legend
+}
 
+/// The chart of `d`, titled `title`.
+pub fn figure(d: &RooflineData, title: Option<String>) -> Figure {
+    let of = |kind| -> Vec<&CeilingRow> { d.ceilings.iter().filter(|c| c.kind == kind).collect() };
+    let bw = of(CeilingKind::Bandwidth);
+    let computes = of(CeilingKind::Compute);
+    let peak = d.ridge.flops;
+    let lowest = computes
+        .iter()
+        .map(|c| c.value)
+        .fold(f64::INFINITY, f64::min);
+    let r = ranges(d, &bw, peak, lowest);
+    let order = series(d);
+    let mut items = bands(&bw, &computes, peak, &r);
+    items.extend(roofs(d, &bw, &computes, &r));
+    items.extend(point_items(d, &order));
     Figure {
         title,
         width_in: 3.5,
-        legend,
+        legend: legend(d, &order, &bw, &computes),
         panels: vec![Panel {
             x: Axis::new(
                 "Arithmetic intensity [flop/byte]",
                 Scale::Log10,
-                x_min,
-                x_max,
+                r.x.0,
+                r.x.1,
             ),
-            y: Axis::new("Performance [GFLOP/s]", Scale::Log10, y_min, y_max)
-                .format(crate::chart::figure::TickFormat::Number { divisor }),
+            y: Axis::new("Performance [GFLOP/s]", Scale::Log10, r.y.0, r.y.1)
+                .format(TickFormat::Number { divisor: 1e9 }),
             aspect: 0.68,
             items,
         }],

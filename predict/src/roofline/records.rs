@@ -3,8 +3,10 @@
 //!
 //! Only the contract fields are read — `kernel`, `variant`, `threads`,
 //! `size`, `measured_s`, `measured_ci_s` [lo, hi], `predicted_s`, `binding`,
-//! `flops`, `bytes` — and every other field (provenance, `rel_error`) is
-//! ignored, so the reader does not depend on the record type's other
+//! `flops`, `bytes` — and the CPU of the provenance (`provenance.cpu_model`,
+//! in CSV `provenance_cpu_model`), to warn when records come from another
+//! machine than the profile; every other field (`rel_error`, the kernel's
+//! own keys) is ignored, so the reader does not depend on the record type's other
 //! fields. JSON files may hold an array of records, one record, an object
 //! with a `records` array, or one JSON document per line. CSV files need a
 //! header; the interval may be one column (`measured_ci_s` as `[lo, hi]`,
@@ -17,6 +19,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::BadInput;
+
+pub use super::records_csv::{csv_error, parse_csv};
 
 /// One measured kernel variant.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -34,6 +38,8 @@ pub struct Record {
     pub binding: Option<String>,
     pub flops: f64,
     pub bytes: f64,
+    /// The CPU the record was measured on (its provenance), when given.
+    pub cpu_model: Option<String>,
     /// The file the record came from.
     pub source: String,
 }
@@ -50,39 +56,51 @@ pub struct Loaded {
 /// threads and size replaces an earlier one (a re-run), and the number
 /// replaced is noted.
 pub fn load(path: &Path) -> Result<Loaded, BadInput> {
-    let files = if path.is_dir() {
+    load_all(std::slice::from_ref(&path.to_path_buf()))
+}
+
+/// The files `path` names: itself, or its record files in name order.
+fn files_of(path: &Path) -> Result<Vec<PathBuf>, BadInput> {
+    if path.is_dir() {
         let mut files: Vec<PathBuf> = std::fs::read_dir(path)
             .map_err(|e| BadInput(format!("cannot read the directory {}: {e}", path.display())))?
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| p.is_file() && kind(p).is_some())
             .collect();
         files.sort();
-        files
+        Ok(files)
     } else if path.is_file() {
-        vec![path.to_path_buf()]
+        Ok(vec![path.to_path_buf()])
     } else {
-        return Err(BadInput(format!(
+        Err(BadInput(format!(
             "{}: no such file or directory of measurements",
             path.display()
-        )));
-    };
-    let mut all = Vec::new();
-    for f in &files {
-        let text = std::fs::read_to_string(f)
-            .map_err(|e| BadInput(format!("cannot read {}: {e}", f.display())))?;
-        let source = f.display().to_string();
-        let records = match kind(f) {
-            Some(Kind::Csv) => parse_csv(&text, &source)?,
-            _ => parse_json(&text, &source)?,
-        };
-        all.extend(records);
+        )))
     }
+}
+
+/// Reads every path as [`load`] does, in order; a record in a later path
+/// replaces an earlier one of the same kernel, variant, threads and size.
+pub fn load_all(paths: &[PathBuf]) -> Result<Loaded, BadInput> {
+    let mut all = Vec::new();
     let mut notes = Vec::new();
-    if path.is_dir() && files.is_empty() {
-        notes.push(format!(
-            "{} holds no .json or .csv measurements; the chart shows the machine only",
-            path.display()
-        ));
+    for path in paths {
+        let files = files_of(path)?;
+        if path.is_dir() && files.is_empty() {
+            notes.push(format!(
+                "{} holds no .json or .csv measurements; the chart shows the machine only",
+                path.display()
+            ));
+        }
+        for f in &files {
+            let text = std::fs::read_to_string(f)
+                .map_err(|e| BadInput(format!("cannot read {}: {e}", f.display())))?;
+            let source = f.display().to_string();
+            all.extend(match kind(f) {
+                Some(Kind::Csv) => parse_csv(&text, &source)?,
+                _ => parse_json(&text, &source)?,
+            });
+        }
     }
     let (records, replaced) = latest(all);
     if replaced > 0 {
@@ -227,6 +245,12 @@ fn from_json(v: &Value, source: &str) -> Result<Record, String> {
         Some(Value::String(s)) => Some(s.clone()),
         _ => None,
     };
+    let cpu_model = o
+        .get("provenance")
+        .and_then(|p| p.get("cpu_model"))
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string);
     Ok(Record {
         kernel: text("kernel")?,
         variant: text("variant").unwrap_or_default(),
@@ -238,153 +262,9 @@ fn from_json(v: &Value, source: &str) -> Result<Record, String> {
         binding,
         flops: required("flops")?,
         bytes,
+        cpu_model,
         source: source.to_string(),
     })
-}
-
-/// Parses CSV records with a header row; errors name the line and column.
-pub fn parse_csv(text: &str, source: &str) -> Result<Vec<Record>, BadInput> {
-    let mut rd = csv::ReaderBuilder::new()
-        .has_headers(true)
-        .trim(csv::Trim::All)
-        .from_reader(text.as_bytes());
-    let header: Vec<String> = rd
-        .headers()
-        .map_err(|e| BadInput(format!("{source}: {e}")))?
-        .iter()
-        .map(|h| h.to_ascii_lowercase())
-        .collect();
-    if header.iter().all(String::is_empty) {
-        return Err(BadInput(format!(
-            "{source} is empty; expected a header line with kernel,variant,threads,size,measured_s,measured_ci_s,predicted_s,binding,flops,bytes"
-        )));
-    }
-    let col = |name: &str| header.iter().position(|h| h == name);
-    let need = |name: &str| {
-        col(name).ok_or_else(|| {
-            BadInput(format!(
-                "{source} line 1: the header has no '{name}' column (it has: {})",
-                header.join(", ")
-            ))
-        })
-    };
-    let (c_kernel, c_measured, c_flops, c_bytes) = (
-        need("kernel")?,
-        need("measured_s")?,
-        need("flops")?,
-        need("bytes")?,
-    );
-    let c_variant = col("variant");
-    let c_threads = col("threads");
-    let c_size = col("size");
-    let c_pred = col("predicted_s");
-    let c_binding = col("binding");
-    let c_ci = col("measured_ci_s");
-    let c_ci_lo = col("measured_ci_lo_s").or_else(|| col("measured_ci_s_lo"));
-    let c_ci_hi = col("measured_ci_hi_s").or_else(|| col("measured_ci_s_hi"));
-
-    let mut out = Vec::new();
-    for row in rd.records() {
-        let row = row.map_err(|e| BadInput(format!("{source}: {}", csv_error(&e))))?;
-        let line = row.position().map_or(0, |p| p.line());
-        let field = |c: usize| row.get(c).unwrap_or("");
-        let number = |c: usize, optional: bool| -> Result<Option<f64>, BadInput> {
-            let s = field(c);
-            if s.is_empty() || s.eq_ignore_ascii_case("null") {
-                if optional {
-                    return Ok(None);
-                }
-                return Err(BadInput(format!(
-                    "{source} line {line}, column {} ({}): the value is empty",
-                    c + 1,
-                    header[c]
-                )));
-            }
-            s.parse::<f64>().map(Some).map_err(|_| {
-                BadInput(format!(
-                    "{source} line {line}, column {} ({}): '{s}' is not a number",
-                    c + 1,
-                    header[c]
-                ))
-            })
-        };
-        let ci = if let (Some(lo), Some(hi)) = (c_ci_lo, c_ci_hi) {
-            match (number(lo, true)?, number(hi, true)?) {
-                (Some(a), Some(b)) => Some((a, b)),
-                _ => None,
-            }
-        } else if let Some(c) = c_ci {
-            let s = field(c).trim_matches(|ch| ch == '[' || ch == ']' || ch == '(' || ch == ')');
-            if s.is_empty() {
-                None
-            } else {
-                let parts: Vec<&str> = s
-                    .split(|ch: char| ch == ';' || ch == ',' || ch.is_whitespace())
-                    .filter(|p| !p.is_empty())
-                    .collect();
-                match parts.as_slice() {
-                    [a, b] => match (a.parse::<f64>(), b.parse::<f64>()) {
-                        (Ok(a), Ok(b)) => Some((a, b)),
-                        _ => return Err(ci_error(source, line, c, field(c))),
-                    },
-                    _ => return Err(ci_error(source, line, c, field(c))),
-                }
-            }
-        } else {
-            None
-        };
-        out.push(Record {
-            kernel: field(c_kernel).to_string(),
-            variant: c_variant.map(|c| field(c).to_string()).unwrap_or_default(),
-            threads: match c_threads {
-                Some(c) => number(c, true)?.map(|t| t.max(0.0) as u64),
-                None => None,
-            },
-            size: c_size.map(|c| field(c).to_string()).unwrap_or_default(),
-            measured_s: number(c_measured, false)?.unwrap_or(f64::NAN),
-            measured_ci_s: ci,
-            predicted_s: match c_pred {
-                Some(c) => number(c, true)?,
-                None => None,
-            },
-            binding: c_binding
-                .map(|c| field(c).to_string())
-                .filter(|s| !s.is_empty()),
-            flops: number(c_flops, false)?.unwrap_or(f64::NAN),
-            bytes: number(c_bytes, false)?.unwrap_or(f64::NAN),
-            source: source.to_string(),
-        });
-    }
-    if out.is_empty() {
-        return Err(BadInput(format!("{source} has a header but no records")));
-    }
-    Ok(out)
-}
-
-fn ci_error(source: &str, line: u64, c: usize, s: &str) -> BadInput {
-    BadInput(format!(
-        "{source} line {line}, column {} (measured_ci_s): '{s}' is not an interval; write it as [lo;hi]",
-        c + 1
-    ))
-}
-
-/// A csv crate error as "line L: what".
-pub fn csv_error(e: &csv::Error) -> String {
-    match e.kind() {
-        csv::ErrorKind::UnequalLengths {
-            pos,
-            expected_len,
-            len,
-        } => format!(
-            "line {}: {len} fields where the header has {expected_len}",
-            pos.as_ref().map_or(0, |p| p.line())
-        ),
-        csv::ErrorKind::Utf8 { pos, .. } => format!(
-            "line {}: not valid UTF-8",
-            pos.as_ref().map_or(0, |p| p.line())
-        ),
-        _ => e.to_string(),
-    }
 }
 
 #[cfg(test)]

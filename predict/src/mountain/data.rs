@@ -1,0 +1,236 @@
+//! The mountain's curves and levels, read from the profile's `latency` and
+//! `stream` sections and its detected levels.
+
+use models::profile::Profile;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::BadInput;
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct CurvePoint {
+    pub working_set_bytes: f64,
+    pub value: f64,
+    pub lo: f64,
+    pub hi: f64,
+}
+
+/// Latency or bandwidth.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Quantity {
+    Latency,
+    Bandwidth,
+}
+
+/// One curve of the mountain.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Curve {
+    pub quantity: Quantity,
+    pub name: String,
+    pub threads: usize,
+    /// Page size of the buffer ("4KiB", "2MiB"), when known.
+    pub pages: Option<String>,
+    /// STREAM kernel of a bandwidth curve.
+    pub kernel: Option<String>,
+    /// "s" or "B/s".
+    pub unit: &'static str,
+    pub points: Vec<CurvePoint>,
+}
+
+/// A detected memory level.
+#[allow(non_snake_case)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LevelMark {
+    pub name: String,
+    /// Largest working set the level serves, bytes (None for DRAM).
+    pub size_bytes: Option<f64>,
+    pub latency_s: Option<f64>,
+    pub bandwidth_Bps: Option<f64>,
+}
+
+/// Everything the mountain chart shows.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MountainData {
+    pub machine: String,
+    pub curves: Vec<Curve>,
+    pub levels: Vec<LevelMark>,
+    pub notes: Vec<String>,
+}
+
+/// (point, lo, hi) of a figure written as a number or as a summary object
+/// (`median`/`point`, `ci_lo`/`lo`, `ci_hi`/`hi`).
+fn stat(v: &Value) -> Option<(f64, f64, f64)> {
+    if let Some(x) = v.as_f64() {
+        return Some((x, x, x));
+    }
+    let o = v.as_object()?;
+    let get = |keys: &[&str]| keys.iter().find_map(|k| o.get(*k).and_then(Value::as_f64));
+    let p = get(&["median", "point", "value"])?;
+    let lo = get(&["ci_lo", "lo"]).unwrap_or(p);
+    let hi = get(&["ci_hi", "hi"]).unwrap_or(p);
+    Some((p, lo.min(p), hi.max(p)))
+}
+
+fn sorted(mut points: Vec<CurvePoint>) -> Vec<CurvePoint> {
+    points.sort_by(|a, b| a.working_set_bytes.total_cmp(&b.working_set_bytes));
+    points.dedup_by(|a, b| a.working_set_bytes == b.working_set_bytes);
+    points
+}
+
+fn latency_curves(section: &Value) -> Vec<Curve> {
+    let Some(points) = section.get("points").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    // One curve per page size, in order of first appearance.
+    let mut pages: Vec<String> = Vec::new();
+    for p in points {
+        let pg = p
+            .get("pages")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        if !pages.contains(&pg) {
+            pages.push(pg);
+        }
+    }
+    pages
+        .into_iter()
+        .filter_map(|pg| {
+            let pts: Vec<CurvePoint> = points
+                .iter()
+                .filter(|p| p.get("pages").and_then(Value::as_str).unwrap_or("") == pg)
+                .filter_map(|p| {
+                    let ws = p.get("size_bytes")?.as_f64()?;
+                    let (v, lo, hi) = stat(p.get("latency_s")?)?;
+                    (ws > 0.0 && v > 0.0).then_some(CurvePoint {
+                        working_set_bytes: ws,
+                        value: v,
+                        lo,
+                        hi,
+                    })
+                })
+                .collect();
+            (pts.len() >= 2).then(|| Curve {
+                quantity: Quantity::Latency,
+                name: if pg.is_empty() {
+                    "latency, 1 thread".into()
+                } else {
+                    format!("latency, {} pages", pretty_pages(&pg))
+                },
+                threads: 1,
+                pages: (!pg.is_empty()).then_some(pg),
+                kernel: None,
+                unit: "s",
+                points: sorted(pts),
+            })
+        })
+        .collect()
+}
+
+/// "4KiB" -> "4 KiB".
+fn pretty_pages(p: &str) -> String {
+    let split = p.find(|c: char| !c.is_ascii_digit()).unwrap_or(p.len());
+    format!("{} {}", &p[..split], &p[split..])
+        .trim()
+        .to_string()
+}
+
+fn bandwidth_curves(section: &Value) -> Vec<Curve> {
+    let Some(sweeps) = section.get("sweeps").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for sweep in sweeps {
+        let threads = sweep.get("threads").and_then(Value::as_u64).unwrap_or(1) as usize;
+        let Some(points) = sweep.get("points").and_then(Value::as_array) else {
+            continue;
+        };
+        let kernel_of = |p: &Value| {
+            p.get("kernel")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string()
+        };
+        let kernels: Vec<String> = points.iter().map(kernel_of).collect();
+        let kernel = ["load", "read", "triad"]
+            .iter()
+            .find(|k| kernels.iter().any(|x| x == *k))
+            .map(|k| k.to_string())
+            .or_else(|| kernels.first().cloned())
+            .unwrap_or_default();
+        let pts: Vec<CurvePoint> = points
+            .iter()
+            .filter(|p| kernel_of(p) == kernel)
+            .filter_map(|p| {
+                let ws = p
+                    .get("per_thread_bytes")
+                    .or_else(|| p.get("total_bytes"))?
+                    .as_f64()?;
+                let (v, lo, hi) = stat(p.get("bandwidth_Bps")?)?;
+                (ws > 0.0 && v > 0.0).then_some(CurvePoint {
+                    working_set_bytes: ws,
+                    value: v,
+                    lo,
+                    hi,
+                })
+            })
+            .collect();
+        if pts.len() >= 2 {
+            let what = if kernel == "load" || kernel == "read" {
+                "read bandwidth".to_string()
+            } else {
+                format!("{kernel} bandwidth")
+            };
+            out.push(Curve {
+                quantity: Quantity::Bandwidth,
+                name: format!(
+                    "{what}, {threads} thread{}",
+                    if threads == 1 { "" } else { "s" }
+                ),
+                threads,
+                pages: None,
+                kernel: (!kernel.is_empty()).then_some(kernel),
+                unit: "B/s",
+                points: sorted(pts),
+            });
+        }
+    }
+    out.sort_by_key(|c| c.threads);
+    out
+}
+
+/// The mountain's curves and levels from a profile's raw sections.
+pub fn build(profile: &Profile) -> Result<MountainData, BadInput> {
+    let mut curves = Vec::new();
+    let mut notes = Vec::new();
+    match profile.sections.get("latency") {
+        Some(s) => curves.extend(latency_curves(s)),
+        None => notes.push("no latency curve: run `calibrate --only latency` to add it".into()),
+    }
+    match profile.sections.get("stream") {
+        Some(s) => curves.extend(bandwidth_curves(s)),
+        None => notes.push("no bandwidth curve: run `calibrate --only stream` to add it".into()),
+    }
+    if curves.is_empty() {
+        return Err(BadInput(
+            "the profile has no latency or bandwidth curves to draw; run `calibrate --only latency,stream` (without --quick for the full sweep)".into(),
+        ));
+    }
+    let levels = profile
+        .levels
+        .iter()
+        .map(|l| LevelMark {
+            name: l.name.clone(),
+            size_bytes: l.size_bytes,
+            latency_s: l.latency_s.map(|e| e.point),
+            bandwidth_Bps: l.bandwidth_1t_Bps.map(|e| e.point),
+        })
+        .collect();
+    Ok(MountainData {
+        machine: profile.provenance.cpu_model.clone(),
+        curves,
+        levels,
+        notes,
+    })
+}

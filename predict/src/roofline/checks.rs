@@ -1,0 +1,88 @@
+//! What the chart's reader should be told about its points: a point above
+//! the peak or above its DRAM roof, points measured with another thread
+//! count than the roofs, and records made on another machine than the
+//! profile's.
+
+use std::collections::BTreeMap;
+
+use models::units::Si;
+
+use super::data::RooflineData;
+use super::records::Record;
+
+/// Appends the notes about `d`'s points (and the `records` they came from).
+pub fn check(d: &mut RooflineData, records: &[Record]) {
+    let mut notes = above_roofs(d);
+    notes.extend(thread_mismatch(d));
+    notes.extend(machine_mismatch(&d.machine, records));
+    d.notes.extend(notes);
+}
+
+/// Points above the peak, or above their DRAM roof.
+fn above_roofs(d: &RooflineData) -> Vec<String> {
+    let peak = d.ridge.flops;
+    let mut notes = Vec::new();
+    for p in &d.points {
+        if p.measured_flops > 1.05 * peak {
+            notes.push(format!(
+                "{} runs at {}, above the peak {} of the profile: check its flop count, or whether the profile's ceilings are for fewer threads",
+                p.name,
+                Si(p.measured_flops, "FLOP/s"),
+                Si(peak, "FLOP/s")
+            ));
+        } else if p.measured_flops > 1.05 * p.attainable_flops {
+            notes.push(format!(
+                "{} runs at {} above its {} roof ({}): part of its data comes from a cache, or its mix of loads and stores streams faster than the roof's read bandwidth",
+                p.name,
+                Si(p.measured_flops, "FLOP/s"),
+                d.ridge.memory,
+                Si(p.attainable_flops, "FLOP/s")
+            ));
+        }
+    }
+    notes
+}
+
+/// One note per thread count of points that differs from the roofs'.
+fn thread_mismatch(d: &RooflineData) -> Vec<String> {
+    let mut by_threads: BTreeMap<u64, Vec<&str>> = BTreeMap::new();
+    for p in &d.points {
+        if let Some(t) = p.threads.filter(|t| *t != d.threads as u64) {
+            by_threads.entry(t).or_default().push(&p.name);
+        }
+    }
+    by_threads
+        .into_iter()
+        .map(|(t, names)| {
+            format!(
+                "{} measured with {t} thread{} but the roofs are for {} thread{}: {} compared with ceilings it could not reach (or exceed)",
+                names.join(", "),
+                if t == 1 { "" } else { "s" },
+                d.threads,
+                if d.threads == 1 { "" } else { "s" },
+                if names.len() == 1 { "it is" } else { "they are" }
+            )
+        })
+        .collect()
+}
+
+/// One note per CPU model of records other than the profile's.
+fn machine_mismatch(machine: &str, records: &[Record]) -> Vec<String> {
+    if machine.is_empty() {
+        return Vec::new();
+    }
+    let mut by_cpu: BTreeMap<&str, usize> = BTreeMap::new();
+    for r in records {
+        if let Some(cpu) = r.cpu_model.as_deref().filter(|c| *c != machine) {
+            *by_cpu.entry(cpu).or_default() += 1;
+        }
+    }
+    by_cpu
+        .into_iter()
+        .map(|(cpu, n)| {
+            format!(
+                "{n} record(s) were measured on '{cpu}', but the profile is of '{machine}': the points are compared with another machine's roofs"
+            )
+        })
+        .collect()
+}
