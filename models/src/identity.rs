@@ -88,9 +88,9 @@ pub fn profile_warning(label: &str, profile: &Provenance, here: &MachineId) -> O
         return None;
     }
     let theirs = MachineId::of(profile);
-    difference(&theirs, here).map(|why| {
+    difference(&theirs, here).map(|_| {
         format!(
-            "the profile {label} was measured on {}, not on this machine ({}: {why}); its figures may not hold here",
+            "the profile {label} was measured on {}, not on this machine ({}); its figures may not hold here",
             theirs.describe(),
             here.describe()
         )

@@ -269,9 +269,12 @@ mod tests {
         let fs = false_sharing(16.0, 100.0, 64.0).unwrap();
         assert_eq!(fs.sharers_per_line, 2.0);
         assert_eq!(fs.transfers_per_write, 0.5);
+        // 24-byte elements: line 0 holds elements 0, 1 and the start of 2;
+        // line 1 (bytes 64..128) the end of 2, then 3, 4 and the start of 5.
+        assert_eq!(writers_of_line(0.0, 16.0, 24.0, 64.0), 3.0);
         assert_eq!(
             false_sharing(16.0, 24.0, 64.0).unwrap().sharers_per_line,
-            3.0
+            4.0
         );
         assert_eq!(
             false_sharing(16.0, 128.0, 64.0).unwrap().sharers_per_line,

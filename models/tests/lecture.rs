@@ -320,3 +320,42 @@ fn q3_binning_strategy_choice() {
         "two orders of magnitude"
     );
 }
+
+/// §2.1: a four-stage instruction pipeline has a latency of 4 cycles and
+/// finishes one instruction per cycle.
+#[test]
+fn pipeline_latency_and_throughput() {
+    let p = models::pipeline::pipeline(4.0, 1.0, 1000.0, None).unwrap();
+    assert_eq!(p.latency_s, 4.0);
+    assert_eq!(p.throughput_per_s, 1.0);
+    assert_eq!(p.time_s, 1003.0);
+}
+
+/// §4.3 example C: 312.5 M lines/s, 20.8 misses in flight, 1.3 per core.
+#[test]
+fn lines_per_second_and_mlp_per_core() {
+    let lines = models::little::lines_per_s(20e9, 64.0).unwrap();
+    assert!((lines - 312.5e6).abs() < 1.0);
+    let mlp = models::little::outstanding_lines(20e9, 200.0 / 3e9, 64.0).unwrap();
+    let per_core = models::little::mlp_per_core(mlp, 16.0).unwrap();
+    assert!((per_core - 1.302).abs() < 1e-3, "{per_core}");
+}
+
+/// §4.4: a blocked multiply needs b ≥ 4 × 38.4 = 153.6 → 154 to reach the ridge.
+#[test]
+fn block_side_reaching_the_ridge() {
+    let b = models::roofline::ridge_block_side(768e9, 20e9, 4.0).unwrap();
+    assert!((b - 153.6).abs() < 1e-9);
+    assert_eq!(b.ceil(), 154.0);
+}
+
+/// §2.2: half the bandwidth at n = T0·B = 12.8 kB; 90 % needs 9× that.
+#[test]
+fn message_size_for_a_fraction_of_the_bandwidth() {
+    let net = models::alpha_beta::AlphaBeta::new(2e-6, 6.4e9).unwrap();
+    let half = models::alpha_beta::bytes_for_fraction(&net, 0.5).unwrap();
+    assert!((half - 12800.0).abs() < 1e-6);
+    let ninety = models::alpha_beta::bytes_for_fraction(&net, 0.9).unwrap();
+    assert!((net.fraction_of_peak(ninety) - 0.9).abs() < 1e-12);
+    assert!(models::alpha_beta::bytes_for_fraction(&net, 1.0).is_err());
+}

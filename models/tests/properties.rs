@@ -53,6 +53,7 @@ proptest! {
     fn traffic_is_monotone_in_line_size(
         n in 64f64..1e5, p in 1u32..4096, a in 0u32..5, b in 0u32..5,
     ) {
+        let n = n.round(); // a grid side is a whole number
         prop_assume!((p as f64) <= n * n);
         let (la, lb) = (4.0 * 2f64.powi(a as i32), 4.0 * 2f64.powi(b as i32));
         let (inh_a, moved_a) = side_edge_traffic(n, p as f64, la, 4.0).unwrap();

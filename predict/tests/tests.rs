@@ -678,3 +678,111 @@ fn run_bad_input_gets_one_line_and_status_2() {
         assert!(err.contains(needle), "{args:?}: '{needle}' not in {err}");
     }
 }
+
+/// A profile with an impossible figure is refused when loaded, naming the
+/// field, before any kernel runs (a zero lock throughput once panicked).
+#[test]
+fn an_impossible_profile_figure_is_refused_with_its_field() {
+    let text = std::fs::read_to_string(reference("profile.json")).unwrap();
+    let mut p: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&str, serde_json::Value, &str); 3] = [
+        (
+            "/summary/stream_triad_Bps",
+            serde_json::json!(-1.0),
+            "summary.stream_triad_Bps",
+        ),
+        (
+            "/summary/dram_latency_s",
+            serde_json::json!(0.0),
+            "summary.dram_latency_s",
+        ),
+        (
+            "/provenance/clock_hz",
+            serde_json::json!(-3e9),
+            "provenance.clock_hz",
+        ),
+    ];
+    for (pointer, bad, field) in cases {
+        let mut q = p.clone();
+        *q.pointer_mut(pointer).unwrap() = bad;
+        let file = dir.path().join("bad.json");
+        std::fs::write(&file, q.to_string()).unwrap();
+        let f = file.to_str().unwrap();
+        for args in [
+            vec![
+                "run",
+                "--kernel",
+                "binning",
+                "--size",
+                "64",
+                "--quick",
+                "--no-record",
+                "--profile",
+                f,
+            ],
+            vec!["eval", "--profile", f, "roofline", "--ai", "1"],
+        ] {
+            assert_bad(&args, field);
+        }
+    }
+    // The lock section's throughputs are samples: a zero median is refused.
+    // The sample measured profile has them (its machine made unknown, so no
+    // other-machine warning adds a line).
+    let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/../data/profiles/dev-vm.json");
+    p = serde_json::from_str(&std::fs::read_to_string(sample).unwrap()).unwrap();
+    p["provenance"]["cpu_model"] = "".into();
+    p["provenance"]["hostname"] = "".into();
+    {
+        let kinds = p.pointer_mut("/sections/lock/kinds").unwrap();
+        kinds[0]["points"][0]["throughput_ops"] =
+            serde_json::json!({"median": 0.0, "ci_lo": 0.0, "ci_hi": 0.0});
+        let file = dir.path().join("lock.json");
+        std::fs::write(&file, p.to_string()).unwrap();
+        let f = file.to_str().unwrap();
+        assert_bad(
+            &[
+                "run",
+                "--kernel",
+                "binning",
+                "--size",
+                "64",
+                "--quick",
+                "--no-record",
+                "--profile",
+                f,
+            ],
+            "throughput_ops.median",
+        );
+    }
+}
+
+/// `predict run --size` beyond the memory budget is refused before any
+/// allocation, saying how much it needs and how much there is.
+#[test]
+fn a_size_beyond_the_memory_budget_is_refused() {
+    assert_bad(
+        &[
+            "run",
+            "--kernel",
+            "fusion",
+            "--size",
+            "99999999999",
+            "--no-record",
+        ],
+        "the fusion kernel needs",
+    );
+    assert_bad(
+        &[
+            "run",
+            "--kernel",
+            "matmul",
+            "--size",
+            "4096",
+            "--max-memory",
+            "1MiB",
+            "--no-record",
+        ],
+        "more than the 1 MiB allowed",
+    );
+}
