@@ -13,9 +13,14 @@
 //!   together, the rest refitted, and the left-out points predicted:
 //!   score = √(Σwᵢ(yᵢ − ŷ₋ᵢ)² / Σ1), the root-mean-square relative
 //!   prediction error when wᵢ = 1/yᵢ².
+//! * [`aicc`]: the small-sample Akaike information criterion of a
+//!   least-squares fit, AICc = n·ln(RSS_w/n) + 2k + 2k(k + 1)/(n − k − 1)
+//!   with k the fitted coefficients plus one for the residual variance;
+//!   lower is better, and a difference of 2 or more is a clear preference.
 //! * [`bootstrap`]: B refits to ŷ + r*, where r* is resampled from the
-//!   weighted residuals √wᵢ·rᵢ, centred and inflated by √(n/(n − p)) for
-//!   the degrees of freedom the fit used, and divided by √wᵢ again. Each
+//!   weighted residuals √wᵢ·rᵢ/√(1 − hᵢ) (hᵢ the leverage of point i:
+//!   a fit pulls towards its high-leverage points, whose raw residuals
+//!   understate the noise), centred, and divided by √wᵢ again. Each
 //!   refit is non-negative, so percentile intervals ([`percentile`]) never
 //!   cross a bound, unlike β̂ ± t·se.
 
@@ -185,10 +190,30 @@ pub fn leave_one_group_out(
     Ok((sum / rows.len() as f64).sqrt())
 }
 
+/// AICc = n·ln(RSS_w/n) + 2k + 2k(k + 1)/(n − k − 1) of a least-squares
+/// fit of `coefficients` to `n` points (k = coefficients + 1 for the
+/// variance). A zero residual counts as the smallest positive number.
+///
+/// # Errors
+/// [`FitError::TooFewPoints`] unless n ≥ k + 2.
+pub fn aicc(weighted_rss: f64, n: usize, coefficients: usize) -> Result<f64, FitError> {
+    let k = coefficients + 1;
+    if n < k + 2 {
+        return Err(FitError::TooFewPoints {
+            what: "the information criterion",
+            needed: k + 2,
+            got: n,
+        });
+    }
+    let (nf, kf) = (n as f64, k as f64);
+    let rss = weighted_rss.max(f64::MIN_POSITIVE);
+    Ok(nf * (rss / nf).ln() + 2.0 * kf + 2.0 * kf * (kf + 1.0) / (nf - kf - 1.0))
+}
+
 /// Residual bootstrap of [`non_negative`]: `resamples` coefficient vectors
-/// refitted to ŷᵢ + r*ⱼ/√wᵢ (r*ⱼ a weighted residual drawn with
-/// replacement, centred and inflated by √(n/(n − p))). Resamples whose fit
-/// fails are left out.
+/// refitted to ŷᵢ + r*ⱼ/√wᵢ (r*ⱼ drawn with replacement from the
+/// leverage-adjusted weighted residuals √wⱼ·rⱼ/√(1 − hⱼ), centred).
+/// Resamples whose fit fails are left out.
 ///
 /// # Errors
 /// The errors of [`non_negative`] on the data itself.
@@ -203,16 +228,15 @@ pub fn bootstrap(
     let w = check_data(rows.len(), y, weights)?;
     let n = rows.len();
     let p = fit.beta.len();
+    let all: Vec<usize> = (0..p).collect();
+    let h = WeightedSolver::new(&design(rows, &all), &w)?.leverages();
     let fitted: Vec<f64> = rows.iter().map(|r| fit.predict(r)).collect();
-    let mut res: Vec<f64> = (0..n).map(|i| w[i].sqrt() * (y[i] - fitted[i])).collect();
+    let mut res: Vec<f64> = (0..n)
+        .map(|i| w[i].sqrt() * (y[i] - fitted[i]) / (1.0 - h[i]).max(1e-9).sqrt())
+        .collect();
     let mean = res.iter().sum::<f64>() / n as f64;
-    let inflate = if n > p {
-        (n as f64 / (n - p) as f64).sqrt()
-    } else {
-        1.0
-    };
     for r in &mut res {
-        *r = (*r - mean) * inflate;
+        *r -= mean;
     }
     let mut out = Vec::with_capacity(resamples);
     let mut ys = vec![0.0; n];
@@ -231,6 +255,31 @@ pub fn bootstrap(
 /// The 95% percentile interval of `samples` around `point`, with the
 /// samples' standard deviation as the standard error. The interval is
 /// widened to hold the point when the samples all fall on one side of it.
+///
+/// With `dof` residual degrees of freedom (n − p of the fit) each side is
+/// stretched away from the point by t₀.₉₇₅,dof / z₀.₉₇₅: the bootstrap
+/// mimics the estimate's spread with σ known, and for few points the
+/// Student t quantile is the right multiplier of an estimated σ. A side
+/// that sits on a bound stays there (`lower`, `upper` clip the stretch).
+pub fn percentile_t(
+    point: f64,
+    samples: &[f64],
+    dof: usize,
+    (lower, upper): (f64, f64),
+) -> Estimate {
+    let e = percentile(point, samples);
+    if dof == 0 {
+        return e;
+    }
+    let k = super::t_quantile_95(dof) / 1.959_963_984_540_054;
+    Estimate {
+        lo: (point - k * (point - e.lo)).max(lower),
+        hi: (point + k * (e.hi - point)).min(upper),
+        ..e
+    }
+}
+
+/// [`percentile_t`] without the small-sample stretch.
 pub fn percentile(point: f64, samples: &[f64]) -> Estimate {
     let mut v: Vec<f64> = samples.iter().copied().filter(|x| x.is_finite()).collect();
     if v.len() < 2 {
@@ -295,6 +344,17 @@ mod tests {
         let a = leave_one_group_out(&log, &y, None, &g).unwrap();
         let b = leave_one_group_out(&lin, &y, None, &g).unwrap();
         assert!(a < 1e-9 && b > 0.1, "{a} {b}");
+    }
+
+    #[test]
+    fn aicc_penalises_parameters() {
+        // Same residual: the fit with more coefficients scores worse.
+        let a = aicc(1.0, 10, 2).unwrap();
+        let b = aicc(1.0, 10, 3).unwrap();
+        // n = 10, k = 3: 10·ln(0.1) + 6 + 24/6.
+        assert!((a - (10.0 * 0.1f64.ln() + 6.0 + 4.0)).abs() < 1e-12);
+        assert!(b > a);
+        assert!(aicc(1.0, 4, 2).is_err());
     }
 
     #[test]
