@@ -507,3 +507,6 @@ fn outputs_are_written_whole() {
 
 #[path = "scaling/fit_runs.rs"]
 mod fit_runs;
+
+#[path = "scaling/fit_cli.rs"]
+mod fit_cli;

@@ -273,6 +273,14 @@ pub fn fit_runs(runs: Vec<Run>, source: &str, opts: FitOptions) -> Result<RunsFi
             "{source}: no communication term can be fitted to these runs; add runs at more different P"
         ))
     })?;
+    if let Some(r) = ranking.get(1).filter(|r| r.score - ranking[0].score < 2.0) {
+        notes.push(format!(
+            "{} is within ΔAICc = {:.2} of {}: these runs do not clearly tell the two apart (runs at larger P would)",
+            r.term.name(),
+            r.score - ranking[0].score,
+            term.name()
+        ));
+    }
     let mut rng = SplitMix64::new(opts.seed);
     let (abc, boot) = fit_term(&d, term, &mut rng).map_err(|e| {
         BadInput(format!("{source}: the {} model cannot be fitted: {e}", term.name()))

@@ -210,7 +210,14 @@ fn own_code(
         } else {
             net.describe_for(spec.allreduce_bytes[0])
         };
-        setup.push(format!("{}: {what}; {regime}", net.name));
+        let theta: Vec<f64> = net.params().iter().map(|p| p.estimate.point).collect();
+        setup.push(format!(
+            "{}: {what}; {regime}; communication per run at P = {}: {} (the fit of the runs: {})",
+            net.name,
+            fmt_p(p_ref),
+            models::units::Si(spec.time_s(&net.ranges(), &theta, p_ref), "s"),
+            models::units::Si(f.values()[2] * f.term.g(p_ref, f.domain), "s")
+        ));
         let curve = OwnCode {
             spec: spec.clone(),
             overlap: a.overlap,
