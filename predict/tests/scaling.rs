@@ -21,7 +21,7 @@ fn args(extra: &[&str]) -> ScalingArgs {
     let mut all = vec!["predict", "scaling"];
     all.extend_from_slice(extra);
     match parse_from(all).unwrap().command {
-        Cmd::Scaling(a) => a,
+        Cmd::Scaling(a) => *a,
         other => panic!("{other:?}"),
     }
 }

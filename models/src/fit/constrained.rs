@@ -126,7 +126,7 @@ pub fn non_negative(
             continue;
         };
         let sub = solver.solve(y);
-        if sub.iter().any(|b| !(*b >= 0.0)) {
+        if sub.iter().any(|b| b.is_nan() || *b < 0.0) {
             continue;
         }
         let mut beta = vec![0.0; p];

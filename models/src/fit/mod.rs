@@ -39,7 +39,9 @@ pub mod linear;
 pub mod nonlinear;
 pub mod segmented;
 
-pub use constrained::{aicc, bootstrap, leave_one_group_out, non_negative, percentile, percentile_t, NonNegativeFit};
+pub use constrained::{
+    aicc, bootstrap, leave_one_group_out, non_negative, percentile, percentile_t, NonNegativeFit,
+};
 pub use error::FitError;
 pub use linear::{least_squares, least_squares_rows, line, LineFit, LinearFit};
 pub use nonlinear::{nonlinear, nonlinear_with, NonlinearFit, NonlinearOptions};

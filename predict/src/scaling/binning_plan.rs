@@ -13,6 +13,61 @@ use super::uncertainty::{Param, Uncertainty};
 use super::{config, dram, maybe_profile, missing_profile, ScalingArgs};
 use crate::BadInput;
 
+/// t_crit and t_work: from the flags, else the profile's lock section or
+/// summary.
+fn lock_params(
+    a: &ScalingArgs,
+    profile: Option<&(Profile, String)>,
+) -> anyhow::Result<(Param, Param)> {
+    let (lock_tc, lock_tw) = profile.map_or((None, None), |(p, _)| lock_section(p));
+    let src = profile.map_or("", |(_, s)| s.as_str()).to_string();
+    let t_crit = match a.t_crit {
+        Some(t) => Param::positive(
+            "t_crit",
+            "s",
+            Estimate::exact(t.seconds("t-crit", a.clock)?),
+            "--t-crit",
+        ),
+        None => match (lock_tc, profile.and_then(|(p, _)| p.summary.t_crit_s)) {
+            (Some(e), _) => Param::positive("t_crit", "s", e, &format!("{src}: lock section")),
+            (None, Some(t)) => Param::positive(
+                "t_crit",
+                "s",
+                Estimate::exact(t),
+                &format!("{src}: summary"),
+            ),
+            (None, None) => {
+                return Err(match profile {
+                    None => missing_profile("binning needs t_crit"),
+                    Some(_) => BadInput(format!(
+                        "{src} has no lock figures; run `calibrate --only lock` or give --t-crit"
+                    )),
+                }
+                .into())
+            }
+        },
+    };
+    let t_work = match a.t_work {
+        Some(t) => Param::non_negative(
+            "t_work",
+            "s",
+            Estimate::exact(t.seconds("t-work", a.clock)?),
+            "--t-work",
+        ),
+        None => Param::non_negative(
+            "t_work",
+            "s",
+            Estimate::exact(lock_tw.unwrap_or(0.0).max(0.0)),
+            if lock_tw.is_some() {
+                "profile: lock section"
+            } else {
+                "none measured: 0"
+            },
+        ),
+    };
+    Ok((t_crit, t_work))
+}
+
 /// A figure of the `lock` section: (t_crit, t_work) of the mutex, else the first kind.
 fn lock_section(p: &Profile) -> (Option<Estimate>, Option<f64>) {
     let Some(kinds) = p
@@ -59,57 +114,7 @@ pub(super) fn binning_report(a: &ScalingArgs) -> anyhow::Result<Report> {
         }
     }
     let profile = maybe_profile(a)?;
-    let (lock_tc, lock_tw) = profile
-        .as_ref()
-        .map_or((None, None), |(p, _)| lock_section(p));
-    let src = profile.as_ref().map_or("", |(_, s)| s.as_str()).to_string();
-    let t_crit = match a.t_crit {
-        Some(t) => Param::positive(
-            "t_crit",
-            "s",
-            Estimate::exact(t.seconds("t-crit", a.clock)?),
-            "--t-crit",
-        ),
-        None => match (
-            lock_tc,
-            profile.as_ref().and_then(|(p, _)| p.summary.t_crit_s),
-        ) {
-            (Some(e), _) => Param::positive("t_crit", "s", e, &format!("{src}: lock section")),
-            (None, Some(t)) => Param::positive(
-                "t_crit",
-                "s",
-                Estimate::exact(t),
-                &format!("{src}: summary"),
-            ),
-            (None, None) => {
-                return Err(match &profile {
-                    None => missing_profile("binning needs t_crit"),
-                    Some(_) => BadInput(format!(
-                        "{src} has no lock figures; run `calibrate --only lock` or give --t-crit"
-                    )),
-                }
-                .into())
-            }
-        },
-    };
-    let t_work = match a.t_work {
-        Some(t) => Param::non_negative(
-            "t_work",
-            "s",
-            Estimate::exact(t.seconds("t-work", a.clock)?),
-            "--t-work",
-        ),
-        None => Param::non_negative(
-            "t_work",
-            "s",
-            Estimate::exact(lock_tw.unwrap_or(0.0).max(0.0)),
-            if lock_tw.is_some() {
-                "profile: lock section"
-            } else {
-                "none measured: 0"
-            },
-        ),
-    };
+    let (t_crit, t_work) = lock_params(a, profile.as_ref())?;
     let (p, psrc) = profile
         .as_ref()
         .ok_or_else(|| missing_profile("binning needs the memory bandwidth"))?;
@@ -178,4 +183,3 @@ pub(super) fn binning_report(a: &ScalingArgs) -> anyhow::Result<Report> {
         notes: Vec::new(),
     })
 }
-

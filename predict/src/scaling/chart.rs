@@ -89,7 +89,11 @@ fn runs_items(r: &Report, speed: &mut Vec<Item>, eff: &mut Vec<Item>) -> Option<
         filled: true,
     };
     let at = |y: &dyn Fn(&super::runs::Run) -> f64| Item::Markers {
-        points: f.runs.iter().map(|run| MarkerPoint::at(run.p, y(run))).collect(),
+        points: f
+            .runs
+            .iter()
+            .map(|run| MarkerPoint::at(run.p, y(run)))
+            .collect(),
         marker: m,
     };
     speed.push(at(&|run| t1 / run.time_s));
@@ -111,7 +115,10 @@ fn lines(points: Vec<(f64, f64)>, color: Color, measured: Option<f64>) -> Vec<It
     let Some(m) = measured else {
         return vec![line(points, solid)];
     };
-    let split = points.iter().position(|(p, _)| *p > m).unwrap_or(points.len());
+    let split = points
+        .iter()
+        .position(|(p, _)| *p > m)
+        .unwrap_or(points.len());
     let mut out = Vec::new();
     if split > 0 {
         out.push(line(points[..split].to_vec(), solid));
@@ -127,12 +134,7 @@ fn lines(points: Vec<(f64, f64)>, color: Color, measured: Option<f64>) -> Vec<It
 }
 
 /// One series: band, line, knees.
-fn series_items(
-    r: &Report,
-    i: usize,
-    speed: &mut Vec<Item>,
-    eff: &mut Vec<Item>,
-) -> LegendEntry {
+fn series_items(r: &Report, i: usize, speed: &mut Vec<Item>, eff: &mut Vec<Item>) -> LegendEntry {
     let cfg = &r.config;
     let s = &r.series[i];
     let color = palette(i);
@@ -160,7 +162,13 @@ fn series_items(
     eff.extend(lines(zip(&ef), color, r.measured_p_max));
     let range = (cfg.p_min, cfg.p_max);
     let on_speed = |p| interp(&ps, &sp, p);
-    speed.extend(knee_marker(&s.knees.crossover, range, on_speed, Shape::Triangle, color));
+    speed.extend(knee_marker(
+        &s.knees.crossover,
+        range,
+        on_speed,
+        Shape::Triangle,
+        color,
+    ));
     let best = Knee {
         lo: None,
         hi: None,

@@ -195,18 +195,25 @@ impl CommSpec {
         self.iters * t
     }
 
-    /// "2 msgs of 2.00 MB at P = 4" for the setup lines.
+    /// "2.000 messages of 2.00 MB per iteration at P = 4, an allreduce of
+    /// 8 B" for the setup lines.
     pub fn describe_at(&self, p: f64) -> String {
-        let mut s = format!(
-            "{:.3} messages of {} per iteration at P = {}",
-            self.msgs.at(p),
-            Si(self.message_bytes(p), "B"),
-            super::report::fmt_p(p)
-        );
-        for z in &self.allreduce_bytes {
-            s.push_str(&format!(", an allreduce of {}", Si(*z, "B")));
+        let mut parts = Vec::new();
+        if self.msgs.at(p) > 0.0 {
+            parts.push(format!(
+                "{:.3} messages of {}",
+                self.msgs.at(p),
+                Si(self.message_bytes(p), "B")
+            ));
         }
-        s
+        for z in &self.allreduce_bytes {
+            parts.push(format!("an allreduce of {}", Si(*z, "B")));
+        }
+        format!(
+            "{} per iteration at P = {}",
+            parts.join(", "),
+            super::report::fmt_p(p)
+        )
     }
 }
 
@@ -308,7 +315,10 @@ mod tests {
             "msgs=0,bytes=1MB",
         ] {
             let e = parse_comm(s).unwrap_err();
-            assert!(e.0.contains("write it as msgs=2,bytes=4MB/P^0.5"), "{s}: {e}");
+            assert!(
+                e.0.contains("write it as msgs=2,bytes=4MB/P^0.5"),
+                "{s}: {e}"
+            );
         }
     }
 

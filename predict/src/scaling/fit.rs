@@ -147,7 +147,10 @@ impl Data {
     }
 
     fn g(&self, term: Term) -> Vec<Vec<f64>> {
-        self.p.iter().map(|&p| vec![term.g(p, self.domain)]).collect()
+        self.p
+            .iter()
+            .map(|&p| vec![term.g(p, self.domain)])
+            .collect()
     }
 
     /// Rows (1, 1/P[, g(P)]).
@@ -217,7 +220,10 @@ fn rank(d: &Data, notes: &mut Vec<String>) -> Vec<Ranked> {
 fn too_few(source: &str, d: &Data) -> Option<BadInput> {
     let k = d.distinct.len();
     let (needed, what) = if d.comm.is_some() {
-        (3, "fitting T1 and f to the computation and choosing the communication term")
+        (
+            3,
+            "fitting T1 and f to the computation and choosing the communication term",
+        )
     } else {
         (4, "choosing the communication term and fitting T1, f and c")
     };
@@ -229,7 +235,11 @@ fn too_few(source: &str, d: &Data) -> Option<BadInput> {
 }
 
 /// (a, b, c) and their bootstrap resamples for `term`.
-fn fit_term(d: &Data, term: Term, rng: &mut SplitMix64) -> Result<(Vec<f64>, Vec<Vec<f64>>), FitError> {
+fn fit_term(
+    d: &Data,
+    term: Term,
+    rng: &mut SplitMix64,
+) -> Result<(Vec<f64>, Vec<Vec<f64>>), FitError> {
     let Some(comm) = &d.comm else {
         let (f, s) = bootstrap(&d.joint_rows(term), &d.t, Some(&d.w), RESAMPLES, rng)?;
         let pad = |mut v: Vec<f64>| {
@@ -283,10 +293,15 @@ pub fn fit_runs(runs: Vec<Run>, source: &str, opts: FitOptions) -> Result<RunsFi
     }
     let mut rng = SplitMix64::new(opts.seed);
     let (abc, boot) = fit_term(&d, term, &mut rng).map_err(|e| {
-        BadInput(format!("{source}: the {} model cannot be fitted: {e}", term.name()))
+        BadInput(format!(
+            "{source}: the {} model cannot be fitted: {e}",
+            term.name()
+        ))
     })?;
     let point = natural(&abc).ok_or_else(|| {
-        BadInput(format!("{source}: the fitted time of one process is not positive"))
+        BadInput(format!(
+            "{source}: the fitted time of one process is not positive"
+        ))
     })?;
     let samples: Vec<Vec<f64>> = boot.iter().filter_map(|s| natural(s)).collect();
     // Runs at one P share its placement and network state, so the
@@ -344,13 +359,19 @@ fn residuals<'a>(
 }
 
 fn wrss(d: &Data, term: Term, theta: &[f64]) -> f64 {
-    residuals(d, term, theta).map(|(t, m, w)| w * (t - m).powi(2)).sum()
+    residuals(d, term, theta)
+        .map(|(t, m, w)| w * (t - m).powi(2))
+        .sum()
 }
 
 fn r_squared(d: &Data, term: Term, theta: &[f64]) -> f64 {
     let sw: f64 = d.w.iter().sum();
     let mean = d.t.iter().zip(&d.w).map(|(t, w)| t * w).sum::<f64>() / sw;
-    let tss: f64 = d.t.iter().zip(&d.w).map(|(t, w)| w * (t - mean).powi(2)).sum();
+    let tss: f64 =
+        d.t.iter()
+            .zip(&d.w)
+            .map(|(t, w)| w * (t - mean).powi(2))
+            .sum();
     if tss > 0.0 {
         1.0 - wrss(d, term, theta) / tss
     } else {
@@ -377,7 +398,11 @@ fn karp_flatt_table(
     fitted_t1: f64,
     notes: &mut Vec<String>,
 ) -> (Vec<KarpFlatt>, String) {
-    let measured: Vec<f64> = runs.iter().filter(|r| r.p == 1.0).map(|r| r.time_s).collect();
+    let measured: Vec<f64> = runs
+        .iter()
+        .filter(|r| r.p == 1.0)
+        .map(|r| r.time_s)
+        .collect();
     let (t1, source) = if measured.is_empty() {
         (fitted_t1, "fitted T1 (no run at P = 1)".to_string())
     } else {

@@ -148,7 +148,16 @@ pub(super) fn fit_report(a: &ScalingArgs, path: &Path) -> anyhow::Result<Report>
     )];
     let mut notes = Vec::new();
     if let Some(spec) = comm {
-        own_code(a, &f, spec, &short, &cfg, &mut series, &mut setup, &mut notes)?;
+        own_code(
+            a,
+            &f,
+            spec,
+            &short,
+            &cfg,
+            &mut series,
+            &mut setup,
+            &mut notes,
+        )?;
     }
     Ok(Report {
         kernel: "fit".into(),
@@ -177,7 +186,8 @@ fn own_code(
     let profile = maybe_profile(a)?;
     if a.no_profile_network && profile.is_none() {
         return Err(BadInput(
-            "--no-profile-network: there is no profile whose network could be left out; drop it".into(),
+            "--no-profile-network: there is no profile whose network could be left out; drop it"
+                .into(),
         )
         .into());
     }

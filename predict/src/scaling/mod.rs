@@ -36,10 +36,10 @@ pub mod comm;
 pub mod curves;
 pub mod fit;
 mod fit_mode;
-mod stencil_plan;
 pub mod network;
 pub mod report;
 pub mod runs;
+mod stencil_plan;
 pub mod terms;
 pub mod uncertainty;
 

@@ -108,64 +108,7 @@ pub fn to_text(r: &Report) -> String {
         s.push_str(&fit_text(f));
     }
     for series in &r.series {
-        s.push_str(&format!("\n{}\n", series.name));
-        for p in &series.params {
-            s.push_str(&format!(
-                "  {:<22} {:<40} {}\n",
-                p.name,
-                super::network::fmt_est(&p.estimate, p.unit),
-                p.source
-            ));
-        }
-        s.push_str(&format!(
-            "  {:>6} {:>12} {:>22} {:>20} {:>12}\n",
-            "P", "time", "speed-up (95%)", "efficiency (95%)", "comm/comp"
-        ));
-        for row in &series.rows {
-            let pt = &row.point;
-            let ratio = if pt.compute_s > 0.0 {
-                format!("{:.3}", pt.comm_s / pt.compute_s)
-            } else {
-                "—".into()
-            };
-            let mark = if r.extrapolated(pt.p) == Some(true) {
-                "*"
-            } else {
-                ""
-            };
-            s.push_str(&format!(
-                "  {:>6} {:>12} {:>22} {:>20} {:>12}\n",
-                format!("{}{mark}", fmt_p(pt.p)),
-                Si(pt.time_s, "s").to_string(),
-                ranged(pt.speedup, row.speedup_lo, row.speedup_hi, |v| format!(
-                    "{v:.1}"
-                )),
-                ranged(pt.efficiency, row.efficiency_lo, row.efficiency_hi, pct),
-                ratio
-            ));
-        }
-        let k = &series.knees;
-        s.push_str(&format!(
-            "  {}: {}\n",
-            series.crossover_means,
-            knee_text(&k.crossover, r.config.p_max)
-        ));
-        s.push_str(&format!(
-            "  efficiency < {}: {}\n",
-            pct(r.config.efficiency),
-            knee_text(&k.efficiency, r.config.p_max)
-        ));
-        let best = knee_text(&k.best, r.config.p_max);
-        let at_end = k.best.point.is_some_and(|p| p >= r.config.p_max * 0.999);
-        s.push_str(&format!(
-            "  best time (within {:.0}% of the fastest): {best}{}\n",
-            100.0 * BEST_TOLERANCE,
-            if at_end {
-                " — the time still falls at the largest P considered"
-            } else {
-                ""
-            }
-        ));
+        s.push_str(&series_text(r, series));
     }
     if let Some(m) = r.measured_p_max {
         s.push_str(&format!(
@@ -176,6 +119,70 @@ pub fn to_text(r: &Report) -> String {
     for n in &r.notes {
         s.push_str(&format!("note: {n}\n"));
     }
+    s
+}
+
+/// One series: its parameters, its table and its knees.
+fn series_text(r: &Report, series: &SeriesResult) -> String {
+    let mut s = String::new();
+    s.push_str(&format!("\n{}\n", series.name));
+    for p in &series.params {
+        s.push_str(&format!(
+            "  {:<22} {:<40} {}\n",
+            p.name,
+            super::network::fmt_est(&p.estimate, p.unit),
+            p.source
+        ));
+    }
+    s.push_str(&format!(
+        "  {:>6} {:>12} {:>22} {:>20} {:>12}\n",
+        "P", "time", "speed-up (95%)", "efficiency (95%)", "comm/comp"
+    ));
+    for row in &series.rows {
+        let pt = &row.point;
+        let ratio = if pt.compute_s > 0.0 {
+            format!("{:.3}", pt.comm_s / pt.compute_s)
+        } else {
+            "—".into()
+        };
+        let mark = if r.extrapolated(pt.p) == Some(true) {
+            "*"
+        } else {
+            ""
+        };
+        s.push_str(&format!(
+            "  {:>6} {:>12} {:>22} {:>20} {:>12}\n",
+            format!("{}{mark}", fmt_p(pt.p)),
+            Si(pt.time_s, "s").to_string(),
+            ranged(pt.speedup, row.speedup_lo, row.speedup_hi, |v| format!(
+                "{v:.1}"
+            )),
+            ranged(pt.efficiency, row.efficiency_lo, row.efficiency_hi, pct),
+            ratio
+        ));
+    }
+    let k = &series.knees;
+    s.push_str(&format!(
+        "  {}: {}\n",
+        series.crossover_means,
+        knee_text(&k.crossover, r.config.p_max)
+    ));
+    s.push_str(&format!(
+        "  efficiency < {}: {}\n",
+        pct(r.config.efficiency),
+        knee_text(&k.efficiency, r.config.p_max)
+    ));
+    let best = knee_text(&k.best, r.config.p_max);
+    let at_end = k.best.point.is_some_and(|p| p >= r.config.p_max * 0.999);
+    s.push_str(&format!(
+        "  best time (within {:.0}% of the fastest): {best}{}\n",
+        100.0 * BEST_TOLERANCE,
+        if at_end {
+            " — the time still falls at the largest P considered"
+        } else {
+            ""
+        }
+    ));
     s
 }
 
@@ -194,7 +201,11 @@ fn fit_text(f: &RunsFit) -> String {
     ));
     s.push_str(&format!(
         "  communication term chosen by AICc{} (lower is better; Δ ≥ 2 is a clear preference):\n",
-        if f.separate { " of the communication" } else { "" }
+        if f.separate {
+            " of the communication"
+        } else {
+            ""
+        }
     ));
     let best = f.ranking.first().map_or(0.0, |r| r.score);
     for (i, r) in f.ranking.iter().enumerate() {
@@ -344,4 +355,3 @@ struct CsvRow {
     /// Curve points beyond the largest measured P of a fit.
     extrapolated: Option<bool>,
 }
-

@@ -260,7 +260,10 @@ mod tests {
         let e = read_runs("n,seconds\n1,2\n", "r.csv").unwrap_err();
         assert!(e.0.contains("no column for P"), "{e}");
         let e = read_runs("p,time_s,comm_s\n2,4,5\n", "r.csv").unwrap_err();
-        assert!(e.0.contains("column 3 (comm_s): the communication time 5 is not less"), "{e}");
+        assert!(
+            e.0.contains("column 3 (comm_s): the communication time 5 is not less"),
+            "{e}"
+        );
         let e = read_runs("p,time_s,comm_s\n2,4,-1\n", "r.csv").unwrap_err();
         assert!(e.0.contains("is negative"), "{e}");
     }

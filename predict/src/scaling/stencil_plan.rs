@@ -170,4 +170,3 @@ pub(super) fn stencil_report(a: &ScalingArgs) -> anyhow::Result<Report> {
         notes,
     })
 }
-

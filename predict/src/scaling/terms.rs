@@ -138,10 +138,7 @@ mod tests {
 
     #[test]
     fn terms_vanish_at_one_process_and_grow_as_named() {
-        let d = Some(Domain {
-            n: 1e6,
-            dims: 2.0,
-        });
+        let d = Some(Domain { n: 1e6, dims: 2.0 });
         for t in Term::ALL {
             assert_eq!(t.g(1.0, d), 0.0, "{}", t.name());
         }
@@ -152,9 +149,6 @@ mod tests {
         // A 1000×1000 grid over 4 processes: each has a 500×500 block,
         // whose edge is (N/P)^(1/2) = 500 points.
         assert!((Term::Surface.g(4.0, d) - 500.0).abs() < 1e-9);
-        assert_eq!(
-            serde_json::to_string(&Term::PLogP).unwrap(),
-            "\"PlogP\""
-        );
+        assert_eq!(serde_json::to_string(&Term::PLogP).unwrap(), "\"PlogP\"");
     }
 }

@@ -18,7 +18,11 @@ fn json(args: &[&str]) -> serde_json::Value {
     let mut all = vec!["scaling", "--json"];
     all.extend_from_slice(args);
     let o = predict(&all);
-    assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     serde_json::from_slice(&o.stdout).unwrap()
 }
 
@@ -31,11 +35,18 @@ fn the_fit_names_its_term_ranking_and_parameters() {
     let ranking = fit["ranking"].as_array().unwrap();
     assert!(ranking.len() >= 5);
     assert_eq!(ranking[0]["term"], "log2P");
-    let scores: Vec<f64> = ranking.iter().map(|r| r["score"].as_f64().unwrap()).collect();
+    let scores: Vec<f64> = ranking
+        .iter()
+        .map(|r| r["score"].as_f64().unwrap())
+        .collect();
     assert!(scores.windows(2).all(|w| w[0] <= w[1]), "{scores:?}");
     assert_eq!(fit["fit"]["names"], serde_json::json!(["T1", "f", "c"]));
     for p in fit["fit"]["params"].as_array().unwrap() {
-        let (point, lo, hi) = (p["point"].as_f64().unwrap(), p["lo"].as_f64().unwrap(), p["hi"].as_f64().unwrap());
+        let (point, lo, hi) = (
+            p["point"].as_f64().unwrap(),
+            p["lo"].as_f64().unwrap(),
+            p["hi"].as_f64().unwrap(),
+        );
         assert!(lo >= 0.0 && lo <= point && point <= hi, "{p}");
     }
     // The example was made with T1 = 120 s, f = 0.02, c = 0.15 s.
@@ -55,28 +66,53 @@ fn the_fit_names_its_term_ranking_and_parameters() {
 fn a_faster_network_moves_the_knee_of_ones_own_code() {
     let ex = example();
     let v = json(&[
-        "--fit", &ex, "--draws", "100",
-        "--comm", "allreduce=16MB,iters=100",
-        "--network", "t0=5us,bw=5GB/s,name=slow",
-        "--network", "t0=1us,bw=50GB/s,name=fast",
+        "--fit",
+        &ex,
+        "--draws",
+        "100",
+        "--comm",
+        "allreduce=16MB,iters=100",
+        "--network",
+        "t0=5us,bw=5GB/s,name=slow",
+        "--network",
+        "t0=1us,bw=50GB/s,name=fast",
     ]);
     let s = v["series"].as_array().unwrap();
     assert_eq!(s.len(), 3, "the fit and one series per network");
     assert_eq!(s[1]["name"], "runs.csv on slow");
     let knee = |i: usize| s[i]["knees"]["efficiency"]["point"].as_f64().unwrap();
-    assert!(knee(2) > 1.5 * knee(1), "fast {} vs slow {}", knee(2), knee(1));
+    assert!(
+        knee(2) > 1.5 * knee(1),
+        "fast {} vs slow {}",
+        knee(2),
+        knee(1)
+    );
     // Each knee has a range from the Monte Carlo.
     let k = &s[1]["knees"]["efficiency"];
     assert!(k["lo"].as_f64().unwrap() < k["hi"].as_f64().unwrap());
     // 16 MB in log2 P rounds at 5 GB/s, 100 iterations, at P = 4: 0.64 s.
-    let row = s[1]["rows"].as_array().unwrap().iter().find(|r| r["p"] == 4.0).unwrap();
+    let row = s[1]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["p"] == 4.0)
+        .unwrap();
     let comm = row["comm_s"].as_f64().unwrap();
-    assert!((comm - 100.0 * 2.0 * (5e-6 + 16e6 / 5e9)).abs() < 1e-9, "{comm}");
+    assert!(
+        (comm - 100.0 * 2.0 * (5e-6 + 16e6 / 5e9)).abs() < 1e-9,
+        "{comm}"
+    );
     // Overlap changes the result too.
     let o = json(&[
-        "--fit", &ex, "--draws", "0", "--overlap",
-        "--comm", "allreduce=16MB,iters=100",
-        "--network", "t0=5us,bw=5GB/s,name=slow",
+        "--fit",
+        &ex,
+        "--draws",
+        "0",
+        "--overlap",
+        "--comm",
+        "allreduce=16MB,iters=100",
+        "--network",
+        "t0=5us,bw=5GB/s,name=slow",
     ]);
     let t = |v: &serde_json::Value, i: usize| v["series"][i]["rows"][3]["time_s"].as_f64().unwrap();
     assert!(t(&o, 1) < t(&v, 1));
@@ -101,27 +137,69 @@ fn flags_that_cannot_apply_are_refused() {
     };
     let add = "add --comm msgs=2,bytes=4MB/P^0.5";
     let cases: Vec<(Vec<String>, &str)> = vec![
-        (fit(&["--network", "t0=1us,bw=25GB/s"]), "--network in --fit mode applies to your code only through what it communicates"),
+        (
+            fit(&["--network", "t0=1us,bw=25GB/s"]),
+            "--network in --fit mode applies to your code only through what it communicates",
+        ),
         (fit(&["--network", "t0=1us,bw=25GB/s"]), add),
         (fit(&["--network-profile", "infiniband-hdr"]), add),
         (fit(&["--overlap"]), add),
         (fit(&["--profile", "textbook"]), add),
         (fit(&["--no-profile-network"]), add),
-        (fit(&["--messages", "4"]), "--messages counts the built-in stencil's messages"),
-        (fit(&["--kernel", "stencil"]), "--kernel picks a built-in model"),
+        (
+            fit(&["--messages", "4"]),
+            "--messages counts the built-in stencil's messages",
+        ),
+        (
+            fit(&["--kernel", "stencil"]),
+            "--kernel picks a built-in model",
+        ),
         (fit(&["--weak"]), "--weak is for the built-in stencil"),
-        (fit(&["--update-time", "1ns"]), "--update-time describes the built-in stencil"),
-        (fit(&["--items", "10"]), "--items describes the binning kernel"),
+        (
+            fit(&["--update-time", "1ns"]),
+            "--update-time describes the built-in stencil",
+        ),
+        (
+            fit(&["--items", "10"]),
+            "--items describes the binning kernel",
+        ),
         (fit(&["--n", "4096"]), "add --dims"),
         (fit(&["--dims", "2"]), "--dims needs --n"),
-        (fit(&["--dims", "1", "--n", "100"]), "--dims = 1 is not accepted"),
+        (
+            fit(&["--dims", "1", "--n", "100"]),
+            "--dims = 1 is not accepted",
+        ),
         (fit(&["--title", "x"]), "--title names the chart: add --out"),
-        (fit(&["--comm", "msgs=2;bytes=1MB", "--network", "t0=1us,bw=1GB/s"]), "write it as msgs=2,bytes=4MB/P^0.5"),
-        (fit(&["--comm", "bytes=1MB", "--no-profile-network", "--profile", "textbook"]), "--no-profile-network leaves that out"),
-        (vec!["scaling".into(), "--comm".into(), "bytes=1MB".into()], "it needs --fit runs.csv"),
-        (vec!["scaling".into(), "--fit".into(), half], "P = 1.5 is not a whole number of processes"),
-        (vec!["scaling".into(), "--fit".into(), alike], "runs at 1 different P"),
-        (vec!["scaling".into(), "--fit".into(), three], "needs runs at 4 or more different P"),
+        (
+            fit(&["--comm", "msgs=2;bytes=1MB", "--network", "t0=1us,bw=1GB/s"]),
+            "write it as msgs=2,bytes=4MB/P^0.5",
+        ),
+        (
+            fit(&[
+                "--comm",
+                "bytes=1MB",
+                "--no-profile-network",
+                "--profile",
+                "textbook",
+            ]),
+            "--no-profile-network leaves that out",
+        ),
+        (
+            vec!["scaling".into(), "--comm".into(), "bytes=1MB".into()],
+            "it needs --fit runs.csv",
+        ),
+        (
+            vec!["scaling".into(), "--fit".into(), half],
+            "P = 1.5 is not a whole number of processes",
+        ),
+        (
+            vec!["scaling".into(), "--fit".into(), alike],
+            "runs at 1 different P",
+        ),
+        (
+            vec!["scaling".into(), "--fit".into(), three],
+            "needs runs at 4 or more different P",
+        ),
     ];
     for (args, needle) in cases {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -176,7 +254,10 @@ fn a_measured_communication_column_is_fitted_on_its_own() {
     assert_eq!(fit["term"], "P");
     let p = &fit["fit"]["params"];
     assert!((p[0]["point"].as_f64().unwrap() - 100.0).abs() < 2.0, "{p}");
-    assert!((p[1]["point"].as_f64().unwrap() - 0.02).abs() < 0.005, "{p}");
+    assert!(
+        (p[1]["point"].as_f64().unwrap() - 0.02).abs() < 0.005,
+        "{p}"
+    );
     assert!((p[2]["point"].as_f64().unwrap() - 0.2).abs() < 0.01, "{p}");
     for e in p.as_array().unwrap() {
         let (lo, hi) = (e["lo"].as_f64().unwrap(), e["hi"].as_f64().unwrap());
@@ -188,9 +269,14 @@ fn a_measured_communication_column_is_fitted_on_its_own() {
 fn the_fit_chart_marks_the_extrapolation_and_keeps_ranges_inside() {
     let ex = example();
     let a = super::args(&[
-        "--fit", &ex, "--draws", "200",
-        "--comm", "allreduce=16MB,iters=100",
-        "--network", "t0=1us,bw=25GB/s,name=upgrade",
+        "--fit",
+        &ex,
+        "--draws",
+        "200",
+        "--comm",
+        "allreduce=16MB,iters=100",
+        "--network",
+        "t0=1us,bw=25GB/s,name=upgrade",
     ]);
     let r = build(&a).unwrap();
     let fig = chart::figure(&r, None);
@@ -203,7 +289,10 @@ fn the_fit_chart_marks_the_extrapolation_and_keeps_ranges_inside() {
                 Item::Markers { points, .. } => {
                     for m in points {
                         if let Some((lo, hi)) = m.x_err {
-                            assert!(lo >= p_min && hi <= p_max, "range {lo}..{hi} outside {p_min}..{p_max}");
+                            assert!(
+                                lo >= p_min && hi <= p_max,
+                                "range {lo}..{hi} outside {p_min}..{p_max}"
+                            );
                         }
                     }
                 }
@@ -211,7 +300,9 @@ fn the_fit_chart_marks_the_extrapolation_and_keeps_ranges_inside() {
                     assert_eq!(*x0, 64.0);
                     spans += 1;
                 }
-                Item::Line { points, stroke, .. } if stroke.dash == predict::chart::figure::Dash::Dashed && points.len() > 2 => {
+                Item::Line { points, stroke, .. }
+                    if stroke.dash == predict::chart::figure::Dash::Dashed && points.len() > 2 =>
+                {
                     assert!(points[1].0 > 64.0, "dashed only beyond the runs");
                     dashed += 1;
                 }
@@ -222,11 +313,21 @@ fn the_fit_chart_marks_the_extrapolation_and_keeps_ranges_inside() {
     assert_eq!(spans, 2, "the extrapolated region is shaded in both panels");
     assert_eq!(dashed, 4, "two series, two panels");
     let scene = predict::chart::layout::layout(&fig);
-    assert!(scene.overlapping_texts().is_empty(), "{:?}", scene.overlapping_texts());
+    assert!(
+        scene.overlapping_texts().is_empty(),
+        "{:?}",
+        scene.overlapping_texts()
+    );
     let csv = predict::scaling::report::to_csv(&r);
     assert!(csv.lines().next().unwrap().ends_with(",extrapolated"));
-    let beyond = csv.lines().filter(|l| l.starts_with("curve,") && l.ends_with(",true")).count();
-    let inside = csv.lines().filter(|l| l.starts_with("curve,") && l.ends_with(",false")).count();
+    let beyond = csv
+        .lines()
+        .filter(|l| l.starts_with("curve,") && l.ends_with(",true"))
+        .count();
+    let inside = csv
+        .lines()
+        .filter(|l| l.starts_with("curve,") && l.ends_with(",false"))
+        .count();
     assert!(beyond > 0 && inside > 0);
     let text = predict::scaling::report::to_text(&r);
     assert!(text.contains("   128*"), "{text}");
@@ -240,10 +341,19 @@ fn the_fit_chart_matches_its_reference() {
     let csv = dir.path().join("fit.csv");
     let ex = example();
     let o = predict(&[
-        "scaling", "--fit", &ex, "--draws", "200",
-        "--comm", "allreduce=16MB,iters=100",
-        "--network", "t0=1us,bw=25GB/s,name=upgrade",
-        "--out", svg.to_str().unwrap(), "--csv", csv.to_str().unwrap(),
+        "scaling",
+        "--fit",
+        &ex,
+        "--draws",
+        "200",
+        "--comm",
+        "allreduce=16MB,iters=100",
+        "--network",
+        "t0=1us,bw=25GB/s,name=upgrade",
+        "--out",
+        svg.to_str().unwrap(),
+        "--csv",
+        csv.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     check_reference("scaling-fit.svg", &std::fs::read(&svg).unwrap());

@@ -44,10 +44,7 @@ pub struct Form {
     pub c: f64,
 }
 
-pub const DOMAIN: Domain = Domain {
-    n: 1e6,
-    dims: 2.0,
-};
+pub const DOMAIN: Domain = Domain { n: 1e6, dims: 2.0 };
 
 fn g(term: Term, p: f64) -> f64 {
     if p <= 1.0 {
@@ -109,7 +106,6 @@ pub const FORMS: [Form; 4] = [
         c: 0.002,
     },
 ];
-
 
 /// Runs per P, largest P (2^P_MAX_LOG2) and relative noise of the check:
 /// three runs at each of P = 1, 2, 4, …, 128 with 1% noise.
