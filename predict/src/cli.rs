@@ -46,7 +46,7 @@ pub enum Command {
     /// Speed-up and efficiency against P for the ghost-row stencil or
     /// binning, with Monte Carlo error bars and the knees; or a fit of
     /// your own runs (--fit runs.csv).
-    Scaling(crate::scaling::ScalingArgs),
+    Scaling(Box<crate::scaling::ScalingArgs>),
 }
 
 /// Sends `predict run --kernel ghost-stencil ...` (only that kernel) to the

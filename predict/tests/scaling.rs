@@ -13,15 +13,15 @@ use std::path::Path;
 use models::stencil::GhostStencil;
 use predict::chart::layout::layout;
 use predict::cli::{parse_from, Command as Cmd};
-use predict::scaling::fit::{fit_runs, read_runs, Run};
-use predict::scaling::{build, report, ScalingArgs};
+use predict::scaling::fit::{fit_runs, read_runs, FitOptions, Run};
+use predict::scaling::{build, chart, report, ScalingArgs};
 
 /// The parsed arguments of `predict scaling ARGS`.
 fn args(extra: &[&str]) -> ScalingArgs {
     let mut all = vec!["predict", "scaling"];
     all.extend_from_slice(extra);
     match parse_from(all).unwrap().command {
-        Cmd::Scaling(a) => a,
+        Cmd::Scaling(a) => *a,
         other => panic!("{other:?}"),
     }
 }
@@ -237,6 +237,11 @@ fn binning_saturates_where_the_lock_does() {
     assert!((global.rows.last().unwrap().point.speedup - 4.0).abs() < 1e-9);
 }
 
+const OPTS: FitOptions = FitOptions {
+    domain: None,
+    seed: 1,
+};
+
 /// T(P) = T1·(f + (1 − f)/P) + c·log2(P) with a deterministic ±1% wobble.
 fn synthetic_runs(t1: f64, f: f64, c: f64, wobble: f64) -> Vec<Run> {
     let mut runs = Vec::new();
@@ -249,6 +254,7 @@ fn synthetic_runs(t1: f64, f: f64, c: f64, wobble: f64) -> Vec<Run> {
             runs.push(Run {
                 p,
                 time_s: t,
+                comm_s: None,
                 line: i + 2,
             });
             i += 1;
@@ -259,13 +265,13 @@ fn synthetic_runs(t1: f64, f: f64, c: f64, wobble: f64) -> Vec<Run> {
 
 #[test]
 fn fit_recovers_known_parameters() {
-    let exact = fit_runs(synthetic_runs(100.0, 0.03, 0.2, 0.0), "exact").unwrap();
-    let v = exact.fit.values();
+    let exact = fit_runs(synthetic_runs(100.0, 0.03, 0.2, 0.0), "exact", OPTS).unwrap();
+    let v = exact.values();
     assert!((v[0] - 100.0).abs() < 1e-4, "{v:?}");
     assert!((v[1] - 0.03).abs() < 1e-6, "{v:?}");
     assert!((v[2] - 0.2).abs() < 1e-5, "{v:?}");
 
-    let noisy = fit_runs(synthetic_runs(100.0, 0.03, 0.2, 0.01), "noisy").unwrap();
+    let noisy = fit_runs(synthetic_runs(100.0, 0.03, 0.2, 0.01), "noisy", OPTS).unwrap();
     for (e, truth) in noisy.fit.params.iter().zip([100.0, 0.03, 0.2]) {
         assert!(e.lo <= truth && truth <= e.hi, "{truth} outside {e:?}");
         assert!(e.hi > e.lo);
@@ -317,8 +323,8 @@ fn the_example_runs_file_fits() {
     )
     .unwrap();
     let runs = read_runs(&text, "runs.csv").unwrap();
-    let f = fit_runs(runs, "runs.csv").unwrap();
-    let v = f.fit.values();
+    let f = fit_runs(runs, "runs.csv", OPTS).unwrap();
+    let v = f.values();
     assert!(
         (v[0] - 120.0).abs() < 2.0 && (v[1] - 0.02).abs() < 0.005,
         "{v:?}"
@@ -334,7 +340,7 @@ fn charts_have_no_overlapping_text() {
         vec!["--weak"],
     ] {
         let r = synthetic(&extra);
-        let scene = layout(&report::figure(&r, Some("title".into())));
+        let scene = layout(&chart::figure(&r, Some("title".into())));
         assert!(
             scene.overlapping_texts().is_empty(),
             "{extra:?}: {:?}",
@@ -345,7 +351,7 @@ fn charts_have_no_overlapping_text() {
     let mut a = LECTURE.to_vec();
     a.extend(["--network", "t0=1us,bw=25GB/s,name=upgrade", "--draws", "0"]);
     let r = build(&args(&a)).unwrap();
-    let scene = layout(&report::figure(&r, None));
+    let scene = layout(&chart::figure(&r, None));
     assert!(scene.overlapping_texts().is_empty());
 }
 
@@ -498,3 +504,9 @@ fn outputs_are_written_whole() {
     );
     assert_eq!(&std::fs::read(&png).unwrap()[1..4], b"PNG");
 }
+
+#[path = "scaling/fit_runs.rs"]
+mod fit_runs;
+
+#[path = "scaling/fit_cli.rs"]
+mod fit_cli;

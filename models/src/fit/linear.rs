@@ -311,6 +311,12 @@ impl WeightedSolver {
         beta
     }
 
+    /// The leverages hᵢ, the diagonal of the hat matrix
+    /// W^½X(XᵀWX)⁻¹XᵀW^½ = UUᵀ: the squared norms of U's rows.
+    pub(crate) fn leverages(&self) -> Vec<f64> {
+        self.u.row_iter().map(|r| r.norm_squared()).collect()
+    }
+
     /// (XᵀWX)⁻¹ = D⁻¹VΣ⁻²VᵀD⁻¹.
     pub(crate) fn unscaled_covariance(&self) -> DMatrix<f64> {
         let p = self.sigma.len();

@@ -10,6 +10,10 @@
 //!   by dynamic programming and whose number of pieces is chosen by a
 //!   penalised BIC (protocol regimes of message time, cache plateaus of
 //!   latency).
+//! * [`constrained`] — least squares with non-negative coefficients
+//!   (exact subset search), leave-one-group-out cross-validation, the
+//!   AICc information criterion, and a
+//!   residual bootstrap whose percentile intervals respect the bounds.
 //! * [`nonlinear`](mod@nonlinear) — nonlinear least squares through argmin's
 //!   Nelder–Mead, with intervals from a numerical Jacobian.
 //! * [`FitError`] — every refusal, as one sentence saying what to change.
@@ -29,11 +33,15 @@
 //! the covariance s²(XᵀWX)⁻¹ (for a nonlinear model X is the Jacobian at the
 //! optimum). A fit therefore needs n ≥ p + 1 points.
 
+pub mod constrained;
 mod error;
 pub mod linear;
 pub mod nonlinear;
 pub mod segmented;
 
+pub use constrained::{
+    aicc, bootstrap, leave_one_group_out, non_negative, percentile, percentile_t, NonNegativeFit,
+};
 pub use error::FitError;
 pub use linear::{least_squares, least_squares_rows, line, LineFit, LinearFit};
 pub use nonlinear::{nonlinear, nonlinear_with, NonlinearFit, NonlinearOptions};

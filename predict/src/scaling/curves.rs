@@ -8,10 +8,11 @@
 //! * [`Binning`]: binning n items with p threads (§2.9, §3.5, §4.5) through
 //!   [`models::contention`] and [`models::binning`]; θ = [t_crit, t_work,
 //!   B_1thread, B_all].
-//! * [`AmdahlComm`]: T(P) = T1·(f + (1 − f)/P) + c·log₂P, Amdahl's law
-//!   (§4.6) plus a communication term that grows with the depth of a tree
-//!   of P ranks; θ = [T1, f, c]. Fitted to a user's runs by
-//!   [`super::fit`].
+//! * [`Fitted`]: T(P) = T1·(f + (1 − f)/P) + c·g(P), Amdahl's law (§4.6)
+//!   plus the communication term g chosen by [`super::fit`] from a user's
+//!   runs ([`super::terms`]); θ = [T1, f, c].
+//! * [`super::comm::OwnCode`]: the same computation with the
+//!   communication the user describes (`--comm`), costed on a network.
 //!
 //! Every point splits its time into a parallel part (`compute_s`, falls
 //! with P) and a part that does not fall (`comm_s`: messages, a lock's
@@ -23,6 +24,8 @@ use models::binning::{costs, BinningInputs};
 use models::contention::{per_bucket_time_s, SerializedLock};
 use models::stencil::GhostStencil;
 use serde::Serialize;
+
+use super::terms::{self, Domain as TermDomain, Term};
 
 /// One point of a scaling curve.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -252,26 +255,22 @@ impl Curve for Binning {
     }
 }
 
-/// T(P) = T1·(f + (1 − f)/P) + c·log₂P; θ = [T1, f, c].
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct AmdahlComm;
-
-impl AmdahlComm {
-    /// The model as a function, for the fit.
-    pub fn time_s(theta: &[f64], p: f64) -> f64 {
-        theta[0] * (theta[1] + (1.0 - theta[1]) / p) + theta[2] * p.log2()
-    }
+/// T(P) = T1·(f + (1 − f)/P) + c·g(P); θ = [T1, f, c].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Fitted {
+    pub term: Term,
+    pub domain: Option<TermDomain>,
 }
 
-impl Curve for AmdahlComm {
+impl Curve for Fitted {
     fn point(&self, theta: &[f64], p: f64) -> Point {
-        let t = Self::time_s(theta, p);
+        let t = terms::time_s(self.term, self.domain, theta, p);
         let speedup = theta[0] / t;
         Point {
             p,
             time_s: t,
             compute_s: theta[0] * (1.0 - theta[1]) / p,
-            comm_s: theta[2] * p.log2(),
+            comm_s: theta[2] * self.term.g(p, self.domain),
             speedup,
             efficiency: speedup / p,
         }
@@ -364,8 +363,12 @@ mod tests {
     }
 
     #[test]
-    fn amdahl_comm_reduces_to_amdahl() {
-        let pt = AmdahlComm.point(&[8.0, 0.05, 0.0], 16.0);
+    fn fitted_without_communication_is_amdahl() {
+        let f = Fitted {
+            term: Term::Log2P,
+            domain: None,
+        };
+        let pt = f.point(&[8.0, 0.05, 0.0], 16.0);
         let amdahl = models::speedup::amdahl_speedup(0.05, 16.0).unwrap();
         assert!((pt.speedup - amdahl).abs() < 1e-12);
     }

@@ -1,174 +1,48 @@
 //! `predict scaling --fit runs.csv`: a scaling model fitted to any code's
-//! own runs.
+//! own runs, its communication term chosen from the runs.
 //!
-//! The runs are (P, time) pairs. The model is Amdahl's law plus a
-//! communication term that grows like the depth of a reduction tree
-//! (lecture §4.6 and §4.1):
+//! The model is T(P) = T1·(f + (1 − f)/P) + c·g(P) (lecture §4.6 and §4.1,
+//! §4.2), g chosen among the candidates of [`super::terms`] by the AICc
+//! of each candidate's bounded fit ([`models::fit::aicc`]). The fit is weighted least squares with
+//! relative weights 1/T² (the fast runs at large P count as much as the
+//! slow ones) under the physical bounds 0 ≤ f ≤ 1, c ≥ 0
+//! ([`models::fit::non_negative`] on a = T1·f, b = T1·(1 − f), c). The 95%
+//! intervals are percentiles of a residual bootstrap
+//! ([`models::fit::bootstrap`]): every resample is refitted under the same
+//! bounds, so no interval crosses them. The resampled (T1, f, c) then drive
+//! the Monte Carlo of the knees.
 //!
-//! T(P) = T1·(f + (1 − f)/P) + c·log₂P,
+//! When the runs carry a measured communication time, computation and
+//! communication are fitted separately: T − comm = T1·(f + (1 − f)/P) and
+//! comm = c·g(P), the term chosen on the communication alone.
 //!
-//! fitted by weighted nonlinear least squares ([`models::fit::nonlinear`],
-//! relative weights 1/T², so that the fast runs at large P count as much as
-//! the slow ones). The fit's covariance then drives the Monte Carlo of the
-//! knees. Each run at P ≥ 2 also gets the Karp–Flatt serial fraction
+//! Each run at P ≥ 2 also gets the Karp–Flatt serial fraction
 //! e = (1/S − 1/P)/(1 − 1/P) ([`models::speedup::karp_flatt`]) with
 //! S = T(1)/T(P): an e that grows with P points at overhead (the c term),
 //! a constant e at a true serial fraction.
 
-use models::fit::{nonlinear, relative_weights, NonlinearFit};
+use models::fit::{aicc, bootstrap, non_negative, percentile_t, FitError};
+use models::random::SplitMix64;
 use models::speedup::karp_flatt;
-use models::units::{parse, Dimension};
+use models::Estimate;
 use serde::Serialize;
 
-use super::curves::AmdahlComm;
+pub use super::runs::{read_runs, Run};
+use super::terms::{Domain, Ranked, Term};
 use super::uncertainty::{Param, Uncertainty};
 use crate::BadInput;
 
-/// One run.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Run {
-    pub p: f64,
-    pub time_s: f64,
-    /// Line of the CSV file.
-    pub line: u64,
-}
+/// Bootstrap resamples of the fit.
+pub const RESAMPLES: usize = 2000;
 
-/// Column names accepted for P and for the time.
-const P_NAMES: [&str; 9] = [
-    "p",
-    "procs",
-    "processes",
-    "ranks",
-    "np",
-    "nprocs",
-    "threads",
-    "cores",
-    "nodes",
-];
-const T_NAMES: [&str; 10] = [
-    "time_s",
-    "time",
-    "seconds",
-    "t",
-    "t_s",
-    "runtime",
-    "runtime_s",
-    "elapsed",
-    "elapsed_s",
-    "wall_s",
-];
-
-/// Reads runs from CSV: a header naming a P column and a time column, or
-/// no header and P, time as the first two columns. Times take units
-/// (`1.5ms`; a bare number is seconds). Errors name the line and column.
-pub fn read_runs(text: &str, source: &str) -> Result<Vec<Run>, BadInput> {
-    let mut rd = csv::ReaderBuilder::new()
-        .has_headers(false)
-        .trim(csv::Trim::All)
-        .comment(Some(b'#'))
-        .flexible(true)
-        .from_reader(text.as_bytes());
-    let mut rows = rd.records();
-    let empty = || {
-        BadInput(format!(
-            "{source} has no runs; expected a header such as `p,time_s` and one line per run"
-        ))
-    };
-    let first = rows.next().ok_or_else(empty)?.map_err(|e| {
-        BadInput(format!(
-            "{source}: {}",
-            crate::roofline::records::csv_error(&e)
-        ))
-    })?;
-    let first_line = first.position().map_or(1, |p| p.line());
-    let is_header = first.get(0).is_some_and(|f| f.parse::<f64>().is_err());
-    let (cp, ct, header): (usize, usize, Vec<String>) = if is_header {
-        let names: Vec<String> = first.iter().map(|h| h.to_ascii_lowercase()).collect();
-        let find = |set: &[&str]| names.iter().position(|h| set.contains(&h.as_str()));
-        let cp = find(&P_NAMES).ok_or_else(|| {
-            BadInput(format!(
-                "{source} line {first_line}: no column for P in the header ({}); name it one of: {}",
-                names.join(", "),
-                P_NAMES.join(", ")
-            ))
-        })?;
-        let ct = find(&T_NAMES).ok_or_else(|| {
-            BadInput(format!(
-                "{source} line {first_line}: no column for the time in the header ({}); name it one of: {}",
-                names.join(", "),
-                T_NAMES.join(", ")
-            ))
-        })?;
-        (cp, ct, names)
-    } else {
-        (0, 1, vec!["p".into(), "time".into()])
-    };
-    let mut runs = Vec::new();
-    let data = (!is_header).then_some(Ok(first)).into_iter().chain(rows);
-    for row in data {
-        let row = row.map_err(|e| {
-            BadInput(format!(
-                "{source}: {}",
-                crate::roofline::records::csv_error(&e)
-            ))
-        })?;
-        let line = row.position().map_or(0, |p| p.line());
-        let at = |c: usize| -> Result<&str, BadInput> {
-            match row.get(c) {
-                Some(v) if !v.is_empty() => Ok(v),
-                _ => Err(BadInput(format!(
-                    "{source} line {line}, column {} ({}): the value is missing",
-                    c + 1,
-                    header[c]
-                ))),
-            }
-        };
-        let ps = at(cp)?;
-        let p: f64 = ps.parse().map_err(|_| {
-            BadInput(format!(
-                "{source} line {line}, column {} ({}): '{ps}' is not a number",
-                cp + 1,
-                header[cp]
-            ))
-        })?;
-        if !(p > 0.0 && p.is_finite()) {
-            return Err(BadInput(format!(
-                "{source} line {line}, column {} ({}): P = {ps} is not positive",
-                cp + 1,
-                header[cp]
-            )));
-        }
-        let ts = at(ct)?;
-        let t = match parse(ts, Dimension::Time) {
-            Ok(v) if !v.cycles => v.value,
-            Ok(_) => {
-                return Err(BadInput(format!(
-                    "{source} line {line}, column {} ({}): '{ts}' is in cycles; give seconds (e.g. 1.5ms)",
-                    ct + 1,
-                    header[ct]
-                )))
-            }
-            Err(e) => {
-                return Err(BadInput(format!(
-                    "{source} line {line}, column {} ({}): {e}",
-                    ct + 1,
-                    header[ct]
-                )))
-            }
-        };
-        if !(t > 0.0 && t.is_finite()) {
-            return Err(BadInput(format!(
-                "{source} line {line}, column {} ({}): the time {ts} is not positive",
-                ct + 1,
-                header[ct]
-            )));
-        }
-        runs.push(Run { p, time_s: t, line });
-    }
-    if runs.is_empty() {
-        return Err(empty());
-    }
-    Ok(runs)
+/// How to fit.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FitOptions {
+    /// The domain of the surface-to-volume term (`--n`, `--dims`); without
+    /// it that term is not a candidate.
+    pub domain: Option<Domain>,
+    /// Seed of the bootstrap.
+    pub seed: u64,
 }
 
 /// Karp–Flatt at one P.
@@ -181,15 +55,59 @@ pub struct KarpFlatt {
     pub serial_fraction: f64,
 }
 
+/// The fitted parameters T1, f, c with their bootstrap intervals.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ParamsFit {
+    pub names: Vec<String>,
+    pub params: Vec<Estimate>,
+    /// Weighted R² of the total time, 1 − Σwr²/Σw(T − T̄_w)².
+    pub r_squared: f64,
+    pub weighted_rss: f64,
+    pub n: usize,
+    /// Bootstrap resamples behind the intervals.
+    pub resamples: usize,
+    pub method: String,
+}
+
 /// The fit of the runs.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunsFit {
     pub runs: Vec<Run>,
-    pub fit: NonlinearFit,
+    /// The chosen communication term.
+    pub term: Term,
+    /// The model with the chosen term.
+    pub formula: String,
+    /// The candidates that could be assessed, best first.
+    pub ranking: Vec<Ranked>,
+    /// Computation and communication fitted separately from a measured
+    /// communication column.
+    pub separate: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub domain: Option<Domain>,
+    pub fit: ParamsFit,
     pub karp_flatt: Vec<KarpFlatt>,
     /// "measured" when runs at P = 1 exist, else "fitted T1".
     pub t1_source: String,
     pub notes: Vec<String>,
+    /// The bootstrap's (T1, f, c), for the Monte Carlo.
+    #[serde(skip)]
+    pub samples: Vec<Vec<f64>>,
+}
+
+impl RunsFit {
+    /// (T1, f, c) at their point estimates.
+    pub fn values(&self) -> [f64; 3] {
+        [
+            self.fit.params[0].point,
+            self.fit.params[1].point,
+            self.fit.params[2].point,
+        ]
+    }
+
+    /// The largest measured P.
+    pub fn p_max(&self) -> f64 {
+        self.runs.iter().map(|r| r.p).fold(1.0, f64::max)
+    }
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -202,80 +120,293 @@ fn median(mut v: Vec<f64>) -> f64 {
     }
 }
 
-/// Fits T(P) = T1·(f + (1 − f)/P) + c·log₂P to the runs.
-pub fn fit_runs(runs: Vec<Run>, source: &str) -> Result<RunsFit, BadInput> {
-    let mut distinct: Vec<f64> = runs.iter().map(|r| r.p).collect();
-    distinct.sort_by(f64::total_cmp);
-    distinct.dedup();
-    if distinct.len() < 4 {
-        return Err(BadInput(format!(
-            "{source}: runs at {} different P; fitting T1, f and c needs runs at 4 or more different P (e.g. 1, 2, 4, 8, 16)",
-            distinct.len()
-        )));
-    }
-    let x: Vec<f64> = runs.iter().map(|r| r.p).collect();
-    let y: Vec<f64> = runs.iter().map(|r| r.time_s).collect();
-    let w = relative_weights(&y).map_err(|e| BadInput(format!("{source}: {e}")))?;
-    let p0 = distinct[0];
-    let t_p0 = median(
-        runs.iter()
-            .filter(|r| r.p == p0)
-            .map(|r| r.time_s)
-            .collect(),
-    );
-    let t1_guess = t_p0 * p0;
-    // A few starting points; the best converged fit wins.
-    let mut best: Option<NonlinearFit> = None;
-    let mut last_err = None;
-    for (f0, c0) in [(0.05, 1e-3), (0.01, 1e-2), (0.2, 1e-4)] {
-        match nonlinear(
-            AmdahlComm::time_s,
-            &x,
-            &y,
-            Some(&w),
-            &[t1_guess, f0, c0 * t1_guess],
-            &["T1", "f", "c"],
-        ) {
-            Ok(f) => {
-                if best
-                    .as_ref()
-                    .map_or(true, |b| f.weighted_rss < b.weighted_rss)
-                {
-                    best = Some(f);
-                }
-            }
-            Err(e) => last_err = Some(e),
+/// The runs as fitting data.
+struct Data {
+    p: Vec<f64>,
+    t: Vec<f64>,
+    comm: Option<Vec<f64>>,
+    w: Vec<f64>,
+    distinct: Vec<f64>,
+    domain: Option<Domain>,
+}
+
+impl Data {
+    fn new(runs: &[Run], domain: Option<Domain>) -> Self {
+        let mut distinct: Vec<f64> = runs.iter().map(|r| r.p).collect();
+        distinct.sort_by(f64::total_cmp);
+        distinct.dedup();
+        let comm = runs.iter().map(|r| r.comm_s).collect::<Option<Vec<f64>>>();
+        Self {
+            p: runs.iter().map(|r| r.p).collect(),
+            t: runs.iter().map(|r| r.time_s).collect(),
+            comm,
+            w: runs.iter().map(|r| 1.0 / (r.time_s * r.time_s)).collect(),
+            distinct,
+            domain,
         }
     }
-    let fit = best.ok_or_else(|| {
+
+    fn g(&self, term: Term) -> Vec<Vec<f64>> {
+        self.p
+            .iter()
+            .map(|&p| vec![term.g(p, self.domain)])
+            .collect()
+    }
+
+    /// Rows (1, 1/P[, g(P)]).
+    fn joint_rows(&self, term: Term) -> Vec<Vec<f64>> {
+        self.p
+            .iter()
+            .map(|&p| {
+                let mut r = vec![1.0, 1.0 / p];
+                if term != Term::None {
+                    r.push(term.g(p, self.domain));
+                }
+                r
+            })
+            .collect()
+    }
+
+    fn compute(&self, comm: &[f64]) -> Vec<f64> {
+        self.t.iter().zip(comm).map(|(t, c)| t - c).collect()
+    }
+
+    /// The candidate's AICc (of the communication alone when it was
+    /// measured).
+    fn score(&self, term: Term) -> Result<f64, FitError> {
+        let n = self.t.len();
+        match &self.comm {
+            None => {
+                let f = non_negative(&self.joint_rows(term), &self.t, Some(&self.w))?;
+                aicc(f.weighted_rss, n, term.parameters())
+            }
+            Some(c) if term == Term::None => {
+                let rss: f64 = c.iter().zip(&self.w).map(|(c, w)| w * c * c).sum();
+                aicc(rss, n, 0)
+            }
+            Some(c) => {
+                let f = non_negative(&self.g(term), c, Some(&self.w))?;
+                aicc(f.weighted_rss, n, 1)
+            }
+        }
+    }
+}
+
+fn candidates(d: &Data) -> Vec<Term> {
+    Term::ALL
+        .into_iter()
+        .filter(|&t| t != Term::Surface || d.domain.is_some())
+        .collect()
+}
+
+/// Scores every candidate; the ones the runs cannot assess go to `notes`.
+fn rank(d: &Data, notes: &mut Vec<String>) -> Vec<Ranked> {
+    let mut ranking = Vec::new();
+    for term in candidates(d) {
+        match d.score(term) {
+            Ok(score) if score.is_finite() => ranking.push(Ranked { term, score }),
+            Ok(_) => notes.push(format!("{}: no finite score", term.name())),
+            Err(e) => notes.push(format!(
+                "{} is not ranked: the runs cannot tell it apart ({e})",
+                term.name()
+            )),
+        }
+    }
+    // Stable: a tie keeps the simpler term first.
+    ranking.sort_by(|a, b| a.score.total_cmp(&b.score));
+    ranking
+}
+
+fn too_few(source: &str, d: &Data) -> Option<BadInput> {
+    let k = d.distinct.len();
+    let (needed, what) = if d.comm.is_some() {
+        (
+            3,
+            "fitting T1 and f to the computation and choosing the communication term",
+        )
+    } else {
+        (4, "choosing the communication term and fitting T1, f and c")
+    };
+    (k < needed).then(|| {
         BadInput(format!(
-            "{source}: the model T1·(f + (1 − f)/P) + c·log2(P) cannot be fitted: {}",
-            last_err.map_or_else(|| "no fit converged".to_string(), |e| e.to_string())
+            "{source}: runs at {k} different P; {what} needs runs at {needed} or more different P (e.g. 1, 2, 4, 8, 16)"
+        ))
+    })
+}
+
+/// (a, b, c) and their bootstrap resamples for `term`.
+fn fit_term(
+    d: &Data,
+    term: Term,
+    rng: &mut SplitMix64,
+) -> Result<(Vec<f64>, Vec<Vec<f64>>), FitError> {
+    let Some(comm) = &d.comm else {
+        let (f, s) = bootstrap(&d.joint_rows(term), &d.t, Some(&d.w), RESAMPLES, rng)?;
+        let pad = |mut v: Vec<f64>| {
+            v.resize(3, 0.0);
+            v
+        };
+        return Ok((pad(f.beta), s.into_iter().map(pad).collect()));
+    };
+    let rows: Vec<Vec<f64>> = d.p.iter().map(|&p| vec![1.0, 1.0 / p]).collect();
+    let (fc, sc) = bootstrap(&rows, &d.compute(comm), Some(&d.w), RESAMPLES, rng)?;
+    let (c, sm) = if term == Term::None {
+        (0.0, vec![vec![0.0]; sc.len()])
+    } else {
+        let (fm, sm) = bootstrap(&d.g(term), comm, Some(&d.w), RESAMPLES, rng)?;
+        (fm.beta[0], sm)
+    };
+    let samples = sc
+        .into_iter()
+        .zip(sm)
+        .map(|(a, m)| vec![a[0], a[1], m[0]])
+        .collect();
+    Ok((vec![fc.beta[0], fc.beta[1], c], samples))
+}
+
+/// (a, b, c) -> (T1, f, c).
+fn natural(abc: &[f64]) -> Option<Vec<f64>> {
+    let t1 = abc[0] + abc[1];
+    (t1 > 0.0).then(|| vec![t1, abc[0] / t1, abc[2]])
+}
+
+/// Chooses the communication term and fits T1, f and c to the runs.
+pub fn fit_runs(runs: Vec<Run>, source: &str, opts: FitOptions) -> Result<RunsFit, BadInput> {
+    let d = Data::new(&runs, opts.domain);
+    if let Some(e) = too_few(source, &d) {
+        return Err(e);
+    }
+    let mut notes = Vec::new();
+    let ranking = rank(&d, &mut notes);
+    let term = ranking.first().map(|r| r.term).ok_or_else(|| {
+        BadInput(format!(
+            "{source}: no communication term can be fitted to these runs; add runs at more different P"
         ))
     })?;
-    let mut notes = Vec::new();
-    let v = fit.values();
-    if !(0.0..=1.0).contains(&v[1]) {
+    if let Some(r) = ranking.get(1).filter(|r| r.score - ranking[0].score < 2.0) {
         notes.push(format!(
-            "the fitted serial fraction f = {:.4} is outside [0, 1]: the runs do not follow Amdahl's law (superlinear speed-up from caches?)",
-            v[1]
+            "{} is within ΔAICc = {:.2} of {}: these runs do not clearly tell the two apart (runs at larger P would)",
+            r.term.name(),
+            r.score - ranking[0].score,
+            term.name()
         ));
     }
-    if v[2] < 0.0 {
+    let mut rng = SplitMix64::new(opts.seed);
+    let (abc, boot) = fit_term(&d, term, &mut rng).map_err(|e| {
+        BadInput(format!(
+            "{source}: the {} model cannot be fitted: {e}",
+            term.name()
+        ))
+    })?;
+    let point = natural(&abc).ok_or_else(|| {
+        BadInput(format!(
+            "{source}: the fitted time of one process is not positive"
+        ))
+    })?;
+    let samples: Vec<Vec<f64>> = boot.iter().filter_map(|s| natural(s)).collect();
+    // Runs at one P share its placement and network state, so the
+    // process counts, not the runs, are the independent evidence for the
+    // model's shape: the t quantile takes distinct P − parameters degrees
+    // of freedom (as Extra-P fits one value per P).
+    let dof = d.distinct.len().saturating_sub(if d.comm.is_some() {
+        2
+    } else {
+        term.parameters()
+    });
+    let bounds = [(0.0, f64::INFINITY), (0.0, 1.0), (0.0, f64::INFINITY)];
+    let params: Vec<Estimate> = (0..3)
+        .map(|j| {
+            let v: Vec<f64> = samples.iter().map(|s| s[j]).collect();
+            percentile_t(point[j], &v, dof, bounds[j])
+        })
+        .collect();
+    let fit = ParamsFit {
+        names: vec!["T1".into(), "f".into(), "c".into()],
+        r_squared: r_squared(&d, term, &point),
+        weighted_rss: wrss(&d, term, &point),
+        n: runs.len(),
+        resamples: samples.len(),
+        method: "non-negative weighted least squares (weights 1/T²); 95% residual-bootstrap percentile intervals, stretched by t/z with (distinct P − parameters) degrees of freedom".into(),
+        params,
+    };
+    bound_notes(term, &fit, &mut notes);
+    let (kf, t1_source) = karp_flatt_table(&runs, &d.distinct, point[0], &mut notes);
+    Ok(RunsFit {
+        runs,
+        term,
+        formula: format!("T(P) = T1·(f + (1 − f)/P) + {}", term.formula(opts.domain)),
+        ranking,
+        separate: d.comm.is_some(),
+        domain: opts.domain,
+        fit,
+        karp_flatt: kf,
+        t1_source,
+        notes,
+        samples,
+    })
+}
+
+fn residuals<'a>(
+    d: &'a Data,
+    term: Term,
+    theta: &[f64],
+) -> impl Iterator<Item = (f64, f64, f64)> + 'a {
+    let theta = theta.to_vec();
+    (0..d.t.len()).map(move |i| {
+        let m = super::terms::time_s(term, d.domain, &theta, d.p[i]);
+        (d.t[i], m, d.w[i])
+    })
+}
+
+fn wrss(d: &Data, term: Term, theta: &[f64]) -> f64 {
+    residuals(d, term, theta)
+        .map(|(t, m, w)| w * (t - m).powi(2))
+        .sum()
+}
+
+fn r_squared(d: &Data, term: Term, theta: &[f64]) -> f64 {
+    let sw: f64 = d.w.iter().sum();
+    let mean = d.t.iter().zip(&d.w).map(|(t, w)| t * w).sum::<f64>() / sw;
+    let tss: f64 =
+        d.t.iter()
+            .zip(&d.w)
+            .map(|(t, w)| w * (t - mean).powi(2))
+            .sum();
+    if tss > 0.0 {
+        1.0 - wrss(d, term, theta) / tss
+    } else {
+        1.0
+    }
+}
+
+fn bound_notes(term: Term, fit: &ParamsFit, notes: &mut Vec<String>) {
+    let f = fit.params[1];
+    if f.point == 0.0 {
+        notes.push("f = 0 at its bound: the runs show no serial part".into());
+    }
+    if term != Term::None && fit.params[2].point == 0.0 {
         notes.push(format!(
-            "the fitted communication term c = {:.3e} s is negative: the runs speed up faster than the model allows",
-            v[2]
+            "c = 0 at its bound: the runs show no {} communication",
+            term.name()
         ));
     }
-    let measured_t1: Vec<f64> = runs
+}
+
+fn karp_flatt_table(
+    runs: &[Run],
+    distinct: &[f64],
+    fitted_t1: f64,
+    notes: &mut Vec<String>,
+) -> (Vec<KarpFlatt>, String) {
+    let measured: Vec<f64> = runs
         .iter()
         .filter(|r| r.p == 1.0)
         .map(|r| r.time_s)
         .collect();
-    let (t1, t1_source) = if measured_t1.is_empty() {
-        (v[0], "fitted T1 (no run at P = 1)".to_string())
+    let (t1, source) = if measured.is_empty() {
+        (fitted_t1, "fitted T1 (no run at P = 1)".to_string())
     } else {
-        (median(measured_t1), "measured at P = 1".to_string())
+        (median(measured), "measured at P = 1".to_string())
     };
     let mut kf = Vec::new();
     for &p in distinct.iter().filter(|&&p| p >= 2.0) {
@@ -291,68 +422,34 @@ pub fn fit_runs(runs: Vec<Run>, source: &str) -> Result<RunsFit, BadInput> {
             Err(e) => notes.push(format!("no Karp–Flatt fraction at P = {p}: {e}")),
         }
     }
-    Ok(RunsFit {
-        runs,
-        fit,
-        karp_flatt: kf,
-        t1_source,
-        notes,
-    })
+    (kf, source)
 }
 
-/// The fitted parameters as an uncertainty with the fit's covariance;
-/// draws are truncated to T1 > 0, 0 ≤ f ≤ 1, c ≥ 0.
+/// The fitted T1, f, c as an uncertainty drawn from the bootstrap's
+/// resamples (so draws keep the bounds and the correlations of the fit).
 pub fn uncertainty(f: &RunsFit, source: &str) -> Uncertainty {
     let e = &f.fit.params;
     let src = format!("fit of {source}");
-    Uncertainty::correlated(
+    Uncertainty::resampled(
         vec![
             Param::positive("T1", "s", e[0], &src),
             Param::fraction("f", e[1], &src),
             Param::non_negative("c", "s", e[2], &src),
         ],
-        &f.fit.covariance,
+        f.samples.clone(),
     )
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn reads_headers_units_and_bare_columns() {
-        let r = read_runs("p,time_s\n1,8\n2,4.2\n", "r.csv").unwrap();
-        assert_eq!(r.len(), 2);
-        assert_eq!(
-            r[1],
-            Run {
-                p: 2.0,
-                time_s: 4.2,
-                line: 3
-            }
-        );
-        let r = read_runs("ranks,elapsed\n4,1.5ms\n", "r.csv").unwrap();
-        assert_eq!(r[0].time_s, 1.5e-3);
-        let r = read_runs("# my runs\n1,8\n2,4\n", "r.csv").unwrap();
-        assert_eq!(r.len(), 2);
-    }
-
-    #[test]
-    fn errors_name_line_and_column() {
-        let e = read_runs("", "r.csv").unwrap_err();
-        assert!(e.0.contains("r.csv has no runs"), "{e}");
-        let e = read_runs("p,time_s\n", "r.csv").unwrap_err();
-        assert!(e.0.contains("has no runs"), "{e}");
-        let e = read_runs("p,time_s\n1,8\n0,4\n", "r.csv").unwrap_err();
-        assert_eq!(e.0, "r.csv line 3, column 1 (p): P = 0 is not positive");
-        let e = read_runs("p,time_s\n1,8\n2,fast\n", "r.csv").unwrap_err();
-        assert!(
-            e.0.starts_with("r.csv line 3, column 2 (time_s): 'fast' is not"),
-            "{e}"
-        );
-        let e = read_runs("p,time_s\n1\n", "r.csv").unwrap_err();
-        assert_eq!(e.0, "r.csv line 2, column 2 (time_s): the value is missing");
-        let e = read_runs("n,seconds\n1,2\n", "r.csv").unwrap_err();
-        assert!(e.0.contains("no column for P"), "{e}");
-    }
+/// T1 and f alone (the computation), for a code whose communication is
+/// described instead of fitted.
+pub fn compute_uncertainty(f: &RunsFit, source: &str) -> Uncertainty {
+    let e = &f.fit.params;
+    let src = format!("fit of {source}");
+    Uncertainty::resampled(
+        vec![
+            Param::positive("T1", "s", e[0], &src),
+            Param::fraction("f", e[1], &src),
+        ],
+        f.samples.iter().map(|s| s[..2].to_vec()).collect(),
+    )
 }

@@ -9,6 +9,10 @@
 //! is truncated, not clipped. Correlated parameters (a fit's covariance)
 //! are drawn as θ = θ̂ + L·z with L the Cholesky factor of the covariance.
 //!
+//! A fit's parameters can instead come as resamples (a bootstrap): a draw
+//! then takes one resample at random for them, which keeps their bounds and
+//! their correlations, and draws the remaining parameters as above.
+//!
 //! The random numbers come from SplitMix64 with a fixed seed, and normals
 //! from the Box–Muller transform, so a run is reproducible bit for bit.
 
@@ -109,6 +113,9 @@ pub struct Uncertainty {
     /// Lower-triangular L with L·Lᵀ = covariance (diagonal of σ for
     /// independent parameters).
     chol: Vec<Vec<f64>>,
+    /// Resamples of the first parameters (each of the same length k): a
+    /// draw takes one of them for parameters 0..k.
+    samples: Vec<Vec<f64>>,
 }
 
 /// Most redraws of one parameter vector before giving up on truncation and
@@ -124,14 +131,50 @@ impl Uncertainty {
         for (i, p) in params.iter().enumerate() {
             chol[i][i] = p.sd();
         }
-        Self { params, chol }
+        Self {
+            params,
+            chol,
+            samples: Vec::new(),
+        }
+    }
+
+    /// Parameters whose first k are drawn from `samples` (each a vector of
+    /// k values, e.g. a fit's bootstrap), the rest independently. Without
+    /// samples every parameter is drawn independently.
+    pub fn resampled(params: Vec<Param>, samples: Vec<Vec<f64>>) -> Self {
+        let k = samples.first().map_or(0, Vec::len);
+        let ok = k <= params.len() && samples.iter().all(|s| s.len() == k);
+        Self {
+            samples: if ok { samples } else { Vec::new() },
+            ..Self::independent(params)
+        }
+    }
+
+    /// These parameters followed by `more`, drawn independently of them.
+    pub fn extended(&self, more: Vec<Param>) -> Self {
+        let mut out = self.clone();
+        let n = self.params.len() + more.len();
+        for row in &mut out.chol {
+            row.resize(n, 0.0);
+        }
+        for p in more {
+            let mut row = vec![0.0; n];
+            row[out.params.len()] = p.sd();
+            out.chol.push(row);
+            out.params.push(p);
+        }
+        out
     }
 
     /// Parameters with a covariance matrix (falls back to the diagonal when
     /// the matrix is not positive definite).
     pub fn correlated(params: Vec<Param>, covariance: &[Vec<f64>]) -> Self {
         match cholesky(covariance) {
-            Some(chol) if chol.len() == params.len() => Self { params, chol },
+            Some(chol) if chol.len() == params.len() => Self {
+                params,
+                chol,
+                samples: Vec::new(),
+            },
             _ => Self::independent(params),
         }
     }
@@ -159,6 +202,12 @@ impl Uncertainty {
                 *v *= k;
             }
         }
+        let mean = self.point();
+        for s in &mut out.samples {
+            for (j, v) in s.iter_mut().enumerate() {
+                *v = mean[j] + k * (*v - mean[j]);
+            }
+        }
         out
     }
 
@@ -166,10 +215,22 @@ impl Uncertainty {
     pub fn draw(&self, rng: &mut SplitMix64) -> Vec<f64> {
         let mean = self.point();
         let n = mean.len();
+        let fixed: &[f64] = if self.samples.is_empty() {
+            &[]
+        } else {
+            &self.samples[rng.below(self.samples.len() as u64) as usize]
+        };
+        let k = fixed.len();
         for _ in 0..MAX_REDRAWS {
             let z: Vec<f64> = (0..n).map(|_| rng.normal()).collect();
             let theta: Vec<f64> = (0..n)
-                .map(|i| mean[i] + (0..=i).map(|j| self.chol[i][j] * z[j]).sum::<f64>())
+                .map(|i| {
+                    if i < k {
+                        fixed[i]
+                    } else {
+                        mean[i] + (k..=i).map(|j| self.chol[i][j] * z[j]).sum::<f64>()
+                    }
+                })
                 .collect();
             if theta.iter().zip(&self.params).all(|(v, p)| p.admits(*v)) {
                 return theta;
@@ -177,7 +238,8 @@ impl Uncertainty {
         }
         mean.iter()
             .zip(&self.params)
-            .map(|(v, p)| v.clamp(p.lower, p.upper))
+            .enumerate()
+            .map(|(i, (v, p))| fixed.get(i).copied().unwrap_or(*v).clamp(p.lower, p.upper))
             .collect()
     }
 }
@@ -241,6 +303,35 @@ mod tests {
         }
         let exact = u.scaled(0.0);
         assert_eq!(exact.draw(&mut r), vec![1.0, 0.01]);
+    }
+
+    #[test]
+    fn resampled_parameters_come_from_the_samples() {
+        let u = Uncertainty::resampled(
+            vec![
+                Param::positive("a", "s", Estimate::new(1.0, 0.5, 2.0), "t"),
+                Param::fraction("f", Estimate::new(0.1, 0.0, 0.2), "t"),
+            ],
+            vec![vec![0.5, 0.0], vec![2.0, 0.2]],
+        )
+        .extended(vec![Param::positive(
+            "B",
+            "B/s",
+            Estimate::new(10.0, 9.0, 11.0),
+            "t",
+        )]);
+        let mut r = SplitMix64::new(5);
+        let mut seen = [false; 2];
+        for _ in 0..200 {
+            let d = u.draw(&mut r);
+            assert_eq!(d.len(), 3);
+            let i = if d[0] == 0.5 { 0 } else { 1 };
+            assert_eq!(d[1], [0.0, 0.2][i], "{d:?}");
+            seen[i] = true;
+            assert!(d[2] > 8.0 && d[2] < 12.0 && d[2] != 10.0, "{d:?}");
+        }
+        assert_eq!(seen, [true, true]);
+        assert_eq!(u.scaled(0.0).draw(&mut r), vec![1.0, 0.1, 10.0]);
     }
 
     #[test]

@@ -1,0 +1,374 @@
+//! Least squares with non-negative coefficients, leave-one-group-out
+//! cross-validation, and a residual bootstrap whose intervals stay inside
+//! the bounds.
+//!
+//! * [`non_negative`]: β̂ = argmin Σwᵢ(yᵢ − xᵢᵀβ)² subject to β ≥ 0. For the
+//!   few columns of a scaling model every subset S of columns is tried: the
+//!   optimum is the unconstrained fit on its passive set S (the KKT
+//!   conditions), that fit is feasible, and every feasible subset fit has a
+//!   residual at least as large, so the feasible subset fit with the least
+//!   residual is the optimum (2ᵖ small solves, exact, no iteration).
+//! * [`leave_one_group_out`]: the prediction error of a model on data it
+//!   has not seen. All points of one group (the runs at one P) are left out
+//!   together, the rest refitted, and the left-out points predicted:
+//!   score = √(Σwᵢ(yᵢ − ŷ₋ᵢ)² / Σ1), the root-mean-square relative
+//!   prediction error when wᵢ = 1/yᵢ².
+//! * [`aicc`]: the small-sample Akaike information criterion of a
+//!   least-squares fit, AICc = n·ln(RSS_w/n) + 2k + 2k(k + 1)/(n − k − 1)
+//!   with k the fitted coefficients plus one for the residual variance;
+//!   lower is better, and a difference of 2 or more is a clear preference.
+//! * [`bootstrap`]: B refits to ŷ + r*, where r* is resampled from the
+//!   weighted residuals √wᵢ·rᵢ/√(1 − hᵢ) (hᵢ the leverage of point i:
+//!   a fit pulls towards its high-leverage points, whose raw residuals
+//!   understate the noise), centred, and divided by √wᵢ again. Each
+//!   refit is non-negative, so percentile intervals ([`percentile`]) never
+//!   cross a bound, unlike β̂ ± t·se.
+
+use nalgebra::DMatrix;
+
+use super::linear::WeightedSolver;
+use super::{check_data, FitError};
+use crate::random::SplitMix64;
+use crate::Estimate;
+
+/// Most columns [`non_negative`] accepts (it tries 2ᵖ subsets).
+pub const MAX_COLUMNS: usize = 12;
+
+/// A least-squares fit with β ≥ 0.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NonNegativeFit {
+    pub beta: Vec<f64>,
+    /// Σwᵢ(yᵢ − xᵢᵀβ̂)².
+    pub weighted_rss: f64,
+}
+
+impl NonNegativeFit {
+    /// xᵀβ̂ for one design row.
+    pub fn predict(&self, row: &[f64]) -> f64 {
+        row.iter().zip(&self.beta).map(|(a, b)| a * b).sum()
+    }
+}
+
+fn design(rows: &[Vec<f64>], cols: &[usize]) -> DMatrix<f64> {
+    DMatrix::from_fn(rows.len(), cols.len(), |i, j| rows[i][cols[j]])
+}
+
+fn rss(rows: &[Vec<f64>], y: &[f64], w: &[f64], beta: &[f64]) -> f64 {
+    rows.iter()
+        .zip(y)
+        .zip(w)
+        .map(|((r, &yi), &wi)| {
+            let f: f64 = r.iter().zip(beta).map(|(a, b)| a * b).sum();
+            wi * (yi - f).powi(2)
+        })
+        .sum()
+}
+
+/// Weighted least squares with every coefficient ≥ 0 (`rows[i]` is xᵢᵀ,
+/// weights all 1 when `None`).
+///
+/// ```
+/// use models::fit::non_negative;
+/// // y = 2 + 3x exactly: the unconstrained fit is already feasible.
+/// let rows: Vec<Vec<f64>> = (1..=4).map(|x| vec![1.0, x as f64]).collect();
+/// let y = [5.0, 8.0, 11.0, 14.0];
+/// let f = non_negative(&rows, &y, None)?;
+/// assert!((f.beta[0] - 2.0).abs() < 1e-9 && (f.beta[1] - 3.0).abs() < 1e-9);
+/// // A falling line cannot have a non-negative slope: the slope sticks at 0.
+/// let f = non_negative(&rows, &[4.0, 3.0, 2.0, 1.0], None)?;
+/// assert_eq!(f.beta[1], 0.0);
+/// assert!((f.beta[0] - 2.5).abs() < 1e-9);
+/// # Ok::<(), models::fit::FitError>(())
+/// ```
+///
+/// # Errors
+/// [`FitError::TooFewPoints`] with fewer points than columns,
+/// [`FitError::Singular`] when the columns are (nearly) dependent, so that
+/// a coefficient is not determined, and the data errors of
+/// [`super::least_squares`].
+pub fn non_negative(
+    rows: &[Vec<f64>],
+    y: &[f64],
+    weights: Option<&[f64]>,
+) -> Result<NonNegativeFit, FitError> {
+    let p = rows.first().map_or(0, Vec::len);
+    if p == 0 || p > MAX_COLUMNS {
+        return Err(FitError::InvalidOption {
+            detail: format!("a non-negative fit takes 1 to {MAX_COLUMNS} columns, not {p}"),
+        });
+    }
+    if let Some(bad) = rows.iter().find(|r| r.len() != p) {
+        return Err(FitError::LengthMismatch {
+            what: "a design row",
+            expected: p,
+            got: bad.len(),
+        });
+    }
+    let w = check_data(rows.len(), y, weights)?;
+    if rows.len() < p {
+        return Err(FitError::TooFewPoints {
+            what: "this fit",
+            needed: p,
+            got: rows.len(),
+        });
+    }
+    let all: Vec<usize> = (0..p).collect();
+    // The full design must have full rank: otherwise a coefficient is not
+    // determined and the subset search would pick one arbitrarily.
+    WeightedSolver::new(&design(rows, &all), &w)?;
+    let mut best = NonNegativeFit {
+        beta: vec![0.0; p],
+        weighted_rss: rss(rows, y, &w, &vec![0.0; p]),
+    };
+    for mask in 1u32..(1 << p) {
+        let cols: Vec<usize> = (0..p).filter(|j| mask & (1 << j) != 0).collect();
+        let Ok(solver) = WeightedSolver::new(&design(rows, &cols), &w) else {
+            continue;
+        };
+        let sub = solver.solve(y);
+        if sub.iter().any(|b| b.is_nan() || *b < 0.0) {
+            continue;
+        }
+        let mut beta = vec![0.0; p];
+        for (k, &j) in cols.iter().enumerate() {
+            beta[j] = sub[k];
+        }
+        let r = rss(rows, y, &w, &beta);
+        if r < best.weighted_rss {
+            best = NonNegativeFit {
+                beta,
+                weighted_rss: r,
+            };
+        }
+    }
+    Ok(best)
+}
+
+/// Leave-one-group-out cross-validation of [`non_negative`]: the root of
+/// the mean weighted squared prediction error of each point when its whole
+/// group is left out of the fit.
+///
+/// # Errors
+/// [`FitError::TooFewPoints`] unless at least two groups exist, and the
+/// errors of [`non_negative`] on any fold (for example a fold whose
+/// remaining points cannot determine every coefficient).
+pub fn leave_one_group_out(
+    rows: &[Vec<f64>],
+    y: &[f64],
+    weights: Option<&[f64]>,
+    groups: &[usize],
+) -> Result<f64, FitError> {
+    let w = check_data(rows.len(), y, weights)?;
+    if groups.len() != rows.len() {
+        return Err(FitError::LengthMismatch {
+            what: "groups",
+            expected: rows.len(),
+            got: groups.len(),
+        });
+    }
+    let mut ids = groups.to_vec();
+    ids.sort_unstable();
+    ids.dedup();
+    if ids.len() < 2 {
+        return Err(FitError::TooFewPoints {
+            what: "cross-validation (groups)",
+            needed: 2,
+            got: ids.len(),
+        });
+    }
+    let mut sum = 0.0;
+    for g in ids {
+        let keep: Vec<usize> = (0..rows.len()).filter(|&i| groups[i] != g).collect();
+        let r: Vec<Vec<f64>> = keep.iter().map(|&i| rows[i].clone()).collect();
+        let yk: Vec<f64> = keep.iter().map(|&i| y[i]).collect();
+        let wk: Vec<f64> = keep.iter().map(|&i| w[i]).collect();
+        let fit = non_negative(&r, &yk, Some(&wk))?;
+        for i in (0..rows.len()).filter(|&i| groups[i] == g) {
+            sum += w[i] * (y[i] - fit.predict(&rows[i])).powi(2);
+        }
+    }
+    Ok((sum / rows.len() as f64).sqrt())
+}
+
+/// AICc = n·ln(RSS_w/n) + 2k + 2k(k + 1)/(n − k − 1) of a least-squares
+/// fit of `coefficients` to `n` points (k = coefficients + 1 for the
+/// variance). A zero residual counts as the smallest positive number.
+///
+/// # Errors
+/// [`FitError::TooFewPoints`] unless n ≥ k + 2.
+pub fn aicc(weighted_rss: f64, n: usize, coefficients: usize) -> Result<f64, FitError> {
+    let k = coefficients + 1;
+    if n < k + 2 {
+        return Err(FitError::TooFewPoints {
+            what: "the information criterion",
+            needed: k + 2,
+            got: n,
+        });
+    }
+    let (nf, kf) = (n as f64, k as f64);
+    let rss = weighted_rss.max(f64::MIN_POSITIVE);
+    Ok(nf * (rss / nf).ln() + 2.0 * kf + 2.0 * kf * (kf + 1.0) / (nf - kf - 1.0))
+}
+
+/// Residual bootstrap of [`non_negative`]: `resamples` coefficient vectors
+/// refitted to ŷᵢ + r*ⱼ/√wᵢ (r*ⱼ drawn with replacement from the
+/// leverage-adjusted weighted residuals √wⱼ·rⱼ/√(1 − hⱼ), centred).
+/// Resamples whose fit fails are left out.
+///
+/// # Errors
+/// The errors of [`non_negative`] on the data itself.
+pub fn bootstrap(
+    rows: &[Vec<f64>],
+    y: &[f64],
+    weights: Option<&[f64]>,
+    resamples: usize,
+    rng: &mut SplitMix64,
+) -> Result<(NonNegativeFit, Vec<Vec<f64>>), FitError> {
+    let fit = non_negative(rows, y, weights)?;
+    let w = check_data(rows.len(), y, weights)?;
+    let n = rows.len();
+    let p = fit.beta.len();
+    let all: Vec<usize> = (0..p).collect();
+    let h = WeightedSolver::new(&design(rows, &all), &w)?.leverages();
+    let fitted: Vec<f64> = rows.iter().map(|r| fit.predict(r)).collect();
+    let mut res: Vec<f64> = (0..n)
+        .map(|i| w[i].sqrt() * (y[i] - fitted[i]) / (1.0 - h[i]).max(1e-9).sqrt())
+        .collect();
+    let mean = res.iter().sum::<f64>() / n as f64;
+    for r in &mut res {
+        *r -= mean;
+    }
+    let mut out = Vec::with_capacity(resamples);
+    let mut ys = vec![0.0; n];
+    for _ in 0..resamples {
+        for i in 0..n {
+            let j = rng.below(n as u64) as usize;
+            ys[i] = fitted[i] + res[j] / w[i].sqrt();
+        }
+        if let Ok(f) = non_negative(rows, &ys, Some(&w)) {
+            out.push(f.beta);
+        }
+    }
+    Ok((fit, out))
+}
+
+/// The 95% percentile interval of `samples` around `point`, with the
+/// samples' standard deviation as the standard error. The interval is
+/// widened to hold the point when the samples all fall on one side of it.
+///
+/// With `dof` residual degrees of freedom (n − p of the fit) each side is
+/// stretched away from the point by t₀.₉₇₅,dof / z₀.₉₇₅: the bootstrap
+/// mimics the estimate's spread with σ known, and for few points the
+/// Student t quantile is the right multiplier of an estimated σ. A side
+/// that sits on a bound stays there (`lower`, `upper` clip the stretch).
+pub fn percentile_t(
+    point: f64,
+    samples: &[f64],
+    dof: usize,
+    (lower, upper): (f64, f64),
+) -> Estimate {
+    let e = percentile(point, samples);
+    if dof == 0 {
+        return e;
+    }
+    let k = super::t_quantile_95(dof) / 1.959_963_984_540_054;
+    Estimate {
+        lo: (point - k * (point - e.lo)).max(lower),
+        hi: (point + k * (e.hi - point)).min(upper),
+        ..e
+    }
+}
+
+/// [`percentile_t`] without the small-sample stretch.
+pub fn percentile(point: f64, samples: &[f64]) -> Estimate {
+    let mut v: Vec<f64> = samples.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.len() < 2 {
+        return Estimate::exact(point);
+    }
+    v.sort_by(f64::total_cmp);
+    let q = |q: f64| {
+        let pos = q * (v.len() - 1) as f64;
+        let i = pos.floor() as usize;
+        let t = pos - i as f64;
+        if i + 1 < v.len() {
+            v[i] + t * (v[i + 1] - v[i])
+        } else {
+            v[i]
+        }
+    };
+    let m = v.iter().sum::<f64>() / v.len() as f64;
+    let sd = (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64).sqrt();
+    Estimate {
+        point,
+        lo: q(0.025).min(point),
+        hi: q(0.975).max(point),
+        std_err: Some(sd),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bound_coefficients_stick_at_zero_and_the_rest_refit() {
+        // y = 1 + 0·x + 2·x² with x ≥ 0 but a pull towards a negative x term.
+        let xs = [1.0, 2.0, 3.0, 4.0, 5.0];
+        let rows: Vec<Vec<f64>> = xs.iter().map(|&x| vec![1.0, x, x * x]).collect();
+        let y: Vec<f64> = xs.iter().map(|&x| 1.0 - 0.5 * x + 2.0 * x * x).collect();
+        let f = non_negative(&rows, &y, None).unwrap();
+        assert_eq!(f.beta[1], 0.0);
+        assert!(f.beta.iter().all(|b| *b >= 0.0));
+        // Among fits with the x term at 0, it is the least-squares one.
+        let sub: Vec<Vec<f64>> = xs.iter().map(|&x| vec![1.0, x * x]).collect();
+        let l = crate::fit::least_squares_rows(&sub, &y, None).unwrap();
+        assert!((l.coefficients[0].point - f.beta[0]).abs() < 1e-9);
+        assert!((l.coefficients[1].point - f.beta[2]).abs() < 1e-9);
+    }
+
+    #[test]
+    fn dependent_columns_are_refused() {
+        let rows: Vec<Vec<f64>> = (1..6).map(|x| vec![1.0, x as f64, 1.0]).collect();
+        let e = non_negative(&rows, &[1.0, 2.0, 3.0, 4.0, 5.0], None).unwrap_err();
+        assert!(matches!(e, FitError::Singular { .. }), "{e}");
+    }
+
+    #[test]
+    fn cross_validation_prefers_the_true_column() {
+        // y = 3 + 2·log2(x): a log column predicts left-out points better than x.
+        let xs = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0];
+        let y: Vec<f64> = xs.iter().map(|&x: &f64| 3.0 + 2.0 * x.log2()).collect();
+        let g: Vec<usize> = (0..xs.len()).collect();
+        let log: Vec<Vec<f64>> = xs.iter().map(|&x: &f64| vec![1.0, x.log2()]).collect();
+        let lin: Vec<Vec<f64>> = xs.iter().map(|&x| vec![1.0, x]).collect();
+        let a = leave_one_group_out(&log, &y, None, &g).unwrap();
+        let b = leave_one_group_out(&lin, &y, None, &g).unwrap();
+        assert!(a < 1e-9 && b > 0.1, "{a} {b}");
+    }
+
+    #[test]
+    fn aicc_penalises_parameters() {
+        // Same residual: the fit with more coefficients scores worse.
+        let a = aicc(1.0, 10, 2).unwrap();
+        let b = aicc(1.0, 10, 3).unwrap();
+        // n = 10, k = 3: 10·ln(0.1) + 6 + 24/6.
+        assert!((a - (10.0 * 0.1f64.ln() + 6.0 + 4.0)).abs() < 1e-12);
+        assert!(b > a);
+        assert!(aicc(1.0, 4, 2).is_err());
+    }
+
+    #[test]
+    fn bootstrap_intervals_respect_the_bound_and_hold_the_point() {
+        let xs = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0];
+        let rows: Vec<Vec<f64>> = xs.iter().map(|&x| vec![1.0, x]).collect();
+        let mut rng = SplitMix64::new(7);
+        // Slope 0 plus noise: about half the refits want a negative slope.
+        let y: Vec<f64> = xs.iter().map(|_| 5.0 + 0.1 * rng.normal()).collect();
+        let (fit, boot) = bootstrap(&rows, &y, None, 500, &mut rng).unwrap();
+        assert!(boot.len() > 450);
+        let slope: Vec<f64> = boot.iter().map(|b| b[1]).collect();
+        let e = percentile(fit.beta[1], &slope);
+        assert!(e.lo >= 0.0 && e.lo <= e.point && e.point <= e.hi, "{e:?}");
+        assert!(e.hi > 0.0);
+    }
+}
