@@ -364,4 +364,30 @@ mod tests {
         );
         assert!(clap_error_line(&parse_args(&["--help"]).unwrap_err()).is_none());
     }
+
+    #[test]
+    fn pingpong_limits_take_human_units() {
+        let c = parse_args(&[
+            "--only",
+            "pingpong",
+            "--max-message",
+            "4MiB",
+            "--timeout",
+            "30s",
+        ])
+        .unwrap();
+        assert_eq!(c.run.max_message, Some(4 << 20));
+        assert_eq!(c.run.timeout, Some(30.0));
+        assert_eq!(
+            parse_args(&["--timeout", "500ms"]).unwrap().run.timeout,
+            Some(0.5)
+        );
+        assert_eq!(
+            parse_args(&["--timeout", "0"]).unwrap().run.timeout,
+            Some(0.0)
+        );
+        assert!(parse_args(&["--timeout", "100cycles"]).is_err());
+        assert!(parse_args(&["--timeout", "-1s"]).is_err());
+        assert!(parse_args(&["--max-message", "0"]).is_err());
+    }
 }

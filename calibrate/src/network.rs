@@ -32,7 +32,9 @@ fn run_mpi(_: &RunArgs) -> Result<()> {
 /// The ping-pong's options: quick or full, with `--max-message` (the
 /// overlap message shrinks with it) and `--timeout`.
 #[cfg(feature = "mpi")]
-fn options(args: &RunArgs) -> Result<crate::pingpong::PingpongOptions, crate::pingpong::PingpongError> {
+fn options(
+    args: &RunArgs,
+) -> Result<crate::pingpong::PingpongOptions, crate::pingpong::PingpongError> {
     use crate::pingpong::PingpongOptions;
     let mut opts = if args.quick {
         PingpongOptions::quick()
