@@ -9,5 +9,9 @@ source scripts/env.sh
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --release -- -D warnings
 cargo test --workspace --release
+# Two hosts in namespaces over a shaped link: the bad cases end in one line
+# (root; skipped with a note elsewhere, fails under CI=true). The accuracy of
+# the fit against the shaped rates is a benchmark: scripts/bench_twohost.sh.
+cargo test --release -p predict --test twohost two_host_failures -- --ignored --nocapture --test-threads=1
 # Every notebook, top to bottom, on the release build the tests just made.
 bash scripts/notebooks.sh

@@ -96,6 +96,20 @@ fn parse_bytes(s: &str) -> Result<u64, String> {
     }
 }
 
+/// Parses a duration in human units (`30s`, `500ms`); a bare number is
+/// seconds.
+fn parse_seconds(s: &str) -> Result<f64, String> {
+    let p = parse(s, Dimension::Time).map_err(|e| e.to_string())?;
+    if p.cycles {
+        return Err("give the timeout in seconds (e.g. 30s), not cycles".into());
+    }
+    if p.value.is_finite() && (0.0..=1e6).contains(&p.value) {
+        Ok(p.value)
+    } else {
+        Err("a timeout must be from 0 s to 1000000 s".into())
+    }
+}
+
 /// Measure this machine and write its profile.
 #[derive(Debug, Parser)]
 #[command(
@@ -141,6 +155,14 @@ pub struct RunArgs {
     /// Length of the lock benchmark's critical section, ns of dependent work.
     #[arg(long, value_name = "NS", default_value_t = 5.0)]
     pub critical_ns: f64,
+    /// Ping-pong only: the largest message (default 16MiB), e.g. 4MiB for
+    /// a slow link.
+    #[arg(long, value_name = "SIZE", value_parser = parse_bytes)]
+    pub max_message: Option<u64>,
+    /// Ping-pong only: time without progress after which the job is
+    /// aborted (default 120s; 0 disables), e.g. 30s.
+    #[arg(long, value_name = "TIME", value_parser = parse_seconds)]
+    pub timeout: Option<f64>,
 }
 
 /// Subcommands.
@@ -341,5 +363,31 @@ mod tests {
             "{line}"
         );
         assert!(clap_error_line(&parse_args(&["--help"]).unwrap_err()).is_none());
+    }
+
+    #[test]
+    fn pingpong_limits_take_human_units() {
+        let c = parse_args(&[
+            "--only",
+            "pingpong",
+            "--max-message",
+            "4MiB",
+            "--timeout",
+            "30s",
+        ])
+        .unwrap();
+        assert_eq!(c.run.max_message, Some(4 << 20));
+        assert_eq!(c.run.timeout, Some(30.0));
+        assert_eq!(
+            parse_args(&["--timeout", "500ms"]).unwrap().run.timeout,
+            Some(0.5)
+        );
+        assert_eq!(
+            parse_args(&["--timeout", "0"]).unwrap().run.timeout,
+            Some(0.0)
+        );
+        assert!(parse_args(&["--timeout", "100cycles"]).is_err());
+        assert!(parse_args(&["--timeout", "-1s"]).is_err());
+        assert!(parse_args(&["--max-message", "0"]).is_err());
     }
 }

@@ -29,12 +29,37 @@ fn run_mpi(_: &RunArgs) -> Result<()> {
     .into())
 }
 
+/// The ping-pong's options: quick or full, with `--max-message` (the
+/// overlap message shrinks with it) and `--timeout`.
+#[cfg(feature = "mpi")]
+fn options(
+    args: &RunArgs,
+) -> Result<crate::pingpong::PingpongOptions, crate::pingpong::PingpongError> {
+    use crate::pingpong::PingpongOptions;
+    let mut opts = if args.quick {
+        PingpongOptions::quick()
+    } else {
+        PingpongOptions::default()
+    };
+    if let Some(m) = args.max_message {
+        opts.max_bytes = m;
+        opts.overlap_bytes = opts.overlap_bytes.min(m);
+    }
+    if let Some(t) = args.timeout {
+        opts.timeout = std::time::Duration::from_secs_f64(t);
+    }
+    opts.validate()?;
+    Ok(opts)
+}
+
 #[cfg(feature = "mpi")]
 fn run_mpi(args: &RunArgs) -> Result<()> {
     use crate::output::OutFile;
-    use crate::pingpong::{self, PingpongError, PingpongOptions, PingpongOutcome};
+    use crate::pingpong::{self, PingpongError, PingpongOutcome};
     use mpi::traits::Communicator;
 
+    // Every rank checks the options alike, before MPI starts.
+    let opts = options(args).map_err(|e| UsageError::Only(e.to_string()))?;
     let universe = mpi::initialize().ok_or(PingpongError::MpiInit)?;
     let world = universe.world();
     let leader = world.rank() == 0;
@@ -50,11 +75,6 @@ fn run_mpi(args: &RunArgs) -> Result<()> {
         }
     } else {
         None
-    };
-    let opts = if args.quick {
-        PingpongOptions::quick()
-    } else {
-        PingpongOptions::default()
     };
     let report = match pingpong::run_on(&world, &opts) {
         Ok(PingpongOutcome::Report(r)) => r,

@@ -24,6 +24,12 @@ pub fn run(args: &RunArgs) -> Result<()> {
     if args.only.contains(&crate::cli::BenchName::Pingpong) {
         return crate::network::run(args);
     }
+    if args.max_message.is_some() || args.timeout.is_some() {
+        return Err(UsageError::Only(
+            "--max-message and --timeout apply to the ping-pong only (`--only pingpong`)".into(),
+        )
+        .into());
+    }
     let allowed = allowed_cpus();
     if allowed.is_empty() {
         bail!("cannot read the CPUs this process may run on (sched_getaffinity)");
