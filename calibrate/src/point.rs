@@ -24,7 +24,9 @@ use crate::mem::Pages;
 use crate::output::binary_size;
 use crate::pin::{allowed_cpus, Team};
 use crate::sysinfo::SysInfo;
-use crate::timer::Plan;
+use crate::timer::{record, take_recorded, Plan};
+use crate::trust::trust_of;
+use models::stats::Better;
 
 /// Measures and prints one figure.
 pub fn run(args: &PointArgs) -> Result<()> {
@@ -72,6 +74,9 @@ pub fn run(args: &PointArgs) -> Result<()> {
     };
     let pages = Pages::from(args.pages);
     let team = Team::new(&allowed[..threads])?;
+    if args.json {
+        record();
+    }
     let stream_kernel = match args.kernel {
         PointKernel::Copy => Some(Kernel::Copy),
         PointKernel::Scale => Some(Kernel::Scale),
@@ -83,7 +88,7 @@ pub fn run(args: &PointArgs) -> Result<()> {
     let (stats, unit, extra) = match (args.kernel, stream_kernel, size) {
         (_, Some(k), Some(size)) => {
             let p = measure_size(&team, size / threads as u64, &[k], pages, &plan)?.remove(0);
-            let wa = p.write_allocate_median();
+            let wa = p.write_allocate_best();
             (
                 p.bandwidth,
                 "B/s",
@@ -125,22 +130,38 @@ pub fn run(args: &PointArgs) -> Result<()> {
             )
         }
     };
+    let better = if unit == "s" {
+        Better::Lower
+    } else {
+        Better::Higher
+    };
+    let best = stats.capability(better);
+    let trust = trust_of(&stats);
     if args.json {
+        let batches: Vec<_> = take_recorded().into_iter().flatten().collect();
         let mut j = json!({
             "kernel": name,
             "threads": if args.kernel == PointKernel::Chase { 1 } else { threads },
             "size_bytes": size,
             "pages": pages.label(),
-            "value": stats.median,
+            "value": best.point,
             "unit": unit,
-            "ci_lo": stats.ci_lo,
-            "ci_hi": stats.ci_hi,
+            "ci_lo": best.lo,
+            "ci_hi": best.hi,
+            "median": stats.median,
             "mean": stats.mean,
             "min": stats.min,
             "max": stats.max,
             "cv": stats.cv,
             "n": stats.n,
             "noisy": stats.noisy,
+            "clean_batches": trust.clean_batches,
+            "disturbed_batches": trust.disturbed_batches,
+            "unreliable": trust.unreliable,
+            "batches": batches.iter().map(|(v, r)| json!({
+                "per_unit_s": v, "duration_s": r.duration_s,
+                "steal_s": r.steal_s, "run_delay_s": r.run_delay_s,
+            })).collect::<Vec<_>>(),
         });
         if let (Some(o), Some(e)) = (j.as_object_mut(), extra.as_object()) {
             o.extend(e.clone());
@@ -152,17 +173,23 @@ pub fn run(args: &PointArgs) -> Result<()> {
             None => "in registers".to_string(),
         };
         println!(
-            "{name} on {} thread(s), {setting}: {} (95% CI {} to {}, CV {:.1}%, {} timings)",
+            "{name} on {} thread(s), {setting}: {} (95% CI {} to {}, median {}, CV {:.1}%, {} clean and {} disturbed timings){}",
             if args.kernel == PointKernel::Chase {
                 1
             } else {
                 threads
             },
+            Si(best.point, unit),
+            Si(best.lo, unit),
+            Si(best.hi, unit),
             Si(stats.median, unit),
-            Si(stats.ci_lo, unit),
-            Si(stats.ci_hi, unit),
             100.0 * stats.cv,
-            stats.n
+            trust.clean_batches,
+            trust.disturbed_batches,
+            trust
+                .unreliable
+                .map(|w| format!("\nwarning: unreliable, not the machine's figure: {w}"))
+                .unwrap_or_default()
         );
     }
     Ok(())

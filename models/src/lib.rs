@@ -20,7 +20,7 @@
 //! | [`contention`] | §2.8, §4.5 | locks, combining trees, queues |
 //! | [`binning`] | §2.9, §3.5, thought question 3 | lock vs data-parallel binning |
 //! | [`stencil`] | §3.1, §4.1, §4.2 | ghost-row strong and weak scaling |
-//! | [`fit`], [`stats`] | — | fits with intervals, sample statistics |
+//! | [`fit`], [`stats`], [`interference`] | — | fits with intervals, sample statistics, disturbed batches |
 
 pub mod alpha_beta;
 pub mod binning;
@@ -29,6 +29,7 @@ pub mod decomposition;
 pub mod error;
 pub mod estimate;
 pub mod fit;
+pub mod interference;
 pub mod little;
 pub mod locality;
 pub mod profile;
