@@ -76,6 +76,15 @@ impl Plan {
     pub fn with_reps(self, reps: usize) -> Self {
         Self { reps, ..self }
     }
+
+    /// The same plan without re-measuring: for points of a curve that are
+    /// pooled (their disturbed timings are still set aside).
+    pub fn without_retry(self) -> Self {
+        Self {
+            retry_cap: Duration::ZERO,
+            ..self
+        }
+    }
 }
 
 /// A measured quantity: the inner count used and the time per inner unit.

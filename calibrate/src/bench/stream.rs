@@ -266,11 +266,12 @@ impl Bench for Stream {
             for &size in grid {
                 bar.set_message(format!("{} × {}", team.threads(), binary_size(size as f64)));
                 // The DRAM point (the last) gets the full plan; the plateau
-                // points, which are pooled per level, at most SWEEP_REPS.
+                // points, which are pooled per level, at most SWEEP_REPS
+                // and no re-measuring.
                 let p = if Some(&size) == grid.last() {
                     *plan
                 } else {
-                    plan.with_reps(plan.reps.min(SWEEP_REPS))
+                    plan.with_reps(plan.reps.min(SWEEP_REPS)).without_retry()
                 };
                 pts.extend(measure_size(team, size, &Kernel::ALL, Pages::Huge, &p)?);
                 bar.inc(1);
