@@ -20,7 +20,7 @@
 //! | [`contention`] | §2.8, §4.5 | locks, combining trees, queues |
 //! | [`binning`] | §2.9, §3.5, thought question 3 | lock vs data-parallel binning |
 //! | [`stencil`] | §3.1, §4.1, §4.2 | ghost-row strong and weak scaling |
-//! | [`fit`], [`stats`], [`interference`] | — | fits with intervals, sample statistics, disturbed batches |
+//! | [`fit`], [`stats`], [`quantile`], [`interference`] | — | fits with intervals, sample statistics, capability estimates, disturbed batches |
 
 pub mod alpha_beta;
 pub mod binning;
@@ -33,6 +33,7 @@ pub mod interference;
 pub mod little;
 pub mod locality;
 pub mod profile;
+pub mod quantile;
 pub mod random;
 pub mod roofline;
 pub mod speedup;

@@ -165,33 +165,8 @@ impl Bench for Flops {
                 }
             }
             bar.set_message("f64 dgemm");
-            let s = measure_dgemm(team, &ctx.config.plan)?;
+            others.push(dgemm_ceiling(ctx, team, &mut out, &mut rows)?);
             bar.inc(1);
-            let isa = Isa::detect();
-            let k = FlopKernel {
-                precision: Precision::F64,
-                isa,
-                op: Op::Fma,
-            };
-            push_ceiling(
-                &mut out,
-                "f64 dgemm".into(),
-                k,
-                threads,
-                &s,
-                CeilingKernel::Dgemm,
-            );
-            rows.push(json!({
-                "name": "f64 dgemm",
-                "precision": "f64",
-                "isa": isa.name(),
-                "op": "dgemm",
-                "threads": threads,
-                "matrix_side": CEILING_N,
-                "flops": stats_json(&s),
-                "flops_per_cycle_per_thread": ctx.cycles(1.0).map(|hz| peak(&s) / hz / threads as f64),
-            }));
-            others.push(s);
         }
         bar.finish_and_clear();
         out.notes
@@ -213,6 +188,42 @@ impl Bench for Flops {
         };
         Ok(out)
     }
+}
+
+/// Measures the dgemm ceiling on `team`, adds it and its section row.
+fn dgemm_ceiling(
+    ctx: &Context,
+    team: &Team,
+    out: &mut Outcome,
+    rows: &mut Vec<serde_json::Value>,
+) -> Result<Stats> {
+    let threads = team.threads();
+    let s = measure_dgemm(team, &ctx.config.plan)?;
+    let isa = Isa::detect();
+    let k = FlopKernel {
+        precision: Precision::F64,
+        isa,
+        op: Op::Fma,
+    };
+    push_ceiling(
+        out,
+        "f64 dgemm".into(),
+        k,
+        threads,
+        &s,
+        CeilingKernel::Dgemm,
+    );
+    rows.push(json!({
+        "name": "f64 dgemm",
+        "precision": "f64",
+        "isa": isa.name(),
+        "op": "dgemm",
+        "threads": threads,
+        "matrix_side": CEILING_N,
+        "flops": stats_json(&s),
+        "flops_per_cycle_per_thread": ctx.cycles(1.0).map(|hz| peak(&s) / hz / threads as f64),
+    }));
+    Ok(s)
 }
 
 /// The capability estimate of a FLOP/s sample (its high quantile).
