@@ -16,25 +16,74 @@
 # with their range. Then it times
 # `calibrate --quick` and the full run with /usr/bin/time -v (wall time,
 # peak RSS against the largest working set any benchmark allocated).
+# Last, the repeatability section runs REPEAT_RUNS (5) `calibrate --quick`
+# back to back and prints, for each summary figure, max/min over the runs
+# (targets: <= 1.10 for one-thread figures, <= 1.15 for all-thread ones),
+# how many runs left it unreliable, the disturbed batches, and the wall
+# time of each run (target <= 15 s).
 #
 # Usage: scripts/bench_calibrate.sh            (ROUNDS=7 DRAM_SIZE=1GB)
-# Needs: likwid (likwid-bench), gcc, jq, /usr/bin/time. Run on a quiet
-# machine: every figure is a median, but a busy host still moves them.
+#        scripts/bench_calibrate.sh repeat     (the repeatability section only)
+# Needs: likwid (likwid-bench), gcc, jq, /usr/bin/time (the repeatability
+# section alone needs only jq). Run on a quiet machine: a busy host still
+# moves the figures, and the repeatability section says how much.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ROUNDS=${ROUNDS:-7}
 DRAM_SIZE=${DRAM_SIZE:-1GB}
 THREADS=${THREADS:-$(nproc)}
+REPEAT_RUNS=${REPEAT_RUNS:-5}
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
+CAL=target/release/calibrate
+
+# repeatability: REPEAT_RUNS `calibrate --quick` back to back; per summary
+# figure max/min over the runs that gave it (an unreliable figure is null,
+# and counted instead), against its target.
+repeatability() {
+    local i t0 t1 times=() load
+    load=$(cut -d' ' -f1-3 /proc/loadavg)
+    for i in $(seq "$REPEAT_RUNS"); do
+        t0=$(date +%s.%N)
+        "$CAL" --quick --out "$OUT/repeat-$i.json" >/dev/null 2>&1
+        t1=$(date +%s.%N)
+        times+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')")
+    done
+    echo "Repeatability: $REPEAT_RUNS x calibrate --quick on $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo) (load average before: $load, after: $(cut -d' ' -f1-3 /proc/loadavg))"
+    printf '%-24s %-4s %12s %12s %8s %7s %11s %10s\n' figure kind min max max/min target unreliable disturbed
+    local key kind target vals n lo hi r unrel dist verdict
+    for key in stream_triad_1t_Bps peak_flops_f64_1t l1_latency_s dram_latency_s \
+               stream_triad_Bps peak_flops_f64 core_to_core_latency_s t_crit_s; do
+        case $key in *_1t|*_1t_*|l1_*|dram_*) kind=1t; target=1.10 ;; *) kind=all; target=1.15 ;; esac
+        vals=$(for i in $(seq "$REPEAT_RUNS"); do jq -r ".summary.$key // empty" "$OUT/repeat-$i.json"; done)
+        unrel=$(for i in $(seq "$REPEAT_RUNS"); do jq -r ".trust.$key.unreliable // empty | \"x\"" "$OUT/repeat-$i.json"; done | grep -c x || true)
+        dist=$(for i in $(seq "$REPEAT_RUNS"); do jq -r ".trust.$key.disturbed_batches // 0" "$OUT/repeat-$i.json"; done | awk '{ s += $1 } END { print s + 0 }')
+        n=$(echo "$vals" | grep -c . || true)
+        if [ "$n" -lt 2 ]; then
+            printf '%-24s %-4s %12s %12s %8s %7s %8s/%-2s %10s\n' "$key" "$kind" - - - "$target" "$unrel" "$REPEAT_RUNS" "$dist"
+            continue
+        fi
+        lo=$(echo "$vals" | sort -g | head -1); hi=$(echo "$vals" | sort -g | tail -1)
+        r=$(awk -v a="$hi" -v b="$lo" 'BEGIN { printf "%.3f", a / b }')
+        verdict=$(awk -v r="$r" -v t="$target" 'BEGIN { print (r <= t) ? "ok" : "MISSED" }')
+        printf '%-24s %-4s %12.4g %12.4g %8s %7s %8s/%-2s %10s  %s\n' "$key" "$kind" "$lo" "$hi" "$r" "$target" "$unrel" "$REPEAT_RUNS" "$dist" "$verdict"
+    done
+    echo "calibrate --quick wall time per run: ${times[*]} s (target <= 15 s)"
+}
+
+if [ "${1:-}" = repeat ]; then
+    command -v jq >/dev/null || { echo "error: jq is needed (apt-get install jq)" >&2; exit 2; }
+    cargo build --release -p calibrate >&2
+    repeatability
+    exit 0
+fi
 
 for tool in likwid-bench gcc jq /usr/bin/time; do
     command -v "$tool" >/dev/null || { echo "error: $tool is needed (apt-get install likwid gcc jq time)" >&2; exit 2; }
 done
 
 cargo build --release -p calibrate >&2
-CAL=target/release/calibrate
 gcc -O2 -o "$OUT/chase" scripts/chase.c
 
 # The widest ISA likwid-bench has kernels for.
@@ -126,3 +175,6 @@ for mode in --quick full; do
     printf 'calibrate %-8s wall %6.1f s (target <= %s s); peak RSS %s = %.3f x the largest working set %s (target <= 1.10)\n' \
         "$mode" "$wall" "$limit" "$(si "$rss" B)" "$(awk -v r="$rss" -v w="$ws" 'BEGIN { print r / w }')" "$(si "$ws" B)"
 done
+
+echo
+repeatability

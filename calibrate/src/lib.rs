@@ -13,10 +13,14 @@
 //! | `c2c`     | core-to-core latency and hand-off T(n) = T0 + n/B       | §2.2, §2.4 |
 //! | `lock`    | lock throughput against threads, t_crit                 | §2.8, §4.5 |
 //!
-//! Every figure is the median of repeated timings after warm-up with a 95%
-//! interval ([`timer`], `models::stats`); noisy figures, figures above a
-//! physical bound and "DRAM" figures that may be cache-resident are flagged
-//! in the table and in the profile notes.
+//! Every figure is a sample of repeated timings after warm-up; timings the
+//! OS reports disturbed (steal, run-queue waits: [`counters`]) are set aside
+//! and counted, and a figure left with too few clean ones is re-measured,
+//! then kept out of the summary as unreliable ([`timer`], [`trust`]).
+//! Capability figures are a low quantile of the clean times with its
+//! interval (`models::stats::capability`), the others the median; noisy
+//! figures, figures above a physical bound and "DRAM" figures that may be
+//! cache-resident are flagged in the table and in the profile notes.
 //!
 //! The binary is glue: [`cli`] parses, [`run`] (or [`point`] for one
 //! figure) does the work, `main` prints one error line and exits 2 on bad
@@ -26,6 +30,7 @@ pub mod bench;
 pub mod cli;
 pub mod clock;
 pub mod config;
+pub mod counters;
 pub mod exit;
 pub mod kernels;
 pub mod levels;
@@ -40,5 +45,6 @@ pub mod progress;
 pub mod run;
 pub mod sysinfo;
 pub mod timer;
+pub mod trust;
 
 pub use config::UsageError;

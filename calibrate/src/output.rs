@@ -206,7 +206,7 @@ pub fn table(p: &Profile, bench_lines: &[String], warnings: &[String]) -> String
         ("mpi_bandwidth_Bps", s.mpi_bandwidth_Bps, "B/s"),
     ];
     for (k, v, unit) in rows {
-        t += &format!("  {k:<24} {}\n", opt(v, |x| Si(x, unit).to_string()));
+        t += &summary_row(p, k, v, unit);
     }
     for w in warnings {
         t += &format!("warning: {w}\n");
@@ -214,10 +214,28 @@ pub fn table(p: &Profile, bench_lines: &[String], warnings: &[String]) -> String
     t
 }
 
+/// One line of the summary: the figure (or "-", or "unreliable") and the
+/// clean and disturbed batches behind it when they are known.
+fn summary_row(p: &Profile, key: &str, v: Option<f64>, unit: &'static str) -> String {
+    let trust = p.trust.get(key);
+    let value = match (v, trust.and_then(|t| t.unreliable.as_ref())) {
+        (Some(x), _) => Si(x, unit).to_string(),
+        (None, Some(_)) => "unreliable".into(),
+        (None, None) => "-".into(),
+    };
+    let counts = trust.map_or(String::new(), |t| {
+        format!(
+            "  ({} clean, {} disturbed batches)",
+            t.clean_batches, t.disturbed_batches
+        )
+    });
+    format!("  {key:<24} {value:>14}{counts}\n")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use models::profile::Provenance;
+    use models::profile::{FigureTrust, Provenance};
 
     #[test]
     fn binary_sizes() {
@@ -265,5 +283,40 @@ mod tests {
         assert!(t.contains("mpi_t0_s"));
         assert!(t.contains("extra line"));
         assert!(t.contains("warning: be careful"));
+    }
+
+    #[test]
+    fn unreliable_figures_say_so_with_their_counts() {
+        let mut p = Profile::new(Provenance::default());
+        p.summary.t_crit_s = Some(50e-9);
+        p.trust.insert(
+            "t_crit_s".into(),
+            FigureTrust {
+                clean_batches: 7,
+                disturbed_batches: 1,
+                unreliable: None,
+            },
+        );
+        p.trust.insert(
+            "peak_flops_f64".into(),
+            FigureTrust {
+                clean_batches: 2,
+                disturbed_batches: 26,
+                unreliable: Some("too few clean batches".into()),
+            },
+        );
+        let t = table(&p, &[], &[]);
+        let line = |k: &str| {
+            t.lines()
+                .find(|l| l.trim_start().starts_with(k))
+                .unwrap()
+                .to_string()
+        };
+        assert!(
+            line("t_crit_s").contains("(7 clean, 1 disturbed batches)"),
+            "{t}"
+        );
+        assert!(line("peak_flops_f64 ").contains("unreliable"), "{t}");
+        assert!(line("l1_latency_s").contains(" -"), "{t}");
     }
 }

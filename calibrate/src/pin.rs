@@ -3,7 +3,11 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Instant;
+
+use models::interference::BatchReading;
+
+use crate::counters::{gettid, Counters};
 
 use anyhow::{anyhow, Context as _, Result};
 use core_affinity::CoreId;
@@ -66,6 +70,8 @@ pub struct Team {
     pool: ThreadPool,
     cpus: Vec<CoreId>,
     pinned: bool,
+    /// Thread ids of the pool's threads, in index order.
+    tids: Vec<u64>,
 }
 
 impl Team {
@@ -83,16 +89,23 @@ impl Team {
             .context("could not start the pinned thread pool")?;
         let on: Vec<Option<usize>> = pool.broadcast(|_| current_cpu());
         let pinned = on.iter().zip(cpus).all(|(got, want)| *got == Some(want.id));
+        let tids = pool.broadcast(|_| gettid());
         Ok(Self {
             pool,
             cpus: cpus.to_vec(),
             pinned,
+            tids,
         })
     }
 
     /// Number of threads.
     pub fn threads(&self) -> usize {
         self.cpus.len()
+    }
+
+    /// The thread ids of the pool's threads.
+    pub fn tids(&self) -> &[u64] {
+        &self.tids
     }
 
     /// Whether every thread was found on its CPU.
@@ -109,30 +122,38 @@ impl Team {
     /// `count` timed repetitions of `work(&mut state_i, inner)` on all
     /// threads at once. Each repetition starts when all threads have passed
     /// a barrier and ends when the last one reaches the next barrier; the
-    /// returned durations are thread 0's view of that interval.
+    /// returned readings are thread 0's view of that interval, with the
+    /// interference counters it read just before and after it (outside the
+    /// timed interval, once every thread has arrived).
     pub fn time_batch<S: Send>(
         &self,
         states: &[Mutex<S>],
         inner: u64,
         count: usize,
         work: impl Fn(&mut S, u64) + Sync,
-    ) -> Vec<Duration> {
+    ) -> Vec<BatchReading> {
         assert_eq!(states.len(), self.threads(), "one state per thread");
         let barrier = SpinBarrier::new(self.threads());
         let mut all = self.pool.broadcast(|ctx| {
             let i = ctx.index();
             let mut state = states[i].lock().unwrap_or_else(|p| p.into_inner());
-            let mut times = Vec::with_capacity(if i == 0 { count } else { 0 });
+            let mut readings = Vec::with_capacity(if i == 0 { count } else { 0 });
             for _ in 0..count {
+                // All threads are here before the counters are read, so a
+                // thread that came late (descheduled in between) is not
+                // charged to this timing.
+                barrier.wait();
+                let before = (i == 0).then(|| Counters::read(&self.tids));
                 barrier.wait();
                 let t0 = Instant::now();
                 work(&mut state, inner);
                 barrier.wait();
-                if i == 0 {
-                    times.push(t0.elapsed());
+                let d = t0.elapsed();
+                if let Some(b) = before {
+                    readings.push(b.between(&Counters::read(&self.tids), d));
                 }
             }
-            times
+            readings
         });
         all.swap_remove(0)
     }

@@ -24,7 +24,9 @@ use crate::mem::Pages;
 use crate::output::binary_size;
 use crate::pin::{allowed_cpus, Team};
 use crate::sysinfo::SysInfo;
-use crate::timer::Plan;
+use crate::timer::{record, take_recorded, Plan};
+use crate::trust::trust_of;
+use models::stats::{Better, Summary as Stats};
 
 /// Measures and prints one figure.
 pub fn run(args: &PointArgs) -> Result<()> {
@@ -72,6 +74,109 @@ pub fn run(args: &PointArgs) -> Result<()> {
     };
     let pages = Pages::from(args.pages);
     let team = Team::new(&allowed[..threads])?;
+    if args.json {
+        record();
+    }
+    let (stats, unit, extra) = measure(args, &team, &allowed, &sys, size, pages, &plan)?;
+    let shown = Shown {
+        name: &name,
+        threads: if args.kernel == PointKernel::Chase {
+            1
+        } else {
+            threads
+        },
+        size,
+        pages,
+    };
+    print(&shown, &stats, unit, extra, args.json);
+    Ok(())
+}
+
+/// What a point measured, for its output line or JSON.
+struct Shown<'a> {
+    name: &'a str,
+    threads: usize,
+    size: Option<u64>,
+    pages: Pages,
+}
+
+/// Prints the figure: its capability estimate with the interval, the
+/// median, the clean and disturbed timings (every batch with its readings
+/// in JSON), and a warning when it is unreliable.
+fn print(p: &Shown, stats: &Stats, unit: &'static str, extra: serde_json::Value, json_out: bool) {
+    let better = if unit == "s" {
+        Better::Lower
+    } else {
+        Better::Higher
+    };
+    let best = stats.capability(better);
+    let trust = trust_of(stats);
+    if json_out {
+        let batches: Vec<_> = take_recorded().into_iter().flatten().collect();
+        let mut j = json!({
+            "kernel": p.name,
+            "threads": p.threads,
+            "size_bytes": p.size,
+            "pages": p.pages.label(),
+            "value": best.point,
+            "unit": unit,
+            "ci_lo": best.lo,
+            "ci_hi": best.hi,
+            "median": stats.median,
+            "mean": stats.mean,
+            "min": stats.min,
+            "max": stats.max,
+            "cv": stats.cv,
+            "n": stats.n,
+            "noisy": stats.noisy,
+            "clean_batches": trust.clean_batches,
+            "disturbed_batches": trust.disturbed_batches,
+            "unreliable": trust.unreliable,
+            "batches": batches.iter().map(|(v, r)| json!({
+                "per_unit_s": v, "duration_s": r.duration_s,
+                "steal_s": r.steal_s, "run_delay_s": r.run_delay_s,
+            })).collect::<Vec<_>>(),
+        });
+        if let (Some(o), Some(e)) = (j.as_object_mut(), extra.as_object()) {
+            o.extend(e.clone());
+        }
+        println!("{j}");
+    } else {
+        let setting = match p.size {
+            Some(s) => format!("{} with {} pages", binary_size(s as f64), p.pages.label()),
+            None => "in registers".to_string(),
+        };
+        println!(
+            "{} on {} thread(s), {setting}: {} (95% CI {} to {}, median {}, CV {:.1}%, {} clean and {} disturbed timings){}",
+            p.name,
+            p.threads,
+            Si(best.point, unit),
+            Si(best.lo, unit),
+            Si(best.hi, unit),
+            Si(stats.median, unit),
+            100.0 * stats.cv,
+            trust.clean_batches,
+            trust.disturbed_batches,
+            trust
+                .unreliable
+                .map(|w| format!("\nwarning: unreliable, not the machine's figure: {w}"))
+                .unwrap_or_default()
+        );
+    }
+}
+
+/// Measures the figure `args` asks for: its sample summary, unit and the
+/// kernel's own keys.
+fn measure(
+    args: &PointArgs,
+    team: &Team,
+    allowed: &[core_affinity::CoreId],
+    sys: &SysInfo,
+    size: Option<u64>,
+    pages: Pages,
+    plan: &Plan,
+) -> Result<(Stats, &'static str, serde_json::Value)> {
+    let threads = args.threads;
     let stream_kernel = match args.kernel {
         PointKernel::Copy => Some(Kernel::Copy),
         PointKernel::Scale => Some(Kernel::Scale),
@@ -80,10 +185,10 @@ pub fn run(args: &PointArgs) -> Result<()> {
         PointKernel::Load => Some(Kernel::Load),
         _ => None,
     };
-    let (stats, unit, extra) = match (args.kernel, stream_kernel, size) {
+    Ok(match (args.kernel, stream_kernel, size) {
         (_, Some(k), Some(size)) => {
-            let p = measure_size(&team, size / threads as u64, &[k], pages, &plan)?.remove(0);
-            let wa = p.write_allocate_median();
+            let p = measure_size(team, size / threads as u64, &[k], pages, plan)?.remove(0);
+            let wa = p.write_allocate_best();
             (
                 p.bandwidth,
                 "B/s",
@@ -92,7 +197,7 @@ pub fn run(args: &PointArgs) -> Result<()> {
         }
         (PointKernel::Chase, _, Some(size)) => {
             let one = Team::new(&allowed[..1])?;
-            let p = measure_chase(&one, size, sys.line_bytes, pages, &plan)?;
+            let p = measure_chase(&one, size, sys.line_bytes, pages, plan)?;
             (
                 p.latency,
                 "s",
@@ -119,51 +224,10 @@ pub fn run(args: &PointArgs) -> Result<()> {
                 }
             };
             (
-                measure_flops(&team, fk, &plan)?,
+                measure_flops(team, fk, plan)?,
                 "FLOP/s",
                 json!({ "kernel": fk.label() }),
             )
         }
-    };
-    if args.json {
-        let mut j = json!({
-            "kernel": name,
-            "threads": if args.kernel == PointKernel::Chase { 1 } else { threads },
-            "size_bytes": size,
-            "pages": pages.label(),
-            "value": stats.median,
-            "unit": unit,
-            "ci_lo": stats.ci_lo,
-            "ci_hi": stats.ci_hi,
-            "mean": stats.mean,
-            "min": stats.min,
-            "max": stats.max,
-            "cv": stats.cv,
-            "n": stats.n,
-            "noisy": stats.noisy,
-        });
-        if let (Some(o), Some(e)) = (j.as_object_mut(), extra.as_object()) {
-            o.extend(e.clone());
-        }
-        println!("{j}");
-    } else {
-        let setting = match size {
-            Some(s) => format!("{} with {} pages", binary_size(s as f64), pages.label()),
-            None => "in registers".to_string(),
-        };
-        println!(
-            "{name} on {} thread(s), {setting}: {} (95% CI {} to {}, CV {:.1}%, {} timings)",
-            if args.kernel == PointKernel::Chase {
-                1
-            } else {
-                threads
-            },
-            Si(stats.median, unit),
-            Si(stats.ci_lo, unit),
-            Si(stats.ci_hi, unit),
-            100.0 * stats.cv,
-            stats.n
-        );
-    }
-    Ok(())
+    })
 }

@@ -112,6 +112,7 @@ fn outcome_profile(name: &str, o: &Outcome, provenance: &Provenance) -> Profile 
     p.summary = o.summary.clone();
     p.levels = o.levels.clone();
     p.ceilings = o.ceilings.clone();
+    p.trust = o.trust.clone();
     if !o.section.is_null() {
         p.sections.insert(name.to_string(), o.section.clone());
     }

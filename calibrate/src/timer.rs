@@ -1,17 +1,33 @@
 //! Repetitions after warm-up, each long enough to time, as a
-//! [`models::stats::Sample`].
+//! [`models::stats::Sample`] of the clean ones.
 //!
 //! A measurement first finds the inner count `m` (sweeps, chase steps,
 //! round trips, ...) for which one timing lasts at least
 //! [`Plan::min_time`], then takes [`Plan::warmup`] + [`Plan::reps`]
 //! timings of `m` inner units, drops the warm-up ones and keeps
-//! seconds per inner unit = t / m. The median of that sample is the point
-//! estimate (see `models::stats`).
+//! seconds per inner unit = t / m.
+//!
+//! Every timing comes with the interference counters read around it
+//! ([`crate::counters`]); the disturbed ones
+//! ([`models::interference::BatchReading::disturbed`]) are set aside and
+//! counted. While fewer than [`min_clean`] clean timings are left, more are
+//! taken, [`Plan::reps`] at a time after one warm-up, in at most
+//! [`RETRY_FACTOR`] such rounds (each about as long as the first attempt)
+//! and for at most [`Plan::retry_cap`] of timed work. If that does not help, the sample holds every
+//! timing and says why it is unreliable: the figure is reported, but never
+//! as the machine's.
 
+use std::sync::Mutex;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result};
+use models::interference::{clean_sample, min_clean, split, BatchReading};
 use models::stats::Sample;
+
+use crate::counters::{gettid, observe};
+
+/// Rounds of re-measuring at most, each about as long as the first attempt.
+pub const RETRY_FACTOR: u32 = 3;
 
 /// How many repetitions to take and how long each must be.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
@@ -23,6 +39,10 @@ pub struct Plan {
     /// Shortest duration of one timing.
     #[serde(serialize_with = "seconds")]
     pub min_time: Duration,
+    /// Longest time spent re-measuring one figure whose clean timings are
+    /// too few.
+    #[serde(serialize_with = "seconds")]
+    pub retry_cap: Duration,
 }
 
 fn seconds<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
@@ -30,27 +50,40 @@ fn seconds<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> 
 }
 
 impl Plan {
-    /// The default plan: 2 warm-up and 21 kept timings of at least 2 ms.
+    /// The default plan: 2 warm-up and 21 kept timings of at least 2 ms,
+    /// re-measuring for at most 1 s.
     pub fn full() -> Self {
         Self {
             warmup: 2,
             reps: 21,
             min_time: Duration::from_millis(2),
+            retry_cap: Duration::from_secs(1),
         }
     }
 
-    /// `--quick`: 1 warm-up and 7 kept timings of at least 1 ms.
+    /// `--quick`: 1 warm-up and 7 kept timings of at least 1 ms,
+    /// re-measuring for at most 0.25 s.
     pub fn quick() -> Self {
         Self {
             warmup: 1,
             reps: 7,
             min_time: Duration::from_millis(1),
+            retry_cap: Duration::from_millis(250),
         }
     }
 
     /// The same plan with `reps` kept timings.
     pub fn with_reps(self, reps: usize) -> Self {
         Self { reps, ..self }
+    }
+
+    /// The same plan without re-measuring: for points of a curve that are
+    /// pooled (their disturbed timings are still set aside).
+    pub fn without_retry(self) -> Self {
+        Self {
+            retry_cap: Duration::ZERO,
+            ..self
+        }
     }
 }
 
@@ -59,8 +92,12 @@ impl Plan {
 pub struct Measured {
     /// Inner units per timing.
     pub inner: u64,
-    /// Seconds per inner unit, one value per kept timing.
+    /// Seconds per inner unit of the clean timings (of all of them, marked
+    /// unreliable, when too few were clean).
     pub per_unit: Sample,
+    /// Every kept timing in order, as seconds per inner unit with what the
+    /// OS reported around it (disturbed ones included).
+    pub batches: Batches,
 }
 
 /// The inner count that makes one timing last at least `min_time`:
@@ -83,43 +120,122 @@ pub fn inner_count(min_time: Duration, start: u64, mut time: impl FnMut(u64) -> 
 }
 
 /// Measures with `batch(m, count)`, which must run `count` timings of `m`
-/// inner units each and return their durations in order.
+/// inner units each and return their readings in order.
+///
+/// The inner count is found on undisturbed timings ([`quiet_duration`]): a
+/// single unit that waited 20 ms for a descheduled thread would otherwise
+/// pass for a 20 ms unit, and every timing after it would time the
+/// barriers. If the clean timings still come out shorter than half of
+/// [`Plan::min_time`], the count is found again from there and the figure
+/// measured once more.
 pub fn measure(
     plan: &Plan,
-    mut batch: impl FnMut(u64, usize) -> Vec<Duration>,
+    mut batch: impl FnMut(u64, usize) -> Vec<BatchReading>,
 ) -> Result<Measured> {
-    let inner = inner_count(plan.min_time, 1, |m| batch(m, 1)[0]);
+    let inner = inner_count(plan.min_time, 1, |m| quiet_duration(&mut batch, m));
+    let first = measure_with(plan, inner, &mut batch)?;
+    let typical = first.per_unit.summary().median * inner as f64;
+    if typical >= plan.min_time.as_secs_f64() / 2.0 {
+        return Ok(first);
+    }
+    let inner = inner_count(plan.min_time, inner, |m| quiet_duration(&mut batch, m));
     measure_with(plan, inner, batch)
+}
+
+/// Consecutive disturbed timings [`quiet_duration`] tries before it
+/// estimates.
+pub const QUIET_TRIES: usize = 3;
+
+/// The duration of one timing of `m` units that the OS saw undisturbed,
+/// trying up to [`QUIET_TRIES`] times; after that, the last one minus the
+/// time it lost.
+pub fn quiet_duration(batch: &mut impl FnMut(u64, usize) -> Vec<BatchReading>, m: u64) -> Duration {
+    let mut last = BatchReading::default();
+    for _ in 0..QUIET_TRIES {
+        last = batch(m, 1)[0];
+        if !last.disturbed() {
+            return Duration::from_secs_f64(last.duration_s.max(0.0));
+        }
+    }
+    let left = last.duration_s - last.steal_s.max(0.0) - last.run_delay_s.max(0.0);
+    Duration::from_secs_f64(left.max(0.0))
 }
 
 /// As [`measure`] with the inner count given.
 pub fn measure_with(
     plan: &Plan,
     inner: u64,
-    mut batch: impl FnMut(u64, usize) -> Vec<Duration>,
+    mut batch: impl FnMut(u64, usize) -> Vec<BatchReading>,
 ) -> Result<Measured> {
-    let times = batch(inner, plan.warmup + plan.reps);
-    let per_unit = times[plan.warmup.min(times.len())..]
-        .iter()
-        .map(|d| d.as_secs_f64() / inner as f64)
-        .collect();
+    let mut kept = batch(inner, plan.warmup + plan.reps);
+    kept.drain(..plan.warmup.min(kept.len()));
+    let need = min_clean(plan.reps);
+    let (mut rounds, mut spent) = (0, 0.0);
+    while split(&kept).clean.len() < need
+        && rounds < RETRY_FACTOR
+        && spent < plan.retry_cap.as_secs_f64()
+    {
+        let more = batch(inner, 1 + plan.reps);
+        spent += more.iter().map(|r| r.duration_s).sum::<f64>();
+        kept.extend(more.into_iter().skip(1));
+        rounds += 1;
+    }
+    sample_of(&kept, inner, plan.reps)
+}
+
+/// Every measurement's batches since [`record`] was called, when it was.
+static RECORDED: Mutex<Option<Vec<Batches>>> = Mutex::new(None);
+
+/// One measurement's kept timings: seconds per inner unit and readings.
+pub type Batches = Vec<(f64, BatchReading)>;
+
+/// Starts keeping every measurement's batches (seconds per inner unit and
+/// readings) for [`take_recorded`]: how `calibrate point --json` shows them.
+pub fn record() {
+    *RECORDED.lock().unwrap_or_else(|e| e.into_inner()) = Some(Vec::new());
+}
+
+/// The batches kept since [`record`], one list per measurement.
+pub fn take_recorded() -> Vec<Batches> {
+    RECORDED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .take()
+        .unwrap_or_default()
+}
+
+/// The clean timings of `kept` as a sample of seconds per inner unit, or
+/// all of them marked unreliable when fewer than [`min_clean`] are clean.
+pub fn sample_of(kept: &[BatchReading], inner: u64, reps: usize) -> Result<Measured> {
+    let per = |r: &BatchReading| r.duration_s / inner as f64;
+    let batches: Batches = kept.iter().map(|r| (per(r), *r)).collect();
+    if let Some(log) = RECORDED.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+        log.push(batches.clone());
+    }
+    let values: Vec<f64> = kept.iter().map(per).collect();
     Ok(Measured {
         inner,
-        per_unit: Sample::new(per_unit).context("timing sample")?,
+        per_unit: clean_sample(&values, kept, reps).context("timing sample")?,
+        batches,
     })
 }
 
-/// A `batch` for single-threaded work: times `f(m)` `count` times.
-pub fn serial(mut f: impl FnMut(u64)) -> impl FnMut(u64, usize) -> Vec<Duration> {
-    move |m, count| {
-        (0..count)
-            .map(|_| {
-                let t0 = std::time::Instant::now();
-                f(m);
-                t0.elapsed()
-            })
-            .collect()
-    }
+/// A `batch` for single-threaded work: times `f(m)` `count` times, reading
+/// the interference counters around each.
+pub fn serial(f: impl FnMut(u64)) -> impl FnMut(u64, usize) -> Vec<BatchReading> {
+    serial_with(&[], f)
+}
+
+/// As [`serial`], the run delay read for the calling thread and for the
+/// threads `partners` that the work waits on (a ping-pong's other side).
+pub fn serial_with(
+    partners: &[u64],
+    mut f: impl FnMut(u64),
+) -> impl FnMut(u64, usize) -> Vec<BatchReading> {
+    let tids: Vec<u64> = std::iter::once(gettid())
+        .chain(partners.iter().copied())
+        .collect();
+    move |m, count| (0..count).map(|_| observe(&tids, || f(m))).collect()
 }
 
 #[cfg(test)]
@@ -144,19 +260,198 @@ mod tests {
         let plan = Plan {
             warmup: 2,
             reps: 3,
-            min_time: Duration::from_millis(1),
+            ..Plan::quick()
         };
         let mut n = 0u64;
         let r = measure_with(&plan, 10, |m, count| {
             (0..count)
                 .map(|_| {
                     n += 1;
-                    Duration::from_micros(if n <= 2 { 1000 * m } else { 100 * m })
+                    quiet(if n <= 2 {
+                        1e-3 * m as f64
+                    } else {
+                        1e-4 * m as f64
+                    })
                 })
                 .collect()
         })
         .unwrap();
         assert_eq!(r.per_unit.values(), &[1e-4, 1e-4, 1e-4]);
+        assert_eq!(r.per_unit.disturbed(), 0);
+    }
+
+    /// A quiet timing of `d` seconds.
+    fn quiet(d: f64) -> BatchReading {
+        BatchReading {
+            duration_s: d,
+            ..Default::default()
+        }
+    }
+
+    /// Fixture: a ping-pong on a 2-vCPU guest where the other vCPU was
+    /// descheduled for some batches (run delay recorded, µs-range timings
+    /// stretched to 10 ms).
+    fn stretched(d: f64, delay: f64) -> BatchReading {
+        BatchReading {
+            duration_s: d,
+            steal_s: 0.0,
+            run_delay_s: delay,
+        }
+    }
+
+    #[test]
+    fn disturbed_batches_are_set_aside_and_counted() {
+        let plan = Plan::quick();
+        let mut script = vec![
+            quiet(9e-3), // warm-up
+            quiet(1e-3),
+            stretched(11e-3, 10e-3),
+            quiet(1.01e-3),
+            quiet(1.02e-3),
+            stretched(3e-3, 2e-3),
+            quiet(1.0e-3),
+            quiet(1.03e-3),
+        ]
+        .into_iter();
+        let r = measure_with(&plan, 1000, |_, count| {
+            script.by_ref().take(count).collect()
+        })
+        .unwrap();
+        assert_eq!(r.per_unit.values().len(), 5);
+        assert_eq!(r.per_unit.disturbed(), 2);
+        assert_eq!(r.per_unit.unreliable(), None);
+        assert_eq!(
+            r.batches.len(),
+            7,
+            "disturbed batches are kept in the record"
+        );
+        assert!(r.per_unit.values().iter().all(|&v| v < 1.1e-6));
+    }
+
+    #[test]
+    fn a_disturbed_first_unit_does_not_set_the_inner_count() {
+        // Recorded on a busy CPU: the first single unit waited 16 ms for the
+        // descheduled second thread (19.9 ms), the later ones took 0.3-4 µs.
+        // Taken at face value, one unit per timing timed the barriers.
+        let j: serde_json::Value = serde_json::from_str(include_str!(
+            "../../data/fixtures/batches_xeon_peak_f64_2t_inner1.json"
+        ))
+        .unwrap();
+        let recorded: Vec<BatchReading> = j["batches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| serde_json::from_value(b.clone()).unwrap())
+            .collect();
+        let unit = recorded[6].duration_s;
+        let plan = Plan::quick();
+        let mut calls = 0;
+        let r = measure(&plan, |m, count| {
+            calls += 1;
+            if calls == 1 {
+                vec![recorded[0]; count]
+            } else {
+                vec![quiet(unit * m as f64); count]
+            }
+        })
+        .unwrap();
+        assert!(r.inner as f64 * unit >= 1e-3, "inner {}", r.inner);
+        let replay = Plan {
+            warmup: 0,
+            ..plan.without_retry()
+        };
+        let first = measure_with(&replay, 1, |_, count| recorded[..count].to_vec()).unwrap();
+        assert_eq!(
+            first.per_unit.disturbed(),
+            1,
+            "the old way: 6 'clean' barrier timings"
+        );
+    }
+
+    #[test]
+    fn persistent_disturbance_estimates_the_quiet_duration() {
+        let mut batch = |_: u64, count: usize| vec![stretched(3e-3, 2e-3); count];
+        let d = quiet_duration(&mut batch, 10);
+        assert!((d.as_secs_f64() - 1e-3).abs() < 1e-9, "{d:?}");
+    }
+
+    #[test]
+    fn too_short_timings_find_the_inner_count_again() {
+        // The calibration saw a quiet 2 ms for one unit (a fluke); the real
+        // unit is 1 µs, so the timings are far below min_time.
+        let plan = Plan::quick();
+        let mut first = true;
+        let r = measure(&plan, |m, count| {
+            let d = if std::mem::take(&mut first) {
+                2e-3
+            } else {
+                1e-6 * m as f64
+            };
+            vec![quiet(d); count]
+        })
+        .unwrap();
+        assert!(r.inner >= 1000, "inner {}", r.inner);
+    }
+
+    #[test]
+    fn too_few_clean_batches_are_re_measured() {
+        let plan = Plan::quick();
+        let mut calls = Vec::new();
+        let r = measure_with(&plan, 1, |_, count| {
+            calls.push(count);
+            // The first attempt is all disturbed, the re-measurement quiet.
+            let first = calls.len() == 1;
+            (0..count)
+                .map(|_| {
+                    if first {
+                        stretched(2e-3, 1e-3)
+                    } else {
+                        quiet(1e-3)
+                    }
+                })
+                .collect()
+        })
+        .unwrap();
+        assert_eq!(calls, [8, 8], "one warm-up and reps timings more");
+        assert_eq!(r.per_unit.unreliable(), None);
+        assert_eq!((r.per_unit.values().len(), r.per_unit.disturbed()), (7, 7));
+    }
+
+    #[test]
+    fn a_figure_that_stays_disturbed_is_unreliable() {
+        let plan = Plan::quick();
+        let mut calls = 0;
+        let r = measure_with(&plan, 1, |_, count| {
+            calls += 1;
+            (0..count).map(|_| stretched(2e-3, 1e-3)).collect()
+        })
+        .unwrap();
+        assert_eq!(
+            calls,
+            1 + RETRY_FACTOR,
+            "re-measuring stops after its rounds"
+        );
+        let why = r.per_unit.unreliable().unwrap();
+        assert!(
+            why.starts_with("only 0 of 28 timed batches were clean"),
+            "{why}"
+        );
+        assert_eq!(r.per_unit.values().len(), 28, "all timings kept, marked");
+    }
+
+    #[test]
+    fn re_measuring_stops_at_the_time_cap() {
+        let plan = Plan {
+            retry_cap: Duration::from_millis(10),
+            ..Plan::quick()
+        };
+        let mut calls = 0;
+        let _ = measure_with(&plan, 1, |_, count| {
+            calls += 1;
+            (0..count).map(|_| stretched(20e-3, 10e-3)).collect()
+        })
+        .unwrap();
+        assert_eq!(calls, 2, "one round already spent the 10 ms cap");
     }
 
     #[test]

@@ -175,7 +175,9 @@ fn only_runs_write_a_valid_profile_and_merge_sections() {
     assert!(text(&o.stdout).contains("l1_latency_s"));
     let p = Profile::from_json(&fs::read_to_string(&out).unwrap()).unwrap();
     assert_eq!(p.sections.keys().collect::<Vec<_>>(), ["latency"]);
-    assert!(p.summary.l1_latency_s.is_some() && p.summary.dram_latency_s.is_some());
+    for key in ["l1_latency_s", "dram_latency_s"] {
+        measured_or_unreliable(&p, key);
+    }
     assert!(p.summary.stream_triad_Bps.is_none());
     assert!(p.levels.len() >= 2, "{:?}", p.levels);
     assert!(p
@@ -251,7 +253,10 @@ fn one_quick_run_is_sane_on_this_machine() {
         ("dram_latency_s", s.dram_latency_s),
         ("t_crit_s", s.t_crit_s),
     ] {
-        assert!(v.is_some_and(|x| x > 0.0 && x.is_finite()), "{k} = {v:?}");
+        match v {
+            Some(x) => assert!(x > 0.0 && x.is_finite(), "{k} = {x}"),
+            None => measured_or_unreliable(&p, k),
+        }
     }
     assert_eq!(
         (s.mpi_t0_s, s.mpi_bandwidth_Bps),
@@ -259,7 +264,13 @@ fn one_quick_run_is_sane_on_this_machine() {
         "filled by the MPI issue"
     );
     if p.provenance.logical_cpus >= 2 {
-        assert!(s.core_to_core_latency_s.is_some_and(|x| x > 0.0));
+        measured_or_unreliable(&p, "core_to_core_latency_s");
+        assert!(s
+            .core_to_core_latency_s
+            .is_none_or(|x| x > 0.0 && x <= 10e-6));
+    }
+    if let (Some(one), Some(all)) = (s.peak_flops_f64_1t, s.peak_flops_f64) {
+        assert!(all >= one, "a two-thread peak below the one-thread one");
     }
     for key in ["latency", "flops", "stream", "mlp", "lock"] {
         assert!(p.sections.contains_key(key), "section {key}");
@@ -286,20 +297,18 @@ fn one_quick_run_is_sane_on_this_machine() {
         lat("L2"),
         lat("DRAM")
     );
+    // A level figure measured from too few clean batches is left out.
     let bw = |name: &str| {
         p.levels
             .iter()
             .find(|l| l.name == name)
             .and_then(|l| l.bandwidth_1t_Bps)
             .map(|e| e.point)
-            .unwrap_or_else(|| panic!("{name} bandwidth in {:?}", p.levels))
     };
-    assert!(
-        bw("L1") > bw("DRAM"),
-        "L1 {} > DRAM {}",
-        bw("L1"),
-        bw("DRAM")
-    );
+    if let (Some(l1), Some(dram)) = (bw("L1"), bw("DRAM")) {
+        assert!(l1 > dram, "L1 {l1} > DRAM {dram}");
+    }
+    assert!(bw("L1").is_some(), "L1 bandwidth in {:?}", p.levels);
     let sizes: Vec<f64> = p.levels.iter().filter_map(|l| l.size_bytes).collect();
     assert!(
         sizes.windows(2).all(|w| w[0] < w[1]),
@@ -353,4 +362,29 @@ fn level_detection_on_recorded_curves() {
         );
     }
     assert!(seen >= 4, "fixtures found: {seen}");
+}
+
+/// A summary figure is the machine's, with its batch counts, or null with
+/// the reason it was left out (a busy machine disturbs whole figures).
+fn measured_or_unreliable(p: &Profile, key: &str) {
+    let t = p
+        .trust
+        .get(key)
+        .unwrap_or_else(|| panic!("no batch counts for {key}"));
+    let value = match key {
+        "l1_latency_s" => p.summary.l1_latency_s,
+        "dram_latency_s" => p.summary.dram_latency_s,
+        "core_to_core_latency_s" => p.summary.core_to_core_latency_s,
+        "stream_triad_Bps" => p.summary.stream_triad_Bps,
+        "stream_triad_1t_Bps" => p.summary.stream_triad_1t_Bps,
+        "peak_flops_f64" => p.summary.peak_flops_f64,
+        "peak_flops_f64_1t" => p.summary.peak_flops_f64_1t,
+        "t_crit_s" => p.summary.t_crit_s,
+        _ => panic!("unknown key {key}"),
+    };
+    match (value, &t.unreliable) {
+        (Some(_), None) => assert!(t.clean_batches >= 3, "{key}: {t:?}"),
+        (None, Some(why)) => assert!(!why.is_empty()),
+        _ => panic!("{key}: value {value:?} with {t:?}"),
+    }
 }

@@ -4,10 +4,12 @@
 use serde::{Deserialize, Serialize};
 
 /// A point estimate with a 95% interval `[lo, hi]` and, where it is known,
-/// the standard error of the point.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+/// the standard error of the point. The default (all zero) stands for "not
+/// recorded" in files written before a field existed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Estimate {
-    /// The point estimate (a median for samples, a least-squares value for fits).
+    /// The point estimate (a median or, for capability figures, a low
+    /// quantile of times for samples; a least-squares value for fits).
     pub point: f64,
     /// Lower end of the 95% interval.
     pub lo: f64,

@@ -23,7 +23,7 @@
 //! | [`stencil`] | §3.1, §4.1, §4.2 | ghost-row strong and weak scaling |
 //! | [`kernel`] | §2.5, §2.7, §4.3, §4.4 | a loop described by its work: arrays, flops, chains |
 //! | [`traffic`] | §2.5, §4.3, §4.4 | read, write and bus roofs of a memory level |
-//! | [`fit`], [`stats`] | — | fits with intervals, sample statistics |
+//! | [`fit`], [`stats`], [`quantile`], [`interference`] | — | fits with intervals, sample statistics, capability estimates, disturbed batches |
 
 pub mod alpha_beta;
 pub mod binning;
@@ -33,12 +33,14 @@ pub mod error;
 pub mod estimate;
 pub mod fit;
 pub mod identity;
+pub mod interference;
 pub mod kernel;
 pub mod little;
 pub mod locality;
 pub mod pipeline;
 pub mod profile;
 pub mod profile_check;
+pub mod quantile;
 pub mod random;
 pub mod roofline;
 pub mod speedup;

@@ -70,6 +70,39 @@ pub struct Summary {
     pub mpi_bandwidth_Bps: Option<f64>,
 }
 
+/// How far a headline figure can be trusted: the timed batches behind it
+/// and, when it was kept out of the summary, why.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FigureTrust {
+    /// Timed batches the figure was computed from.
+    pub clean_batches: usize,
+    /// Timed batches set aside because the OS reported them disturbed
+    /// (steal or run-queue waits above a share of their duration).
+    pub disturbed_batches: usize,
+    /// Why the figure is not the machine's (its summary key is then null).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unreliable: Option<String>,
+}
+
+impl Summary {
+    /// The figure stored under the summary key `key`, for setting.
+    pub fn figure_mut(&mut self, key: &str) -> Option<&mut Option<f64>> {
+        Some(match key {
+            "stream_triad_Bps" => &mut self.stream_triad_Bps,
+            "stream_triad_1t_Bps" => &mut self.stream_triad_1t_Bps,
+            "peak_flops_f64" => &mut self.peak_flops_f64,
+            "peak_flops_f64_1t" => &mut self.peak_flops_f64_1t,
+            "l1_latency_s" => &mut self.l1_latency_s,
+            "dram_latency_s" => &mut self.dram_latency_s,
+            "core_to_core_latency_s" => &mut self.core_to_core_latency_s,
+            "t_crit_s" => &mut self.t_crit_s,
+            "mpi_t0_s" => &mut self.mpi_t0_s,
+            "mpi_bandwidth_Bps" => &mut self.mpi_bandwidth_Bps,
+            _ => return None,
+        })
+    }
+}
+
 /// Where and how the profile was measured.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Provenance {
@@ -204,6 +237,11 @@ pub struct Profile {
     /// layout belongs to `calibrate` and is documented there.
     #[serde(default)]
     pub sections: std::collections::BTreeMap<String, serde_json::Value>,
+    /// Batch counts of the headline figures, by summary key, and the reason
+    /// for each one left null as unreliable. Profiles written before this
+    /// key have none.
+    #[serde(default)]
+    pub trust: std::collections::BTreeMap<String, FigureTrust>,
 }
 
 impl Profile {
@@ -230,6 +268,7 @@ impl Profile {
             ceilings: Vec::new(),
             network: None,
             sections: Default::default(),
+            trust: Default::default(),
         }
     }
 
@@ -285,6 +324,15 @@ impl Profile {
             self.network = newer.network;
         }
         self.sections.extend(newer.sections);
+        for (key, t) in newer.trust {
+            // A newer unreliable measurement withdraws the older figure.
+            if t.unreliable.is_some() {
+                if let Some(f) = self.summary.figure_mut(&key) {
+                    *f = None;
+                }
+            }
+            self.trust.insert(key, t);
+        }
         self.provenance = newer.provenance;
     }
 }
@@ -355,6 +403,38 @@ mod tests {
         assert!(matches!(e, ProfileError::Version { found: 999, .. }), "{e}");
         assert!(Profile::from_json("{}").is_err());
         assert!(Profile::from_json("not json").is_err());
+    }
+
+    #[test]
+    fn profiles_without_trust_still_load() {
+        let mut v: serde_json::Value = serde_json::from_str(&sample().to_json()).unwrap();
+        v.as_object_mut().unwrap().remove("trust");
+        let p = Profile::from_json(&v.to_string()).unwrap();
+        assert!(p.trust.is_empty());
+        assert_eq!(p.summary.stream_triad_Bps, Some(20e9));
+    }
+
+    #[test]
+    fn an_unreliable_newer_figure_withdraws_the_older_one() {
+        let mut old = sample();
+        old.summary.peak_flops_f64 = Some(80e9);
+        let mut newer = Profile::new(Provenance::default());
+        newer.trust.insert(
+            "peak_flops_f64".into(),
+            FigureTrust {
+                clean_batches: 2,
+                disturbed_batches: 12,
+                unreliable: Some("too few clean batches".into()),
+            },
+        );
+        old.merge_from(newer);
+        assert_eq!(old.summary.peak_flops_f64, None);
+        assert_eq!(old.summary.stream_triad_Bps, Some(20e9));
+        assert_eq!(old.trust["peak_flops_f64"].disturbed_batches, 12);
+        let mut s = Summary::default();
+        assert!(s.figure_mut("nope").is_none());
+        *s.figure_mut("t_crit_s").unwrap() = Some(1.0);
+        assert_eq!(s.t_crit_s, Some(1.0));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Samples of repeated measurements and their summary: median, a
 //! distribution-free 95% interval of the median, coefficient of variation and
-//! outliers counted by the modified Z-score.
+//! outliers counted by the modified Z-score, and the capability estimate of
+//! a figure that interference can only make worse (see [`capability`]).
 //!
 //! Every measured figure in the toolkit goes through [`Sample::summary`], so a
 //! number is never reported without its spread.
@@ -17,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use statrs::distribution::{Binomial, DiscreteCDF};
 use thiserror::Error;
 
+pub use crate::quantile::{capability, Better, CAPABILITY_QUANTILE};
 use crate::Estimate;
 
 /// Modified Z-score above which a value counts as an outlier
@@ -36,10 +38,13 @@ pub enum StatsError {
     NotFinite { index: usize, value: f64 },
 }
 
-/// At least two finite measurements of one quantity, kept in the order taken.
+/// At least two finite measurements of one quantity, kept in the order taken,
+/// with the timings that were set aside as disturbed counted beside them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sample {
     values: Vec<f64>,
+    disturbed: usize,
+    unreliable: Option<String>,
 }
 
 /// Counts of outliers by modified Z-score; they are reported, never dropped.
@@ -83,12 +88,33 @@ pub struct Summary {
     /// Set when the figure should not be trusted: CV above [`NOISY_CV`] or
     /// more than [`NOISY_OUTLIER_SHARE`] of the values are outliers.
     pub noisy: bool,
+    /// [`capability`] with [`Better::Lower`]: the low quantile and its interval.
+    #[serde(default)]
+    pub low_quantile: Estimate,
+    /// [`capability`] with [`Better::Higher`]: the high quantile and its interval.
+    #[serde(default)]
+    pub high_quantile: Estimate,
+    /// Timings set aside because the OS reported them disturbed (not in `n`).
+    #[serde(default)]
+    pub disturbed: usize,
+    /// Why the figure is not the machine's (too few clean timings), if so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unreliable: Option<String>,
 }
 
 impl Summary {
     /// The median with its 95% interval.
     pub fn estimate(&self) -> Estimate {
         Estimate::new(self.median, self.ci_lo, self.ci_hi)
+    }
+
+    /// The capability estimate with its interval: [`Self::low_quantile`] for
+    /// times, [`Self::high_quantile`] for rates.
+    pub fn capability(&self, better: Better) -> Estimate {
+        match better {
+            Better::Lower => self.low_quantile,
+            Better::Higher => self.high_quantile,
+        }
     }
 }
 
@@ -101,7 +127,21 @@ impl Sample {
         if let Some((index, &value)) = values.iter().enumerate().find(|(_, v)| !v.is_finite()) {
             return Err(StatsError::NotFinite { index, value });
         }
-        Ok(Self { values })
+        Ok(Self {
+            values,
+            disturbed: 0,
+            unreliable: None,
+        })
+    }
+
+    /// The same values, with `disturbed` timings counted as set aside and,
+    /// when too few clean ones were left, the reason the figure is unreliable.
+    pub fn with_interference(self, disturbed: usize, unreliable: Option<String>) -> Self {
+        Self {
+            disturbed,
+            unreliable,
+            ..self
+        }
     }
 
     /// The values in the order they were taken.
@@ -109,10 +149,22 @@ impl Sample {
         &self.values
     }
 
+    /// Timings set aside as disturbed.
+    pub fn disturbed(&self) -> usize {
+        self.disturbed
+    }
+
+    /// Why the sample is not to be trusted as the machine's figure, if so.
+    pub fn unreliable(&self) -> Option<&str> {
+        self.unreliable.as_deref()
+    }
+
     /// A new sample with `f` applied to each value (for example time to
-    /// bandwidth). `f` must keep values finite.
+    /// bandwidth), keeping the interference counts. `f` must keep values
+    /// finite.
     pub fn map(&self, f: impl Fn(f64) -> f64) -> Result<Self, StatsError> {
-        Self::new(self.values.iter().map(|&v| f(v)).collect())
+        Ok(Self::new(self.values.iter().map(|&v| f(v)).collect())?
+            .with_interference(self.disturbed, self.unreliable.clone()))
     }
 
     /// Median, interval, spread and outliers.
@@ -146,6 +198,10 @@ impl Sample {
             mad,
             outliers,
             noisy,
+            low_quantile: capability(&sorted, Better::Lower),
+            high_quantile: capability(&sorted, Better::Higher),
+            disturbed: self.disturbed,
+            unreliable: self.unreliable.clone(),
         }
     }
 }
@@ -276,6 +332,22 @@ mod tests {
         // n = 100: [x(40), x(61)] (coverage 96.5%).
         let v: Vec<f64> = (1..=100).map(f64::from).collect();
         assert_eq!(median_interval(&v), (40.0, 61.0));
+    }
+
+    #[test]
+    fn interference_counts_survive_map_and_summary() {
+        let s = Sample::new(vec![1.0, 2.0, 4.0])
+            .unwrap()
+            .with_interference(3, Some("too few".into()))
+            .map(|t| 1.0 / t)
+            .unwrap();
+        assert_eq!((s.disturbed(), s.unreliable()), (3, Some("too few")));
+        let sum = s.summary();
+        assert_eq!(
+            (sum.disturbed, sum.unreliable.as_deref()),
+            (3, Some("too few"))
+        );
+        assert_eq!(sum.capability(Better::Higher).point, 1.0);
     }
 
     #[test]

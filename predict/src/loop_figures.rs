@@ -69,13 +69,25 @@ fn mix_of(section: &Value, kernel: &str) -> Option<(f64, f64, f64)> {
     })
 }
 
-/// A statistics object's median and interval.
-fn stats(v: &Value) -> Option<(f64, Option<f64>, Option<f64>)> {
-    Some((
-        v["median"].as_f64()?,
-        v["ci_lo"].as_f64(),
-        v["ci_hi"].as_f64(),
-    ))
+/// A statistics object's capability estimate and interval: the low
+/// quantile of a time or the high quantile of a rate (`models::stats`),
+/// or, in profiles from before those were recorded, the median.
+fn stats(v: &Value, key: &str) -> Option<(f64, Option<f64>, Option<f64>)> {
+    let q = &v[key];
+    if let Some(point) = q["point"].as_f64() {
+        return Some((point, q["lo"].as_f64(), q["hi"].as_f64()));
+    }
+    Some((v["median"].as_f64()?, v["ci_lo"].as_f64(), v["ci_hi"].as_f64()))
+}
+
+/// [`stats`] of a time.
+fn time_stats(v: &Value) -> Option<(f64, Option<f64>, Option<f64>)> {
+    stats(v, "low_quantile")
+}
+
+/// [`stats`] of a rate.
+fn rate_stats(v: &Value) -> Option<(f64, Option<f64>, Option<f64>)> {
+    stats(v, "high_quantile")
 }
 
 impl Machine<'_> {
@@ -140,7 +152,7 @@ impl Machine<'_> {
         let wa = p["bandwidth_write_allocate_Bps"].as_f64()?;
         // The interval of the counted bandwidth, carried to the
         // write-allocate one in proportion.
-        let scale = match stats(&p["bandwidth_Bps"]) {
+        let scale = match rate_stats(&p["bandwidth_Bps"]) {
             Some((m, lo, hi)) if m > 0.0 => bound.rate(m, lo, hi) / m,
             _ => 1.0,
         };
@@ -190,7 +202,7 @@ impl Machine<'_> {
             .flatten()
             .filter(|p| p["pages"] == pages)
             .filter_map(|p| {
-                let (m, lo, hi) = stats(&p["latency_s"])?;
+                let (m, lo, hi) = time_stats(&p["latency_s"])?;
                 Some((p["size_bytes"].as_f64()?, bound.time(m, lo, hi)))
             })
             .collect();
@@ -231,7 +243,7 @@ impl Machine<'_> {
         self.profile
             .sections
             .get("flops")
-            .and_then(|f| stats(&f["chain"][op]))
+            .and_then(|f| time_stats(&f["chain"][op]))
             .map(|(m, lo, hi)| bound.time(m, lo, hi))
             .ok_or_else(|| Missing {
                 what: format!("the latency of a loop-carried {op} chain"),

@@ -50,9 +50,30 @@ impl LockKind {
     }
 }
 
+/// The one-line warning for a prediction that leans on summary figure
+/// `key` of `profile` when calibrate flagged it unreliable, else `None`.
+pub fn unreliable_warning(profile: &Profile, key: &str) -> Option<String> {
+    let why = profile.trust.get(key)?.unreliable.as_ref()?;
+    Some(format!(
+        "warning: this prediction leans on the profile's {key}, which calibrate flagged unreliable ({why})"
+    ))
+}
+
 impl<'a> Machine<'a> {
     pub fn new(profile: &'a Profile) -> Self {
         Self { profile }
+    }
+
+    /// Prints [`unreliable_warning`] on stderr, once per figure and process.
+    fn lean_on(&self, key: &str) {
+        static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+        if let Some(w) = unreliable_warning(self.profile, key) {
+            let mut said = SAID.lock().unwrap_or_else(|e| e.into_inner());
+            if !said.iter().any(|k| k == key) {
+                said.push(key.to_string());
+                eprintln!("{w}");
+            }
+        }
     }
 
     fn section(&self, name: &'static str) -> Result<&'a Value, Missing> {
@@ -79,6 +100,11 @@ impl<'a> Machine<'a> {
         threads: usize,
         per_thread_bytes: f64,
     ) -> Result<f64, Missing> {
+        self.lean_on(if threads == 1 {
+            "stream_triad_1t_Bps"
+        } else {
+            "stream_triad_Bps"
+        });
         let s = self.section("stream")?;
         let what = || format!("STREAM {kernel} bandwidth on {threads} thread(s)");
         let wa = |p: &Value| p["bandwidth_write_allocate_Bps"].as_f64();
@@ -121,6 +147,11 @@ impl<'a> Machine<'a> {
         threads: usize,
         kernel: CeilingKernel,
     ) -> Result<(f64, String), Missing> {
+        self.lean_on(if threads == 1 {
+            "peak_flops_f64_1t"
+        } else {
+            "peak_flops_f64"
+        });
         self.profile
             .ceiling(precision, threads, kernel)
             .map(|c| (c.flops.point, c.name.clone()))
@@ -140,6 +171,7 @@ impl<'a> Machine<'a> {
     /// its measured throughput at that thread count (§4.5: 1/t_crit once contended).
     pub fn lock_op_s(&self, kind: LockKind, threads: usize) -> Result<f64, Missing> {
         let what = || format!("{} lock throughput on {threads} thread(s)", kind.key());
+        self.lean_on("t_crit_s");
         let s = self.section("lock")?;
         s["kinds"]
             .as_array()
@@ -178,6 +210,7 @@ impl<'a> Machine<'a> {
 
     /// One-way latency of a cache line between two cores.
     pub fn line_transfer_s(&self) -> Result<f64, Missing> {
+        self.lean_on("core_to_core_latency_s");
         self.profile
             .summary
             .core_to_core_latency_s
@@ -280,4 +313,33 @@ pub(crate) fn log_interpolate(points: &[(f64, f64)], x: f64) -> f64 {
     }
     let f = (x.ln() - x0.ln()) / (x1.ln() - x0.ln());
     y0 + f * (y1 - y0)
+}
+
+#[cfg(test)]
+mod trust_tests {
+    use super::*;
+    use models::profile::{FigureTrust, Provenance};
+
+    #[test]
+    fn a_figure_flagged_unreliable_warns() {
+        let mut p = Profile::new(Provenance::default());
+        assert_eq!(unreliable_warning(&p, "peak_flops_f64"), None);
+        p.trust.insert(
+            "peak_flops_f64".into(),
+            FigureTrust {
+                clean_batches: 1,
+                disturbed_batches: 20,
+                unreliable: Some("only 1 of 21 timed batches were clean".into()),
+            },
+        );
+        p.trust.insert("t_crit_s".into(), FigureTrust::default());
+        let w = unreliable_warning(&p, "peak_flops_f64").unwrap();
+        assert!(w.starts_with("warning: this prediction leans on the profile's peak_flops_f64"));
+        assert!(w.contains("only 1 of 21") && !w.contains('\n'));
+        assert_eq!(
+            unreliable_warning(&p, "t_crit_s"),
+            None,
+            "clean figures are quiet"
+        );
+    }
 }

@@ -39,6 +39,8 @@ use models::profile::{CeilingKernel, ComputeCeiling};
 use models::units::Si;
 use serde_json::json;
 
+use models::stats::{Better, Summary as Stats};
+
 use super::{noisy_points_note, noisy_warning, stats_json, Bench, Context, Outcome};
 use crate::kernels::chain::{self, ChainOp};
 use crate::kernels::dgemm::{CeilingOperands, CEILING_N};
@@ -46,6 +48,7 @@ use crate::kernels::fma::{FlopKernel, Op, Precision};
 use crate::kernels::Isa;
 use crate::pin::Team;
 use crate::timer::{measure, Plan};
+use crate::trust::{headline, peak_order, withdraw};
 
 /// FLOP per lane per cycle per thread above which a figure is impossible.
 pub const MAX_FLOP_PER_LANE_CYCLE: f64 = 8.0;
@@ -125,6 +128,7 @@ fn flop_rate<S: Send>(
         team.time_batch(states, inner, count, &work)
     })?;
     let per_unit = flops_per_unit * team.threads() as f64;
+    // Seconds per unit -> FLOP/s (a rate: its capability is the high quantile).
     Ok(m.per_unit.map(|s| per_unit / s)?.summary())
 }
 
@@ -151,104 +155,46 @@ impl Bench for Flops {
             .find(|k| k.precision == Precision::F64)
             .expect("an f64 kernel");
         let mut others = Vec::new();
+        let mut f64s: Vec<(FlopKernel, usize, Stats)> = Vec::new();
         for team in &teams {
+            let threads = team.threads();
             for &k in &ks {
                 bar.set_message(k.label());
                 let s = measure_flops(team, k, &ctx.config.plan)?;
                 bar.inc(1);
-                let threads = team.threads();
-                let label = k.label();
-                let per_cycle = ctx.cycles(1.0).map(|hz| s.median / hz / threads as f64);
-                if let Some(pc) = per_cycle {
-                    let lanes = k.precision.lanes(k.isa) as f64;
-                    if pc > MAX_FLOP_PER_LANE_CYCLE * lanes {
-                        out.warnings.push(format!(
-                            "{label} on {threads} thread(s) gives {pc:.1} FLOP per cycle per thread, above the physical bound of {} ({MAX_FLOP_PER_LANE_CYCLE} per lane): check the clock",
-                            MAX_FLOP_PER_LANE_CYCLE * lanes
-                        ));
-                    }
-                }
+                out.warnings.extend(bound_warning(ctx, k, threads, &s));
                 if k == headline {
                     out.warnings.extend(noisy_warning(
-                        &format!("peak {label} FLOP/s on {threads} thread(s)"),
+                        &format!("peak {} FLOP/s on {threads} thread(s)", k.label()),
                         &s,
                     ));
                 } else {
                     others.push(s.clone());
                 }
-                out.ceilings.push(ComputeCeiling {
-                    name: label.clone(),
-                    precision: k.precision.name().into(),
-                    isa: k.isa.name().into(),
-                    fma: k.op == Op::Fma,
+                push_ceiling(
+                    &mut out,
+                    k.label(),
+                    k,
                     threads,
-                    flops: s.estimate(),
-                    kernel: CeilingKernel::Registers,
-                });
-                rows.push(json!({
-                    "name": label,
-                    "precision": k.precision.name(),
-                    "isa": k.isa.name(),
-                    "op": k.op,
-                    "threads": threads,
-                    "accumulators": k.accumulators(),
-                    "flops_per_iteration": k.flops_per_iteration(),
-                    "flops": stats_json(&s),
-                    "flops_per_cycle_per_thread": per_cycle,
-                }));
+                    &s,
+                    CeilingKernel::Registers,
+                );
+                rows.push(kernel_row(ctx, k, threads, &s));
+                if k.precision == Precision::F64 {
+                    f64s.push((k, threads, s));
+                }
             }
             bar.set_message("f64 dgemm");
-            let s = measure_dgemm(team, &ctx.config.plan)?;
+            others.push(dgemm_ceiling(ctx, team, &mut out, &mut rows)?);
             bar.inc(1);
-            let threads = team.threads();
-            out.ceilings.push(ComputeCeiling {
-                name: "f64 dgemm".into(),
-                precision: "f64".into(),
-                isa: Isa::detect().name().into(),
-                fma: true,
-                threads,
-                flops: s.estimate(),
-                kernel: CeilingKernel::Dgemm,
-            });
-            rows.push(json!({
-                "name": "f64 dgemm",
-                "precision": "f64",
-                "isa": Isa::detect().name(),
-                "op": "dgemm",
-                "threads": threads,
-                "matrix_side": CEILING_N,
-                "flops": stats_json(&s),
-                "flops_per_cycle_per_thread": ctx.cycles(1.0).map(|hz| s.median / hz / threads as f64),
-            }));
-            others.push(s);
         }
         bar.finish_and_clear();
         out.notes
             .extend(noisy_points_note("other FLOP/s figures", &others));
         out.ceilings
             .sort_by(|a, b| b.flops.point.total_cmp(&a.flops.point));
-        let best = |threads: usize| {
-            out.ceilings
-                .iter()
-                .filter(|c| c.kernel == CeilingKernel::Registers)
-                .filter(|c| c.precision == "f64" && c.threads == threads)
-                .map(|c| c.flops.point)
-                .reduce(f64::max)
-        };
         out.warnings.extend(precision_warnings(&out.ceilings));
-        out.summary.peak_flops_f64_1t = best(1);
-        out.summary.peak_flops_f64 = best(ctx.all.threads());
-        if let (Some(one), Some(all)) = (out.summary.peak_flops_f64_1t, out.summary.peak_flops_f64)
-        {
-            if ctx.all.threads() > 1 && all < one {
-                out.warnings.push(format!(
-                    "the f64 peak on {} threads ({}) is below the 1-thread peak ({}): independent cores cannot slow each other down like that, so other processes shared the CPUs; re-run on a quiet machine",
-                    ctx.all.threads(),
-                    Si(all, "FLOP/s"),
-                    Si(one, "FLOP/s")
-                ));
-            }
-        }
+        set_peaks(ctx, &mut out, &mut f64s)?;
         let mut chains = serde_json::Map::new();
         for op in ChainOp::ALL {
             let s = measure_chain(&ctx.one, op, &ctx.config.plan)?;
@@ -271,6 +217,153 @@ impl Bench for Flops {
         };
         Ok(out)
     }
+}
+
+/// Measures the dgemm ceiling on `team`, adds it and its section row.
+fn dgemm_ceiling(
+    ctx: &Context,
+    team: &Team,
+    out: &mut Outcome,
+    rows: &mut Vec<serde_json::Value>,
+) -> Result<Stats> {
+    let threads = team.threads();
+    let s = measure_dgemm(team, &ctx.config.plan)?;
+    let isa = Isa::detect();
+    let k = FlopKernel {
+        precision: Precision::F64,
+        isa,
+        op: Op::Fma,
+    };
+    push_ceiling(
+        out,
+        "f64 dgemm".into(),
+        k,
+        threads,
+        &s,
+        CeilingKernel::Dgemm,
+    );
+    rows.push(json!({
+        "name": "f64 dgemm",
+        "precision": "f64",
+        "isa": isa.name(),
+        "op": "dgemm",
+        "threads": threads,
+        "matrix_side": CEILING_N,
+        "flops": stats_json(&s),
+        "flops_per_cycle_per_thread": ctx.cycles(1.0).map(|hz| peak(&s) / hz / threads as f64),
+    }));
+    Ok(s)
+}
+
+/// The capability estimate of a FLOP/s sample (its high quantile).
+fn peak(s: &Stats) -> f64 {
+    s.capability(Better::Higher).point
+}
+
+/// The warning for a figure above the physical bound, if it is.
+fn bound_warning(ctx: &Context, k: FlopKernel, threads: usize, s: &Stats) -> Option<String> {
+    let pc = ctx.cycles(1.0).map(|hz| peak(s) / hz / threads as f64)?;
+    let lanes = k.precision.lanes(k.isa) as f64;
+    (pc > MAX_FLOP_PER_LANE_CYCLE * lanes).then(|| format!(
+        "{} on {threads} thread(s) gives {pc:.1} FLOP per cycle per thread, above the physical bound of {} ({MAX_FLOP_PER_LANE_CYCLE} per lane): check the clock",
+        k.label(),
+        MAX_FLOP_PER_LANE_CYCLE * lanes
+    ))
+}
+
+/// Adds the ceiling of `s` unless its sample is unreliable (then it stays
+/// in the section only).
+fn push_ceiling(
+    out: &mut Outcome,
+    name: String,
+    k: FlopKernel,
+    threads: usize,
+    s: &Stats,
+    kernel: CeilingKernel,
+) {
+    if s.unreliable.is_some() {
+        out.notes.push(format!(
+            "the {name} ceiling on {threads} thread(s) is left out: too few clean batches"
+        ));
+        return;
+    }
+    out.ceilings.push(ComputeCeiling {
+        name,
+        precision: k.precision.name().into(),
+        isa: k.isa.name().into(),
+        fma: k.op == Op::Fma,
+        threads,
+        flops: s.capability(Better::Higher),
+        kernel,
+    });
+}
+
+/// A kernel's row in the section.
+fn kernel_row(ctx: &Context, k: FlopKernel, threads: usize, s: &Stats) -> serde_json::Value {
+    json!({
+        "name": k.label(),
+        "precision": k.precision.name(),
+        "isa": k.isa.name(),
+        "op": k.op,
+        "threads": threads,
+        "accumulators": k.accumulators(),
+        "flops_per_iteration": k.flops_per_iteration(),
+        "flops": stats_json(s),
+        "flops_per_cycle_per_thread": ctx.cycles(1.0).map(|hz| peak(s) / hz / threads as f64),
+    })
+}
+
+/// The f64 peaks of the summary: on each thread count, the best reliable
+/// register kernel (or, when none is, the unreliable one's reason). An
+/// all-thread peak below the one-thread one is measured once more, then
+/// withdrawn if it still is ([`crate::trust::peak_order`]).
+fn set_peaks(
+    ctx: &Context,
+    out: &mut Outcome,
+    f64s: &mut [(FlopKernel, usize, Stats)],
+) -> Result<()> {
+    let all = ctx.all.threads();
+    for (key, threads) in [("peak_flops_f64_1t", 1), ("peak_flops_f64", all)] {
+        if let Some((_, _, s)) = best_f64(f64s, threads) {
+            headline(out, key, s, peak(s));
+        }
+    }
+    if all == 1 {
+        return Ok(());
+    }
+    let (Some(one), Some(mut top)) = (out.summary.peak_flops_f64_1t, out.summary.peak_flops_f64)
+    else {
+        return Ok(());
+    };
+    if peak_order(one, top, all).is_some() {
+        if let Some(i) = f64s
+            .iter()
+            .position(|(_, t, s)| *t == all && peak(s) == top)
+        {
+            let s = measure_flops(&ctx.all, f64s[i].0, &ctx.config.plan)?;
+            if s.unreliable.is_none() && peak(&s) > top {
+                top = peak(&s);
+                headline(out, "peak_flops_f64", &s, top);
+                f64s[i].2 = s;
+            }
+        }
+    }
+    if let Some(why) = peak_order(one, top, all) {
+        withdraw(out, "peak_flops_f64", why);
+    }
+    Ok(())
+}
+
+/// The f64 register kernel with the highest reliable peak on `threads`
+/// threads, else any (unreliable) one.
+fn best_f64(
+    f64s: &[(FlopKernel, usize, Stats)],
+    threads: usize,
+) -> Option<&(FlopKernel, usize, Stats)> {
+    let on = || f64s.iter().filter(move |(_, t, _)| *t == threads);
+    on().filter(|(_, _, s)| s.unreliable.is_none())
+        .max_by(|a, b| peak(&a.2).total_cmp(&peak(&b.2)))
+        .or_else(|| on().next())
 }
 
 /// Below this ratio of f64 to f32 FMA throughput (0.5 on every SIMD unit,

@@ -18,7 +18,8 @@
 //! Each size is measured with 4 KiB pages and with huge pages (`madvise`).
 //! The levels are found on the fastest timing of each size over both
 //! policies (interference only adds time), and each level's latency is the
-//! median, over its plateau, of the medians of the huge-page curve when the
+//! median, over its plateau, of the capability estimates (low quantiles of
+//! the clean timings, `models::stats::capability`) of the huge-page curve when the
 //! kernel granted huge pages (no TLB steps), else of the 4 KiB curve. The TLB's part of the DRAM
 //! latency is latency(4 KiB pages) − latency(huge pages) at the DRAM
 //! working set.
@@ -48,7 +49,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
 use indicatif::ProgressBar;
-use models::stats::{Sample, Summary as Stats};
+use models::profile::FigureTrust;
+use models::stats::{Better, Sample, Summary as Stats};
 use models::units::Si;
 use models::Estimate;
 use serde_json::json;
@@ -61,6 +63,7 @@ use crate::mem::Pages;
 use crate::output::binary_size;
 use crate::pin::Team;
 use crate::timer::{measure, serial, Plan};
+use crate::trust::headline;
 
 /// Smallest working set of the sweep, bytes.
 pub const FIRST_BYTES: u64 = 4096;
@@ -143,7 +146,7 @@ pub struct Sweep {
     pub points: Vec<ChasePoint>,
     /// Levels detected on the `detect_pages` curve.
     pub detection: Detection,
-    /// The page policy whose medians the levels' latencies report.
+    /// The page policy whose points the levels' latencies report.
     pub detect_pages: Pages,
     /// The DRAM working set (a measured size).
     pub dram_bytes: u64,
@@ -182,8 +185,11 @@ pub fn sweep(
         let size = grid_size(k, line);
         bar.set_message(binary_size(size as f64));
         let mut v = Vec::new();
+        // The curve has dozens of points, pooled per level: none is
+        // re-measured (their disturbed timings are still set aside).
         for &pages in policies {
-            v.push(measure_chase(&ctx.one, size, line as usize, pages, plan)?);
+            let p = plan.without_retry();
+            v.push(measure_chase(&ctx.one, size, line as usize, pages, &p)?);
         }
         bar.inc(1);
         done.insert(k, v);
@@ -294,7 +300,8 @@ fn choose_detection_pages(done: &BTreeMap<u32, Vec<ChasePoint>>, policies: &[Pag
 /// policies measured (interference and TLB misses only ever add time, so
 /// this curve is the cleanest view of the hierarchy), then reports each
 /// level's latency as the median, over the sizes on its plateau, of the
-/// `pages` curve's medians (with its 95% interval).
+/// `pages` curve's capability estimates (low quantiles of the clean
+/// timings; with its 95% interval).
 fn detect_on(done: &BTreeMap<u32, Vec<ChasePoint>>, pages: Pages) -> Result<Detection> {
     let fastest: Vec<Point> = done
         .values()
@@ -312,7 +319,7 @@ fn detect_on(done: &BTreeMap<u32, Vec<ChasePoint>>, pages: Pages) -> Result<Dete
         .values()
         .flatten()
         .filter(|p| p.pages == pages)
-        .map(|p| (p.size_bytes as f64, p.latency.median))
+        .map(|p| (p.size_bytes as f64, best(&p.latency)))
         .collect();
     for level in d.caches.iter_mut().chain(d.dram.iter_mut()) {
         let on: Vec<f64> = medians
@@ -357,6 +364,30 @@ pub fn probe(ctx: &Context) -> Result<Sweep> {
     sw
 }
 
+/// The capability estimate of a latency sample (its low quantile).
+fn best(s: &Stats) -> f64 {
+    s.capability(Better::Lower).point
+}
+
+/// The samples of the reported page policy on the L1 plateau.
+fn l1_points(sw: &Sweep, from: f64, to: f64) -> Vec<&Stats> {
+    sw.points
+        .iter()
+        .filter(|p| p.pages == sw.detect_pages)
+        .filter(|p| (p.size_bytes as f64) >= from && (p.size_bytes as f64) <= to)
+        .map(|p| &p.latency)
+        .collect()
+}
+
+/// The batch counts of a figure pooled from several samples.
+fn pooled_trust(on: &[&Stats]) -> FigureTrust {
+    FigureTrust {
+        clean_batches: on.iter().map(|s| s.n).sum(),
+        disturbed_batches: on.iter().map(|s| s.disturbed).sum(),
+        unreliable: None,
+    }
+}
+
 fn outcome(ctx: &Context, sw: &Sweep) -> Outcome {
     let mut out = Outcome::default();
     let d = &sw.detection;
@@ -369,14 +400,23 @@ fn outcome(ctx: &Context, sw: &Sweep) -> Outcome {
     }
     if let Some(p) = dram_point {
         let mut l = level("DRAM");
-        l.latency_s = Some(p.latency.estimate());
+        if p.latency.unreliable.is_none() {
+            l.latency_s = Some(p.latency.capability(Better::Lower));
+        }
         out.levels.push(l);
-        out.summary.dram_latency_s = Some(p.latency.median);
+        headline(&mut out, "dram_latency_s", &p.latency, best(&p.latency));
         out.warnings
             .extend(noisy_warning("DRAM latency", &p.latency));
     }
     if let Some(l1) = d.caches.first() {
-        out.summary.l1_latency_s = Some(l1.latency_s.point);
+        let on = l1_points(sw, l1.from_bytes, l1.to_bytes);
+        match on.iter().find(|s| s.unreliable.is_some()) {
+            Some(bad) => headline(&mut out, "l1_latency_s", bad, l1.latency_s.point),
+            None => {
+                out.summary.l1_latency_s = Some(l1.latency_s.point);
+                out.trust.insert("l1_latency_s".into(), pooled_trust(&on));
+            }
+        }
     }
     for p in d.all().filter(|p| p.noisy) {
         out.warnings.push(format!(

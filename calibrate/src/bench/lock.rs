@@ -57,14 +57,17 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, Result};
 use crossbeam_utils::CachePadded;
 use models::contention::{line_migration_s, SerializedLock};
-use models::stats::{Sample, Summary as Stats};
+use models::interference::clean_sample;
+use models::stats::{Better, Summary as Stats};
 use models::units::Si;
 use models::Estimate;
 use serde_json::json;
 
 use super::{noisy_warning, stats_json, Bench, Context, Outcome};
+use crate::counters::{gettid, Counters};
 use crate::pin::pin_current;
 use crate::timer::{measure, serial, Plan};
+use crate::trust::headline;
 
 /// The lock benchmark.
 pub struct Lock;
@@ -245,13 +248,16 @@ pub fn throughput(
     let start = Barrier::new(threads + 1);
     let end = Barrier::new(threads + 1);
     let counts: Vec<AtomicU64> = (0..threads).map(|_| AtomicU64::new(0)).collect();
+    let tids: Vec<AtomicU64> = (0..threads).map(|_| AtomicU64::new(0)).collect();
     let rounds = plan.warmup + plan.reps;
     std::thread::scope(|s| {
         for (i, count) in counts.iter().enumerate() {
             let (target, stop, start, end) = (&target, &stop, &start, &end);
             let cpu = cpus[i % cpus.len()];
+            let tid = &tids[i];
             s.spawn(move || {
                 pin_current(cpu);
+                tid.store(gettid(), Ordering::Relaxed);
                 let mut rng = 0x9E37_79B9_7F4A_7C15 ^ (i as u64 + 1);
                 for _ in 0..rounds {
                     start.wait();
@@ -265,8 +271,11 @@ pub fn throughput(
             });
         }
         let mut rates = Vec::with_capacity(rounds);
+        let mut seen = Vec::with_capacity(rounds);
+        let mut ids = Vec::new();
         for _ in 0..rounds {
             stop.store(false, Ordering::Relaxed);
+            let before = Counters::read(&ids);
             start.wait();
             let t0 = Instant::now();
             std::thread::sleep(duration);
@@ -275,11 +284,24 @@ pub fn throughput(
             end.wait();
             let ops: u64 = counts.iter().map(|c| c.load(Ordering::Relaxed)).sum();
             rates.push(ops as f64 / t.as_secs_f64());
+            // The workers' ids are known once they have passed a barrier
+            // (the first round is a warm-up).
+            ids = tids.iter().map(|t| t.load(Ordering::Relaxed)).collect();
+            seen.push(before.between(&Counters::read(&ids), t));
         }
-        Sample::new(rates[plan.warmup..].to_vec())
+        if threads > cpus.len() {
+            // Oversubscribed: waiting on a run queue is what is measured.
+            seen.iter_mut().for_each(|r| r.run_delay_s = 0.0);
+        }
+        clean_sample(&rates[plan.warmup..], &seen[plan.warmup..], plan.reps)
             .map(|s| s.summary())
             .map_err(|e| anyhow!("lock throughput: {e}"))
     })
+}
+
+/// The capability estimate of a throughput sample (its high quantile).
+fn best(s: &Stats) -> f64 {
+    s.capability(Better::Higher).point
 }
 
 /// Thread counts: powers of two below `p`, `p` itself, then `2p`.
@@ -349,19 +371,19 @@ impl Bench for Lock {
                     .expect("measured")
             };
             let sat = at(p);
-            let t_crit = sat.estimate().map(|x| 1.0 / x);
-            let t_work = (1.0 / at(1).median - t_crit.point).max(0.0);
+            let t_crit = sat.capability(Better::Higher).map(|x| 1.0 / x);
+            let t_work = (1.0 / best(at(1)) - t_crit.point).max(0.0);
             out.warnings.extend(noisy_warning(
                 &format!("{} throughput with {p} thread(s)", kind.name()),
                 sat,
             ));
             if kind == Kind::Mutex {
-                out.summary.t_crit_s = Some(t_crit.point);
+                headline(&mut out, "t_crit_s", sat, t_crit.point);
             }
             let model = SerializedLock::new(t_crit.point, t_work)?;
             kinds_json.push(kind_json(kind, &pts, p, t_crit, &model));
             let tail = if kind == Kind::MutexSpread {
-                let m = line_migration_s(at(1).median, sat.median, p as f64);
+                let m = line_migration_s(best(at(1)), best(sat), p as f64);
                 format!(
                     "per op {} (line migration {})",
                     Si(t_crit.point, "s"),

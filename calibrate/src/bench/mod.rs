@@ -137,6 +137,8 @@ pub struct Outcome {
     pub warnings: Vec<String>,
     /// Other facts worth keeping in the profile notes.
     pub notes: Vec<String>,
+    /// Batch counts of the summary figures it set, by key ([`crate::trust`]).
+    pub trust: std::collections::BTreeMap<String, models::profile::FigureTrust>,
 }
 
 /// Every benchmark, by name.
@@ -153,8 +155,12 @@ pub fn by_name(name: crate::cli::BenchName) -> Box<dyn Bench> {
     }
 }
 
-/// A statistics summary as stored in sections: median, interval, spread.
+/// A statistics summary as stored in sections: median, interval, spread,
+/// the capability estimates (`low_quantile` of times, `high_quantile` of
+/// rates, each `{point, lo, hi}`), the clean and disturbed batch counts and,
+/// when too few batches were clean, why the figure is unreliable.
 pub fn stats_json(s: &Stats) -> serde_json::Value {
+    let t = crate::trust::trust_of(s);
     json!({
         "median": s.median,
         "ci_lo": s.ci_lo,
@@ -164,6 +170,11 @@ pub fn stats_json(s: &Stats) -> serde_json::Value {
         "outliers_low": s.outliers.low,
         "outliers_high": s.outliers.high,
         "noisy": s.noisy,
+        "low_quantile": s.low_quantile,
+        "high_quantile": s.high_quantile,
+        "clean_batches": t.clean_batches,
+        "disturbed_batches": t.disturbed_batches,
+        "unreliable": t.unreliable,
     })
 }
 

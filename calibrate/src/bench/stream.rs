@@ -17,8 +17,11 @@
 //! in total, capped by the memory budget, and one size is freed before the
 //! next is allocated.
 //!
-//! A cache level's bandwidth is the median, over the points on its plateau,
-//! of the load kernel's median bandwidth. The plateau of level i (capacity
+//! Every point's bandwidth is the capability estimate of its clean timings
+//! (the high quantile of the rates, `models::stats::capability`); the
+//! summary's triad figures are those of the DRAM points. A cache level's
+//! bandwidth is the median, over the points on its plateau, of the load
+//! kernel's capability estimates. The plateau of level i (capacity
 //! Cᵢ, per core) holds the working sets from 2·Cᵢ₋₁ to Cᵢ / (2·s), s being
 //! the number of the run's threads that share that level according to the
 //! OS (1 for one thread). DRAM's bandwidth is measured at the DRAM working
@@ -46,7 +49,7 @@ use std::hint::black_box;
 use std::sync::Mutex;
 
 use anyhow::{Context as _, Result};
-use models::stats::{Sample, Summary as Stats};
+use models::stats::{Better, Sample, Summary as Stats};
 use models::units::Si;
 use models::Estimate;
 use serde_json::json;
@@ -61,6 +64,7 @@ use crate::mem::{Pages, Region};
 use crate::output::binary_size;
 use crate::pin::Team;
 use crate::timer::{measure, Plan};
+use crate::trust::headline;
 
 /// Smallest per-thread working set of the sweep, bytes.
 pub const FIRST_BYTES: u64 = 16 << 10;
@@ -90,10 +94,14 @@ pub struct KernelPoint {
 }
 
 impl KernelPoint {
-    /// The median bandwidth counted with write-allocate traffic.
-    pub fn write_allocate_median(&self) -> f64 {
-        self.bandwidth.median * self.kernel.bytes_per_elem_write_allocate()
-            / self.kernel.bytes_per_elem()
+    /// The bandwidth (capability estimate), counted as STREAM does.
+    pub fn best(&self) -> f64 {
+        self.bandwidth.capability(Better::Higher).point
+    }
+
+    /// [`Self::best`] counted with write-allocate traffic.
+    pub fn write_allocate_best(&self) -> f64 {
+        self.best() * self.kernel.bytes_per_elem_write_allocate() / self.kernel.bytes_per_elem()
     }
 
     fn json(&self) -> serde_json::Value {
@@ -102,7 +110,7 @@ impl KernelPoint {
             "total_bytes": self.per_thread_bytes * self.threads as u64,
             "kernel": self.kernel.name(),
             "bandwidth_Bps": stats_json(&self.bandwidth),
-            "bandwidth_write_allocate_Bps": self.write_allocate_median(),
+            "bandwidth_write_allocate_Bps": self.write_allocate_best(),
         })
     }
 }
@@ -201,11 +209,11 @@ fn plateaus(
                 (from, to) = (p.per_thread_bytes as f64, p.per_thread_bytes as f64);
             }
         }
-        let medians: Vec<f64> = on.iter().map(|p| p.bandwidth.median).collect();
-        let bandwidth = match Sample::new(medians.clone()) {
+        let bests: Vec<f64> = on.iter().map(|p| p.best()).collect();
+        let bandwidth = match Sample::new(bests) {
             Ok(s) => s.summary().estimate(),
             Err(_) => match on.first() {
-                Some(p) => p.bandwidth.estimate(),
+                Some(p) => p.bandwidth.capability(Better::Higher),
                 None => continue,
             },
         };
@@ -259,11 +267,12 @@ impl Bench for Stream {
             for &size in grid {
                 bar.set_message(format!("{} × {}", team.threads(), binary_size(size as f64)));
                 // The DRAM point (the last) gets the full plan; the plateau
-                // points, which are pooled per level, at most SWEEP_REPS.
+                // points, which are pooled per level, at most SWEEP_REPS
+                // and no re-measuring.
                 let p = if Some(&size) == grid.last() {
                     *plan
                 } else {
-                    plan.with_reps(plan.reps.min(SWEEP_REPS))
+                    plan.with_reps(plan.reps.min(SWEEP_REPS)).without_retry()
                 };
                 pts.extend(measure_size(team, size, &Kernel::ALL, Pages::Huge, &p)?);
                 bar.inc(1);
@@ -283,9 +292,14 @@ impl Bench for Stream {
             .collect();
         let dram_of =
             |threads: usize, k: Kernel| dram.iter().find(|p| p.threads == threads && p.kernel == k);
-        out.summary.stream_triad_1t_Bps = dram_of(1, Kernel::Triad).map(|p| p.bandwidth.median);
-        out.summary.stream_triad_Bps =
-            dram_of(ctx.all.threads(), Kernel::Triad).map(|p| p.bandwidth.median);
+        for (key, threads) in [
+            ("stream_triad_1t_Bps", 1),
+            ("stream_triad_Bps", ctx.all.threads()),
+        ] {
+            if let Some(p) = dram_of(threads, Kernel::Triad) {
+                headline(&mut out, key, &p.bandwidth, p.best());
+            }
+        }
         for p in dram.iter().filter(|p| p.kernel == Kernel::Triad) {
             out.warnings.extend(noisy_warning(
                 &format!("STREAM triad (DRAM, {} thread(s))", p.threads),
@@ -324,8 +338,11 @@ impl Bench for Stream {
             out.levels.push(l);
         }
         let mut d = level("DRAM");
-        d.bandwidth_1t_Bps = dram_of(1, Kernel::Load).map(|p| p.bandwidth.estimate());
-        d.bandwidth_Bps = dram_of(ctx.all.threads(), Kernel::Load).map(|p| p.bandwidth.estimate());
+        let cap = |p: &&KernelPoint| {
+            (p.bandwidth.unreliable.is_none()).then(|| p.bandwidth.capability(Better::Higher))
+        };
+        d.bandwidth_1t_Bps = dram_of(1, Kernel::Load).and_then(cap);
+        d.bandwidth_Bps = dram_of(ctx.all.threads(), Kernel::Load).and_then(cap);
         out.levels.push(d);
         let mut prev_bw: Option<(String, f64)> = None;
         for l in &out.levels {
@@ -387,7 +404,7 @@ fn bound_warnings(ctx: &Context, sweeps: &[Vec<KernelPoint>]) -> Vec<String> {
     let mut w = Vec::new();
     let vector = Isa::detect().vector_bytes() as f64;
     for p in sweeps.iter().flatten() {
-        let bw = p.bandwidth.median;
+        let bw = p.best();
         let peak = ctx
             .known
             .ceilings
@@ -447,9 +464,9 @@ fn dram_table(ctx: &Context, dram: &[&KernelPoint], total: u64) -> String {
                 k.bytes_per_elem(),
                 k.bytes_per_elem_write_allocate()
             ),
-            get(1).map_or("-".into(), |p| Si(p.bandwidth.median, "B/s").to_string()),
-            get(all).map_or("-".into(), |p| Si(p.bandwidth.median, "B/s").to_string()),
-            get(all).map_or("-".into(), |p| Si(p.write_allocate_median(), "B/s")
+            get(1).map_or("-".into(), |p| Si(p.best(), "B/s").to_string()),
+            get(all).map_or("-".into(), |p| Si(p.best(), "B/s").to_string()),
+            get(all).map_or("-".into(), |p| Si(p.write_allocate_best(), "B/s")
                 .to_string()),
         );
     }

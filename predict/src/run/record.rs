@@ -85,13 +85,17 @@ pub struct Record {
     pub threads: usize,
     /// The kernel's problem size (a grid side, an element count).
     pub size: u64,
-    /// Median time of one repetition, seconds.
+    /// Time of one repetition, seconds: the low quantile of the clean
+    /// timings (`models::stats::capability`), the convention of the
+    /// profile's figures, so that prediction and measurement compare like
+    /// with like.
     pub measured_s: f64,
-    /// 95% interval of the median, seconds.
+    /// Interval of `measured_s` from order statistics, seconds.
     pub measured_ci_s: [f64; 2],
     /// Coefficient of variation of the repetitions.
     pub measured_cv: f64,
-    /// The timing is too noisy to trust (`models::stats`).
+    /// The timing is too noisy to trust (`models::stats`), or too few of
+    /// its timings were clean (`models::interference`).
     pub noisy: bool,
     pub predicted_s: Option<f64>,
     /// (predicted − measured)/measured.
@@ -126,15 +130,16 @@ impl Record {
         bytes: f64,
         provenance: Provenance,
     ) -> Self {
+        let best = time.capability(models::stats::Better::Lower);
         Self {
             kernel: kernel.into(),
             variant: variant.into(),
             threads,
             size,
-            measured_s: time.median,
-            measured_ci_s: [time.ci_lo, time.ci_hi],
+            measured_s: best.point,
+            measured_ci_s: [best.lo, best.hi],
             measured_cv: time.cv,
-            noisy: time.noisy,
+            noisy: time.noisy || time.unreliable.is_some(),
             predicted_s: None,
             rel_error: None,
             binding: None,
@@ -389,7 +394,8 @@ mod tests {
     use std::time::Duration;
 
     fn record(variant: &str) -> Record {
-        let t = Sample::new(vec![1.0e-3, 1.1e-3, 0.9e-3]).unwrap().summary();
+        // Median 1.1 ms; the low quantile of 3 timings is the fastest, 1 ms.
+        let t = Sample::new(vec![1.1e-3, 1.2e-3, 1.0e-3]).unwrap().summary();
         let prov = Provenance {
             host: "a".into(),
             cpu_model: "Test CPU".into(),
@@ -409,6 +415,8 @@ mod tests {
             .predicted(1.2e-3, "network")
             .with("grid", "1x2");
         r.verified = Some(true);
+        assert_eq!(r.measured_s, 1.0e-3, "the capability, not the median");
+        assert_eq!(r.measured_ci_s, [1.0e-3, 1.2e-3]);
         assert!((r.rel_error.unwrap() - 0.2).abs() < 1e-12);
         let v: Value = serde_json::from_str(&to_json(&[r])).unwrap();
         let o = &v[0];

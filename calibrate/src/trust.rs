@@ -1,0 +1,146 @@
+//! Headline figures and how far they can be trusted.
+//!
+//! A benchmark hands each summary figure over with the sample it came
+//! from ([`headline`]): the figure's clean and disturbed batch counts go to
+//! the profile's `trust` map, and a sample left with too few clean batches
+//! (see [`crate::timer`]) gives a null figure with the reason, never the
+//! machine's figure. Two sanity rules withdraw figures that cannot be the
+//! machine's however clean their batches looked ([`withdraw`]):
+//!
+//! - a peak on several independent cores below the one-thread peak
+//!   ([`peak_order`]): cores do not slow each other down in registers, so
+//!   another process had one of them;
+//! - a core-to-core latency above [`MAX_C2C_S`] ([`c2c_bound`]): a cache
+//!   line crosses any socket in well under a microsecond, so the other
+//!   thread was descheduled.
+
+use models::profile::FigureTrust;
+use models::stats::Summary as Stats;
+use models::units::Si;
+
+use crate::bench::Outcome;
+
+/// Longest one-way core-to-core latency taken as a clean figure, seconds.
+pub const MAX_C2C_S: f64 = 10e-6;
+
+/// The trust record of a figure computed from `s` (an unreliable sample
+/// holds every batch, so its clean ones are those not disturbed).
+pub fn trust_of(s: &Stats) -> FigureTrust {
+    let clean = match s.unreliable {
+        Some(_) => s.n.saturating_sub(s.disturbed),
+        None => s.n,
+    };
+    FigureTrust {
+        clean_batches: clean,
+        disturbed_batches: s.disturbed,
+        unreliable: s.unreliable.clone(),
+    }
+}
+
+/// Sets summary figure `key` of `out` to `value`, computed from `s`, with
+/// its trust record; null, with a warning, when `s` is unreliable.
+pub fn headline(out: &mut Outcome, key: &str, s: &Stats, value: f64) {
+    let t = trust_of(s);
+    let figure = match &t.unreliable {
+        None => Some(value),
+        Some(why) => {
+            out.warnings
+                .push(format!("{key} is left out of the summary: {why}"));
+            None
+        }
+    };
+    if let Some(f) = out.summary.figure_mut(key) {
+        *f = figure;
+    }
+    out.trust.insert(key.to_string(), t);
+}
+
+/// Withdraws summary figure `key` of `out` as unreliable for `reason`.
+pub fn withdraw(out: &mut Outcome, key: &str, reason: String) {
+    if let Some(f) = out.summary.figure_mut(key) {
+        *f = None;
+    }
+    out.warnings
+        .push(format!("{key} is left out of the summary: {reason}"));
+    out.trust.entry(key.to_string()).or_default().unreliable = Some(reason);
+}
+
+/// Why an all-thread peak of `all` FLOP/s on `threads` threads cannot be
+/// the machine's next to a one-thread peak of `one`, if it cannot.
+pub fn peak_order(one: f64, all: f64, threads: usize) -> Option<String> {
+    (threads > 1 && all < one).then(|| {
+        format!(
+            "the f64 peak on {threads} threads ({}) is below the 1-thread peak ({}): independent cores cannot slow each other down like that, so other processes shared the CPUs",
+            Si(all, "FLOP/s"),
+            Si(one, "FLOP/s")
+        )
+    })
+}
+
+/// Why a one-way core-to-core latency of `s` seconds cannot be the
+/// machine's, if it cannot.
+pub fn c2c_bound(s: f64) -> Option<String> {
+    (s > MAX_C2C_S).then(|| {
+        format!(
+            "a one-way core-to-core latency of {} is above {}: the other thread was descheduled while the line waited",
+            Si(s, "s"),
+            Si(MAX_C2C_S, "s")
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use models::stats::Sample;
+
+    fn stats(v: &[f64], disturbed: usize, why: Option<&str>) -> Stats {
+        Sample::new(v.to_vec())
+            .unwrap()
+            .with_interference(disturbed, why.map(String::from))
+            .summary()
+    }
+
+    #[test]
+    fn a_clean_figure_is_written_with_its_counts() {
+        let mut out = Outcome::default();
+        let s = stats(&[1.0, 1.1, 1.2, 1.3], 3, None);
+        headline(&mut out, "t_crit_s", &s, 1.0);
+        assert_eq!(out.summary.t_crit_s, Some(1.0));
+        assert_eq!(out.trust["t_crit_s"].clean_batches, 4);
+        assert_eq!(out.trust["t_crit_s"].disturbed_batches, 3);
+        assert!(out.warnings.is_empty());
+    }
+
+    #[test]
+    fn an_unreliable_figure_is_null_with_its_reason() {
+        let mut out = Outcome::default();
+        let s = stats(&[1.0, 5.0, 6.0, 7.0, 8.0, 9.0, 9.0], 5, Some("too few"));
+        headline(&mut out, "core_to_core_latency_s", &s, 1.0);
+        assert_eq!(out.summary.core_to_core_latency_s, None);
+        let t = &out.trust["core_to_core_latency_s"];
+        assert_eq!((t.clean_batches, t.disturbed_batches), (2, 5));
+        assert_eq!(t.unreliable.as_deref(), Some("too few"));
+        assert_eq!(out.warnings.len(), 1);
+    }
+
+    #[test]
+    fn sanity_rules() {
+        assert!(peak_order(50e9, 49e9, 2).is_some());
+        assert!(peak_order(50e9, 99e9, 2).is_none());
+        assert!(
+            peak_order(50e9, 49e9, 1).is_none(),
+            "one thread is the same run"
+        );
+        assert!(c2c_bound(330e-6).is_some());
+        assert!(c2c_bound(60e-9).is_none());
+        let mut out = Outcome::default();
+        out.summary.peak_flops_f64 = Some(49e9);
+        withdraw(&mut out, "peak_flops_f64", "below".into());
+        assert_eq!(out.summary.peak_flops_f64, None);
+        assert_eq!(
+            out.trust["peak_flops_f64"].unreliable.as_deref(),
+            Some("below")
+        );
+    }
+}
