@@ -20,8 +20,18 @@
 //! roof is a rate that was reached, so T never undercuts a measured kernel
 //! of the same mix, and it reproduces every measured kernel whose own
 //! binding resource set one of the maxima.
+//!
+//! Other machines add their streams' costs instead, as the ECM model does:
+//! a core whose line-fill buffers bound it pays for every load stream and
+//! every allocating store stream in turn. That form,
+//! T = c_L·L' + c_S·A + c_U·U with L' the plain loads, A the allocating
+//! stores and U the bytes updated in place, is fitted to the same kernels by
+//! weighted least squares. [`LevelModel`] keeps both and uses the one whose
+//! relative error over the level's own kernels is smaller: the machine's
+//! measurements decide whether its memory streams overlap or add.
 
 use crate::kernel::Traffic;
+use nalgebra::{DMatrix, DVector};
 use serde::Serialize;
 
 /// One measured kernel: bytes per element it loads, stores and allocates,
@@ -113,16 +123,178 @@ impl TrafficRoofs {
     }
 }
 
-/// The roofs at working set `x` on a curve of (working set, roofs) sorted by
-/// working set: each roof linear in log-size between the two nearest
-/// points, the end points' roofs outside the curve.
-pub fn roofs_at(curve: &[(f64, TrafficRoofs)], x: f64) -> Option<TrafficRoofs> {
+/// Seconds per byte of each kind of stream, as the adding form counts them.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct StreamCosts {
+    /// A byte loaded and not written back.
+    pub load_s_per_byte: f64,
+    /// A byte stored to a line not read before (its allocate read included).
+    pub store_s_per_byte: f64,
+    /// A byte read and written back in place.
+    pub update_s_per_byte: f64,
+}
+
+/// The three stream classes of a traffic: plain loads, allocating stores
+/// and in-place updates (stores without an allocate read).
+fn classes(t: &Traffic) -> [f64; 3] {
+    let update = (t.store_bytes - t.allocate_bytes).max(0.0);
+    [(t.load_bytes - update).max(0.0), t.allocate_bytes, update]
+}
+
+impl StreamCosts {
+    /// Least squares of T = c·classes over the samples, each weighted by
+    /// 1/T (relative errors); classes no sample exercises are left out of
+    /// the fit and priced from the others (an update as a load plus a
+    /// store, a load or a store as half an update). Negative costs are
+    /// refitted without their class. `None` when nothing can be fitted.
+    pub fn fit(samples: &[MixSample]) -> Option<StreamCosts> {
+        let rows: Vec<([f64; 3], f64)> = samples
+            .iter()
+            .filter(|s| s.seconds.is_finite() && s.seconds > 0.0)
+            .map(|s| {
+                let t = Traffic {
+                    load_bytes: s.load_bytes,
+                    store_bytes: s.store_bytes,
+                    allocate_bytes: s.allocate_bytes,
+                };
+                (classes(&t), s.seconds)
+            })
+            .collect();
+        let mut active: Vec<usize> = (0..3)
+            .filter(|&j| rows.iter().any(|(x, _)| x[j] > 0.0))
+            .collect();
+        loop {
+            if active.is_empty() || rows.len() < active.len() {
+                return None;
+            }
+            let a = DMatrix::from_fn(rows.len(), active.len(), |i, j| {
+                rows[i].0[active[j]] / rows[i].1
+            });
+            let b = DVector::from_element(rows.len(), 1.0);
+            let c = a.svd(true, true).solve(&b, 1e-12).ok()?;
+            match c.iter().position(|&v| v <= 0.0) {
+                Some(k) => {
+                    active.remove(k);
+                }
+                None => {
+                    let mut cost = [f64::NAN; 3];
+                    for (j, &col) in active.iter().enumerate() {
+                        cost[col] = c[j];
+                    }
+                    let [l, s, u] = cost;
+                    let l = if l.is_nan() { (u / 2.0).max(s) } else { l };
+                    let s = if s.is_nan() { (u / 2.0).max(l) } else { s };
+                    let u = if u.is_nan() { l + s } else { u };
+                    let out = StreamCosts {
+                        load_s_per_byte: l,
+                        store_s_per_byte: s,
+                        update_s_per_byte: u,
+                    };
+                    return (l.is_finite() && s.is_finite() && u.is_finite()).then_some(out);
+                }
+            }
+        }
+    }
+
+    /// T = c_L·L' + c_S·A + c_U·U.
+    pub fn time_s(&self, t: &Traffic) -> f64 {
+        let [l, a, u] = classes(t);
+        l * self.load_s_per_byte + a * self.store_s_per_byte + u * self.update_s_per_byte
+    }
+}
+
+/// Whether a level's streams overlap (the roofs' max) or add (the stream
+/// costs' sum), as its own kernels show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Form {
+    Overlapping,
+    Adding,
+}
+
+/// A level's traffic model for one thread count: both forms, their
+/// relative RMS errors over the level's kernels, and the form chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct LevelModel {
+    pub roofs: TrafficRoofs,
+    pub costs: Option<StreamCosts>,
+    pub form: Form,
+    /// RMS of (model − measured)/measured over the kernels, each form.
+    pub rms_overlapping: f64,
+    pub rms_adding: f64,
+}
+
+fn rms(samples: &[MixSample], model: impl Fn(&Traffic) -> f64) -> f64 {
+    let errs: Vec<f64> = samples
+        .iter()
+        .filter(|s| s.seconds > 0.0)
+        .map(|s| {
+            let t = Traffic {
+                load_bytes: s.load_bytes,
+                store_bytes: s.store_bytes,
+                allocate_bytes: s.allocate_bytes,
+            };
+            (model(&t) - s.seconds) / s.seconds
+        })
+        .collect();
+    (errs.iter().map(|e| e * e).sum::<f64>() / errs.len().max(1) as f64).sqrt()
+}
+
+impl LevelModel {
+    /// Both forms fitted to one level's kernels; the adding form is chosen
+    /// only when it describes them better.
+    pub fn from_samples(samples: &[MixSample]) -> Option<LevelModel> {
+        let roofs = TrafficRoofs::from_samples(samples)?;
+        let costs = StreamCosts::fit(samples);
+        let rms_overlapping = rms(samples, |t| roofs.time_s(t).0);
+        let rms_adding = costs.map_or(f64::INFINITY, |c| rms(samples, |t| c.time_s(t)));
+        Some(LevelModel {
+            roofs,
+            costs,
+            form: if rms_adding < rms_overlapping {
+                Form::Adding
+            } else {
+                Form::Overlapping
+            },
+            rms_overlapping,
+            rms_adding,
+        })
+    }
+
+    /// The chosen form's time for `t`.
+    pub fn time_s(&self, t: &Traffic) -> f64 {
+        match (self.form, self.costs) {
+            (Form::Adding, Some(c)) => c.time_s(t),
+            _ => self.roofs.time_s(t).0,
+        }
+    }
+
+    /// Every rate and cost scaled to an interval end: rates times `k`,
+    /// costs divided by it.
+    pub fn scaled(self, k: f64) -> LevelModel {
+        LevelModel {
+            roofs: self.roofs.scaled(k),
+            costs: self.costs.map(|c| StreamCosts {
+                load_s_per_byte: c.load_s_per_byte / k,
+                store_s_per_byte: c.store_s_per_byte / k,
+                update_s_per_byte: c.update_s_per_byte / k,
+            }),
+            ..self
+        }
+    }
+}
+
+/// The time of traffic `t` at working set `x` on a curve of (working set,
+/// level model) sorted by working set: linear in log-size between the two
+/// nearest points' times (the end points' outside the curve), with the
+/// nearer point's model.
+pub fn time_at(curve: &[(f64, LevelModel)], x: f64, t: &Traffic) -> Option<(f64, LevelModel)> {
     let (first, last) = (curve.first()?, curve.last()?);
     if x <= first.0 {
-        return Some(first.1);
+        return Some((first.1.time_s(t), first.1));
     }
     if x >= last.0 {
-        return Some(last.1);
+        return Some((last.1.time_s(t), last.1));
     }
     let k = curve.partition_point(|p| p.0 < x).clamp(1, curve.len() - 1);
     let ((x0, a), (x1, b)) = (curve[k - 1], curve[k]);
@@ -131,14 +303,8 @@ pub fn roofs_at(curve: &[(f64, TrafficRoofs)], x: f64) -> Option<TrafficRoofs> {
     } else {
         1.0
     };
-    // Interpolate the time per byte (the inverse rate), so an infinite roof
-    // stays infinite only where both ends are.
-    let mix = |p: f64, q: f64| 1.0 / ((1.0 - f) / p + f / q);
-    Some(TrafficRoofs {
-        read_Bps: mix(a.read_Bps, b.read_Bps),
-        write_Bps: mix(a.write_Bps, b.write_Bps),
-        bus_Bps: mix(a.bus_Bps, b.bus_Bps),
-    })
+    let near = if f < 0.5 { a } else { b };
+    Some(((1.0 - f) * a.time_s(t) + f * b.time_s(t), near))
 }
 
 #[cfg(test)]
@@ -205,18 +371,40 @@ mod tests {
         assert!(TrafficRoofs::from_samples(&[]).is_none());
     }
 
+    /// A machine whose streams add: a triad costs two loads and a store.
     #[test]
-    fn interpolation_between_sizes() {
-        let roof = |b| TrafficRoofs {
-            read_Bps: b,
-            write_Bps: b,
-            bus_Bps: b,
-        };
-        let curve = [(1e3, roof(100.0)), (1e5, roof(50.0))];
-        assert_eq!(roofs_at(&curve, 10.0).unwrap().bus_Bps, 100.0);
-        assert_eq!(roofs_at(&curve, 1e7).unwrap().bus_Bps, 50.0);
-        // Halfway in log-size: the harmonic mean of the rates.
-        let mid = roofs_at(&curve, 1e4).unwrap().bus_Bps;
-        assert!((mid - 1.0 / (0.5 / 100.0 + 0.5 / 50.0)).abs() < 1e-9);
+    fn adding_machine_is_fitted_and_chosen() {
+        let samples = [
+            sample(8.0, 0.0, 0.0, 0.5),  // load
+            sample(0.0, 8.0, 8.0, 0.9),  // store
+            sample(8.0, 8.0, 0.0, 0.57), // update
+            sample(8.0, 8.0, 8.0, 1.4),  // copy
+            sample(16.0, 8.0, 8.0, 1.9), // triad
+        ];
+        let m = LevelModel::from_samples(&samples).unwrap();
+        assert_eq!(m.form, Form::Adding);
+        assert!(m.rms_adding < 0.05, "{m:?}");
+        let triad = Traffic::streaming(16.0, 8.0);
+        assert!((m.time_s(&triad) - 1.9e-9).abs() < 0.1e-9);
+        // The store-bound machine above keeps the overlapping form.
+        let overlap = [
+            sample(8.0, 0.0, 0.0, 0.27),
+            sample(8.0, 8.0, 8.0, 0.62),
+            sample(16.0, 8.0, 8.0, 0.62),
+        ];
+        assert_eq!(
+            LevelModel::from_samples(&overlap).unwrap().form,
+            Form::Overlapping
+        );
+    }
+
+    #[test]
+    fn unexercised_classes_are_priced_from_the_others() {
+        let c =
+            StreamCosts::fit(&[sample(8.0, 0.0, 0.0, 0.8), sample(8.0, 8.0, 8.0, 2.4)]).unwrap();
+        assert!((c.load_s_per_byte - 0.1e-9).abs() < 1e-15);
+        assert!((c.store_s_per_byte - 0.2e-9).abs() < 1e-15);
+        assert!((c.update_s_per_byte - 0.3e-9).abs() < 1e-15);
+        assert!(StreamCosts::fit(&[]).is_none());
     }
 }

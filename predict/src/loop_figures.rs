@@ -9,7 +9,7 @@
 //! uncertainty as a range.
 
 use models::kernel::Traffic;
-use models::traffic::{roofs_at, MixSample, TrafficRoofs};
+use models::traffic::{time_at, LevelModel, MixSample};
 use serde_json::Value;
 
 use crate::machine::{Machine, Missing};
@@ -77,7 +77,11 @@ fn stats(v: &Value, key: &str) -> Option<(f64, Option<f64>, Option<f64>)> {
     if let Some(point) = q["point"].as_f64() {
         return Some((point, q["lo"].as_f64(), q["hi"].as_f64()));
     }
-    Some((v["median"].as_f64()?, v["ci_lo"].as_f64(), v["ci_hi"].as_f64()))
+    Some((
+        v["median"].as_f64()?,
+        v["ci_lo"].as_f64(),
+        v["ci_hi"].as_f64(),
+    ))
 }
 
 /// [`stats`] of a time.
@@ -98,16 +102,10 @@ impl Machine<'_> {
         })
     }
 
-    /// The read, write and bus roofs on `threads` threads for a working set
-    /// of `per_thread_bytes` per thread (`models::traffic`), built at every
-    /// size of the STREAM sweep from all its kernels and interpolated in
-    /// log-size; beyond the sweep, the DRAM points.
-    pub fn traffic_roofs(
-        &self,
-        threads: usize,
-        per_thread_bytes: f64,
-        bound: Bound,
-    ) -> Result<TrafficRoofs, Missing> {
+    /// The traffic model of every size of the STREAM sweep on `threads`
+    /// threads (`models::traffic::LevelModel`, built from all the kernels
+    /// measured at that size), the DRAM points included, sorted by size.
+    fn level_curve(&self, threads: usize, bound: Bound) -> Result<Vec<(f64, LevelModel)>, Missing> {
         let s = self.stream_section()?;
         let mut by_size: Vec<(f64, Vec<MixSample>)> = Vec::new();
         let points = s["sweeps"]
@@ -124,10 +122,9 @@ impl Machine<'_> {
                     .filter(|p| p["threads"].as_u64() == Some(threads as u64)),
             );
         for p in points {
-            let Some(sample) = self.mix_sample(s, p, bound) else {
-                continue;
-            };
-            let Some(size) = p["per_thread_bytes"].as_f64() else {
+            let (Some(sample), Some(size)) =
+                (self.mix_sample(s, p, bound), p["per_thread_bytes"].as_f64())
+            else {
                 continue;
             };
             match by_size.iter_mut().find(|(x, _)| *x == size) {
@@ -135,15 +132,18 @@ impl Machine<'_> {
                 None => by_size.push((size, vec![sample])),
             }
         }
-        let mut curve: Vec<(f64, TrafficRoofs)> = by_size
+        let mut curve: Vec<(f64, LevelModel)> = by_size
             .into_iter()
-            .filter_map(|(x, v)| Some((x, TrafficRoofs::from_samples(&v)?)))
+            .filter_map(|(x, v)| Some((x, LevelModel::from_samples(&v)?)))
             .collect();
         curve.sort_by(|a, b| a.0.total_cmp(&b.0));
-        roofs_at(&curve, per_thread_bytes).ok_or_else(|| Missing {
-            what: format!("a STREAM sweep on {threads} thread(s)"),
-            fix: "stream",
-        })
+        if curve.is_empty() {
+            return Err(Missing {
+                what: format!("a STREAM sweep on {threads} thread(s)"),
+                fix: "stream",
+            });
+        }
+        Ok(curve)
     }
 
     /// One STREAM point as bytes per element and seconds per element.
@@ -166,18 +166,17 @@ impl Machine<'_> {
     }
 
     /// Seconds a loop's streamed `traffic` takes on `threads` threads with
-    /// `per_thread_bytes` of working set per thread, the roofs used, and
-    /// the roof that binds.
+    /// `per_thread_bytes` of working set per thread, and the level model
+    /// of the nearest measured size.
     pub fn traffic_time(
         &self,
         traffic: &Traffic,
         threads: usize,
         per_thread_bytes: f64,
         bound: Bound,
-    ) -> Result<(f64, TrafficRoofs, models::traffic::Roof), Missing> {
-        let roofs = self.traffic_roofs(threads, per_thread_bytes, bound)?;
-        let (t, roof) = roofs.time_s(traffic);
-        Ok((t, roofs, roof))
+    ) -> Result<(f64, LevelModel), Missing> {
+        let curve = self.level_curve(threads, bound)?;
+        Ok(time_at(&curve, per_thread_bytes, traffic).expect("a curve with points"))
     }
 
     /// Latency of one access at a random place of a `region_bytes` region,

@@ -116,7 +116,11 @@ done
 /// This machine's STREAM sweep in a copy of the repository's profile, for
 /// the stencil's memory term.
 fn base_profile(dir: &Path) {
-    std::fs::copy(root().join("data/profiles/dev-vm.json"), dir.join("base.json")).unwrap();
+    std::fs::copy(
+        root().join("data/profiles/dev-vm.json"),
+        dir.join("base.json"),
+    )
+    .unwrap();
     let out = Command::new(calibrate_exe())
         .args(["--quick", "--only", "stream", "--out"])
         .arg(dir.join("base.json"))

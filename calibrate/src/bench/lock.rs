@@ -289,8 +289,11 @@ pub fn throughput(
             ids = tids.iter().map(|t| t.load(Ordering::Relaxed)).collect();
             seen.push(before.between(&Counters::read(&ids), t));
         }
-        if threads > cpus.len() {
-            // Oversubscribed: waiting on a run queue is what is measured.
+        let parks = matches!(kind, Kind::Mutex | Kind::MutexEmpty | Kind::MutexSpread);
+        if threads > cpus.len() || (parks && threads > 1) {
+            // Oversubscribed, or a contended mutex that parks its waiters
+            // and wakes them: waiting on a run queue is part of what is
+            // measured, so only stolen time counts as a disturbance.
             seen.iter_mut().for_each(|r| r.run_delay_s = 0.0);
         }
         clean_sample(&rates[plan.warmup..], &seen[plan.warmup..], plan.reps)

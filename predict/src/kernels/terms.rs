@@ -6,9 +6,10 @@
 
 use models::kernel::{RandomAccesses, Traffic};
 use models::profile::CeilingKernel;
+use models::traffic::Form;
 use models::units::Si;
 
-use super::work::{Term, MEMORY_BANDWIDTH};
+use super::work::{Term, CHAIN, MEMORY_BANDWIDTH};
 use crate::loop_figures::Bound;
 use crate::machine::{Machine, Missing};
 
@@ -56,9 +57,11 @@ pub fn compute(
     })
 }
 
-/// T_memory = max(L / B_r, S / B_w, (L + A + S) / B_bus) with the roofs of
-/// the level `per_thread_bytes` lives in on `threads` threads
-/// (`models::traffic`).
+/// T_memory from the level `per_thread_bytes` lives in on `threads`
+/// threads (`models::traffic::LevelModel`): the roofs' max,
+/// max(L / B_r, S / B_w, (L + A + S) / B_bus), where the level's streams
+/// overlap, or the stream costs' sum, c_L·L' + c_S·A + c_U·U, where they
+/// add; the level's own STREAM kernels decide which.
 pub fn memory(
     m: &Machine,
     traffic: &Traffic,
@@ -66,7 +69,7 @@ pub fn memory(
     per_thread_bytes: f64,
     bound: Bound,
 ) -> Result<Term, Missing> {
-    let (seconds, r, roof) = m.traffic_time(traffic, threads, per_thread_bytes, bound)?;
+    let (seconds, level) = m.traffic_time(traffic, threads, per_thread_bytes, bound)?;
     let bw = |b: f64| {
         if b.is_finite() {
             Si(b, "B/s").to_string()
@@ -74,19 +77,41 @@ pub fn memory(
             "unmeasured".into()
         }
     };
+    let per_byte = |c: f64| Si(1.0 / c, "B/s").to_string();
+    let r = level.roofs;
+    let formula = match (level.form, level.costs) {
+        (Form::Adding, Some(c)) => format!(
+            "streams add (RMS {:.0}% against {:.0}% overlapping): L'/r_L + A/r_S + U/r_U = {} / {} + {} / {} + {} / {}",
+            100.0 * level.rms_adding,
+            100.0 * level.rms_overlapping,
+            Si(traffic.load_bytes - (traffic.store_bytes - traffic.allocate_bytes), "B"),
+            per_byte(c.load_s_per_byte),
+            Si(traffic.allocate_bytes, "B"),
+            per_byte(c.store_s_per_byte),
+            Si(traffic.store_bytes - traffic.allocate_bytes, "B"),
+            per_byte(c.update_s_per_byte),
+        ),
+        _ => {
+            let (_, roof) = r.time_s(traffic);
+            format!(
+                "streams overlap (RMS {:.0}% against {:.0}% adding): max(L/B_r, S/B_w, (L+A+S)/B_bus) = max({} / {}, {} / {}, {} / {}), the {} roof binds",
+                100.0 * level.rms_overlapping,
+                100.0 * level.rms_adding.min(9.99),
+                Si(traffic.load_bytes, "B"),
+                bw(r.read_Bps),
+                Si(traffic.store_bytes, "B"),
+                bw(r.write_Bps),
+                Si(traffic.bus_bytes(), "B"),
+                bw(r.bus_Bps),
+                roof.name(),
+            )
+        }
+    };
     Ok(Term {
         resource: MEMORY_BANDWIDTH,
         seconds,
         explain: format!(
-            "max(L/B_r, S/B_w, (L+A+S)/B_bus) = max({} / {}, {} / {}, {} / {}) — the {} roof binds \
-             (STREAM sweep at {} per thread, {threads} thread(s), {}; §2.5, §4.4)",
-            Si(traffic.load_bytes, "B"),
-            bw(r.read_Bps),
-            Si(traffic.store_bytes, "B"),
-            bw(r.write_Bps),
-            Si(traffic.bus_bytes(), "B"),
-            bw(r.bus_Bps),
-            roof.name(),
+            "{formula} (STREAM kernels at {} per thread, {threads} thread(s), {}; §2.5, §4.4)",
             Si(per_thread_bytes, "B"),
             m.level_of(per_thread_bytes),
         ),
@@ -115,7 +140,7 @@ pub fn random(
         store_bytes: if a.written { a.lines * line } else { 0.0 },
         allocate_bytes: 0.0,
     };
-    let (traffic_s, _, _) = m.traffic_time(&moved, threads, a.region_bytes, bound)?;
+    let (traffic_s, _) = m.traffic_time(&moved, threads, a.region_bytes, bound)?;
     Ok(Term {
         resource: "random access",
         seconds: latency_s.max(traffic_s),
@@ -139,7 +164,7 @@ pub fn chain(m: &Machine, steps_per_thread: f64, bound: Bound) -> Result<Term, M
         .clock_hz()
         .map_or(String::new(), |f| format!(", {:.1} cycles", t * f));
     Ok(Term {
-        resource: "loop-carried chain",
+        resource: CHAIN,
         seconds: steps_per_thread * t,
         explain: format!(
             "steps per thread · λ_add = {steps_per_thread:.4e} · {} (calibrated dependent f64 adds{cycles}; §4.2)",

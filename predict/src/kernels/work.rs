@@ -130,6 +130,9 @@ impl Work {
 /// The resource of a [`Demand::Memory`] term.
 pub const MEMORY_BANDWIDTH: &str = "memory bandwidth";
 
+/// The resource of a [`Demand::Chain`] term.
+pub const CHAIN: &str = "loop-carried chain";
+
 /// The time one resource takes, with the formula used.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Term {
@@ -283,18 +286,34 @@ pub fn predict_at(
             }
         });
     }
+    let memory_s = terms
+        .iter()
+        .filter(|t| t.resource == MEMORY_BANDWIDTH)
+        .map(|t| t.seconds)
+        .sum::<f64>();
     if load_store_s > 0.0 {
-        let memory_s = terms
-            .iter()
-            .filter(|t| t.resource == MEMORY_BANDWIDTH)
-            .map(|t| t.seconds)
-            .sum::<f64>();
         terms.push(Term {
             resource: "memory + load/store",
             seconds: memory_s + load_store_s,
             explain: format!(
                 "the loops' load/store work does not overlap their line transfers (ECM): \
                  memory {memory_s:.3e} s + load/store {load_store_s:.3e} s"
+            ),
+        });
+    }
+    let chain_s: f64 = terms
+        .iter()
+        .filter(|t| t.resource == CHAIN)
+        .map(|t| t.seconds)
+        .sum();
+    if chain_s > 0.0 && memory_s > 0.0 {
+        terms.push(Term {
+            resource: "memory + chain",
+            seconds: memory_s + chain_s,
+            explain: format!(
+                "a loop-carried chain fills the out-of-order window, so the loop's line \
+                 transfers do not run ahead of it and the two add (ECM's non-overlapping \
+                 in-core time, as measured): memory {memory_s:.3e} s + chain {chain_s:.3e} s"
             ),
         });
     }
