@@ -244,10 +244,10 @@ fn roofline_and_mountain_match_the_references() {
     let dir = tempfile::tempdir().unwrap();
     let out = |f: &str| dir.path().join(f).display().to_string();
     let (svg, csv) = (out("roofline.svg"), out("roofline.csv"));
-    let o = predict(&[
+    let o = predict_here(&[
         "roofline",
         "--profile",
-        reference("profile.json").to_str().unwrap(),
+        "tests/reference/profile.json",
         "--measurements",
         reference("records.json").to_str().unwrap(),
         "--text",

@@ -14,6 +14,17 @@ pub fn predict(args: &[&str]) -> Output {
         .expect("the binary runs")
 }
 
+/// Runs the `predict` binary in the crate's folder, so that relative
+/// paths (`tests/reference/...`) name the same files wherever the
+/// repository is checked out, and outputs that record them do not change.
+pub fn predict_here(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_predict"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("the binary runs")
+}
+
 /// A file of `tests/reference/`.
 pub fn reference(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
