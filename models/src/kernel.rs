@@ -279,11 +279,7 @@ impl LoopKernel {
             .iter()
             .filter_map(|a| match a.access {
                 Access::Strided { stride_bytes } => {
-                    let moved = if stride_bytes < line {
-                        stride_bytes.max(a.bytes)
-                    } else {
-                        (a.bytes / line).ceil() * line
-                    };
+                    let moved = strided_bytes(a.bytes, stride_bytes, line);
                     Some(Traffic {
                         load_bytes: if a.mode.reads() { moved } else { 0.0 },
                         store_bytes: if a.mode.writes() { moved } else { 0.0 },
@@ -320,12 +316,7 @@ impl LoopKernel {
             .iter()
             .map(|a| match a.access {
                 Access::Strided { stride_bytes } => {
-                    let spanned = if stride_bytes < lines.line_bytes {
-                        stride_bytes
-                    } else {
-                        (a.bytes / lines.line_bytes).ceil() * lines.line_bytes
-                    };
-                    per_thread_iters * spanned
+                    per_thread_iters * strided_bytes(a.bytes, stride_bytes, lines.line_bytes)
                 }
                 Access::Random { region_bytes } => region_bytes,
             })
@@ -344,9 +335,32 @@ impl LoopKernel {
                 .sum::<f64>()
     }
 
+    /// Bytes the memory system moves for the loop as it counts them: the
+    /// streamed loads and stores in whole lines and every random line,
+    /// read and, when written, written back (no write-allocate reads).
+    pub fn moved_bytes(&self, lines: Lines) -> f64 {
+        let random: f64 = self
+            .random_accesses(lines)
+            .iter()
+            .map(|r| r.lines * lines.line_bytes * if r.written { 2.0 } else { 1.0 })
+            .sum();
+        self.traffic(lines).counted_bytes() + random
+    }
+
     /// Flops of all iterations.
     pub fn total_flops(&self) -> f64 {
         self.n * self.flops
+    }
+}
+
+/// Bytes of memory one iteration of a strided array moves and spans:
+/// the stride when it is shorter than a line (whole lines pass by), else
+/// the lines its bytes touch.
+fn strided_bytes(bytes: f64, stride_bytes: f64, line_bytes: f64) -> f64 {
+    if stride_bytes < line_bytes {
+        stride_bytes
+    } else {
+        (bytes / line_bytes).ceil() * line_bytes
     }
 }
 

@@ -132,13 +132,8 @@ mod tests {
     #[test]
     fn capability_interval_covers_the_true_quantile() {
         // Coverage over many samples of 40 uniforms: the 0.2-quantile is 0.2.
-        let mut state: u64 = 987654321;
-        let mut uniform = || {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (state >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut rng = crate::random::SplitMix64::new(987654321);
+        let mut uniform = || rng.uniform();
         let trials = 2000;
         let mut covered = 0;
         for _ in 0..trials {

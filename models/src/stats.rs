@@ -353,13 +353,8 @@ mod tests {
     #[test]
     fn median_interval_covers_true_median() {
         // Coverage check with a deterministic LCG over many synthetic samples.
-        let mut state: u64 = 12345;
-        let mut uniform = || {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (state >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut rng = crate::random::SplitMix64::new(12345);
+        let mut uniform = || rng.uniform();
         let trials = 2000;
         let mut covered = 0;
         for _ in 0..trials {

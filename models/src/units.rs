@@ -254,26 +254,28 @@ fn unit_factor(unit: &str, dim: Dimension) -> Option<(f64, PrefixKind, bool)> {
 #[derive(Debug, Clone, Copy)]
 pub struct Si(pub f64, pub &'static str);
 
+/// The decimal SI prefixes results are shown with, largest first.
+pub const SI_PREFIXES: [(f64, &str); 10] = [
+    (1e15, "P"),
+    (1e12, "T"),
+    (1e9, "G"),
+    (1e6, "M"),
+    (1e3, "k"),
+    (1.0, ""),
+    (1e-3, "m"),
+    (1e-6, "µ"),
+    (1e-9, "n"),
+    (1e-12, "p"),
+];
+
 impl fmt::Display for Si {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let Si(v, unit) = *self;
         if v == 0.0 || !v.is_finite() {
             return write!(f, "{v} {unit}");
         }
-        const PREFIXES: [(f64, &str); 10] = [
-            (1e15, "P"),
-            (1e12, "T"),
-            (1e9, "G"),
-            (1e6, "M"),
-            (1e3, "k"),
-            (1.0, ""),
-            (1e-3, "m"),
-            (1e-6, "µ"),
-            (1e-9, "n"),
-            (1e-12, "p"),
-        ];
         let a = v.abs();
-        let (scale, p) = PREFIXES
+        let (scale, p) = SI_PREFIXES
             .iter()
             .copied()
             .find(|(s, _)| a >= *s * 0.9995)

@@ -8,11 +8,12 @@
 //! 95% interval ([`Bound`]), so a prediction carries the profile's
 //! uncertainty as a range.
 
+use calibrate::kernels::stream::Kernel as StreamKernel;
 use models::kernel::Traffic;
 use models::traffic::{time_at, LevelModel, MixSample};
 use serde_json::Value;
 
-use crate::machine::{Machine, Missing};
+use crate::machine::{sweep_points, Machine, Missing};
 
 /// Which value of each measured figure a prediction uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,7 +30,7 @@ pub enum Bound {
 impl Bound {
     /// `point` moved to the interval end this bound stands for, for a rate
     /// (higher is faster) with interval [`lo`, `hi`].
-    fn rate(self, point: f64, lo: Option<f64>, hi: Option<f64>) -> f64 {
+    pub(crate) fn rate(self, point: f64, lo: Option<f64>, hi: Option<f64>) -> f64 {
         match self {
             Bound::Point => point,
             Bound::Fast => hi.unwrap_or(point),
@@ -48,8 +49,8 @@ impl Bound {
 }
 
 /// Load, store and allocate bytes per element of a STREAM kernel: from the
-/// profile when it lists them, else from the kernel's name (profiles from
-/// before the section carried them).
+/// profile when it lists them, else from calibrate's kernel table (profiles
+/// from before the section carried them).
 fn mix_of(section: &Value, kernel: &str) -> Option<(f64, f64, f64)> {
     let b = &section["bytes_per_elem"][kernel];
     if let (Some(l), Some(s), Some(a)) = (
@@ -59,14 +60,12 @@ fn mix_of(section: &Value, kernel: &str) -> Option<(f64, f64, f64)> {
     ) {
         return Some((l, s, a));
     }
-    Some(match kernel {
-        "copy" | "scale" => (8.0, 8.0, 8.0),
-        "add" | "triad" => (16.0, 8.0, 8.0),
-        "load" => (8.0, 0.0, 0.0),
-        "update" => (8.0, 8.0, 0.0),
-        "store" => (0.0, 8.0, 8.0),
-        _ => return None,
-    })
+    let k = StreamKernel::ALL.into_iter().find(|k| k.name() == kernel)?;
+    Some((
+        8.0 * k.loaded_arrays() as f64,
+        8.0 * k.stored_arrays() as f64,
+        k.allocate_bytes_per_elem(),
+    ))
 }
 
 /// A statistics object's capability estimate and interval: the low
@@ -108,19 +107,13 @@ impl Machine<'_> {
     fn level_curve(&self, threads: usize, bound: Bound) -> Result<Vec<(f64, LevelModel)>, Missing> {
         let s = self.stream_section()?;
         let mut by_size: Vec<(f64, Vec<MixSample>)> = Vec::new();
-        let points = s["sweeps"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|w| w["threads"].as_u64() == Some(threads as u64))
-            .flat_map(|w| w["points"].as_array().into_iter().flatten())
-            .chain(
-                s["dram"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter(|p| p["threads"].as_u64() == Some(threads as u64)),
-            );
+        let points = sweep_points(s, threads).chain(
+            s["dram"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|p| p["threads"].as_u64() == Some(threads as u64)),
+        );
         for p in points {
             let (Some(sample), Some(size)) =
                 (self.mix_sample(s, p, bound), p["per_thread_bytes"].as_f64())
@@ -175,6 +168,11 @@ impl Machine<'_> {
         per_thread_bytes: f64,
         bound: Bound,
     ) -> Result<(f64, LevelModel), Missing> {
+        self.lean_on(if threads == 1 {
+            "stream_triad_1t_Bps"
+        } else {
+            "stream_triad_Bps"
+        });
         let curve = self.level_curve(threads, bound)?;
         Ok(time_at(&curve, per_thread_bytes, traffic).expect("a curve with points"))
     }

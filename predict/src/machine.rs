@@ -6,6 +6,8 @@ use models::profile::{CeilingKernel, Profile};
 use serde_json::Value;
 use thiserror::Error;
 
+use crate::loop_figures::Bound;
+
 /// A figure the profile does not hold.
 #[derive(Debug, Clone, Error, PartialEq)]
 #[error("profile lacks {what}; run `calibrate --only {fix}`")]
@@ -65,7 +67,7 @@ impl<'a> Machine<'a> {
     }
 
     /// Prints [`unreliable_warning`] on stderr, once per figure and process.
-    fn lean_on(&self, key: &str) {
+    pub(crate) fn lean_on(&self, key: &str) {
         static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
         if let Some(w) = unreliable_warning(self.profile, key) {
             let mut said = SAID.lock().unwrap_or_else(|e| e.into_inner());
@@ -121,12 +123,7 @@ impl<'a> Machine<'a> {
         if per_thread_bytes * threads as f64 >= dram_total {
             return dram();
         }
-        let mut curve: Vec<(f64, f64)> = s["sweeps"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|w| w["threads"].as_u64() == Some(threads as u64))
-            .flat_map(|w| w["points"].as_array().into_iter().flatten())
+        let mut curve: Vec<(f64, f64)> = sweep_points(s, threads)
             .filter(|p| p["kernel"] == kernel)
             .filter_map(|p| Some((p["per_thread_bytes"].as_f64()?, wa(p)?)))
             .collect();
@@ -140,12 +137,15 @@ impl<'a> Machine<'a> {
     }
 
     /// FLOP/s of the highest `kernel` ceiling for `precision` ("f32"/"f64")
-    /// on `threads` threads, and the ceiling's name.
+    /// on `threads` threads, of the FMA kernel compiled for `isa` when one
+    /// is named, read at `bound`, and the ceiling's name.
     pub fn flops_ceiling(
         &self,
         precision: &str,
         threads: usize,
         kernel: CeilingKernel,
+        isa: Option<&str>,
+        bound: Bound,
     ) -> Result<(f64, String), Missing> {
         self.lean_on(if threads == 1 {
             "peak_flops_f64_1t"
@@ -153,15 +153,25 @@ impl<'a> Machine<'a> {
             "peak_flops_f64"
         });
         self.profile
-            .ceiling(precision, threads, kernel)
-            .map(|c| (c.flops.point, c.name.clone()))
+            .ceilings
+            .iter()
+            .filter(|c| c.precision == precision && c.threads == threads && c.kernel == kernel)
+            .filter(|c| isa.map_or(true, |i| c.isa == i && c.fma))
+            .max_by(|a, b| a.flops.point.total_cmp(&b.flops.point))
+            .map(|c| {
+                (
+                    bound.rate(c.flops.point, Some(c.flops.lo), Some(c.flops.hi)),
+                    c.name.clone(),
+                )
+            })
             .ok_or_else(|| {
                 let what = match kernel {
                     CeilingKernel::Registers => "compute",
                     CeilingKernel::Dgemm => "dgemm",
                 };
+                let isa = isa.map_or(String::new(), |i| format!(" {i}"));
                 missing(
-                    format!("a {precision} {what} ceiling on {threads} thread(s)"),
+                    format!("a {precision}{isa} {what} ceiling on {threads} thread(s)"),
                     "flops",
                 )
             })
@@ -296,6 +306,17 @@ pub fn this_machine() -> MachineId {
 /// another machine than this one, or `None`.
 pub fn other_machine_warning(profile: &Profile, label: &str) -> Option<String> {
     models::identity::profile_warning(label, &profile.provenance, &this_machine())
+}
+
+/// The STREAM sweep's points on `threads` threads, of every kernel and
+/// size, from the stream section `s`.
+pub(crate) fn sweep_points(s: &Value, threads: usize) -> impl Iterator<Item = &Value> {
+    s["sweeps"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(move |w| w["threads"].as_u64() == Some(threads as u64))
+        .flat_map(|w| w["points"].as_array().into_iter().flatten())
 }
 
 /// `y` at `x` on the piecewise-linear curve through `points` in (ln x, y),

@@ -6,19 +6,7 @@
 //! power of ten when no prefix fits, and rates per second as `/s` (never a
 //! milli-prefixed "m/s").
 
-/// Decimal prefixes, largest first.
-const PREFIXES: [(f64, &str); 10] = [
-    (1e15, "P"),
-    (1e12, "T"),
-    (1e9, "G"),
-    (1e6, "M"),
-    (1e3, "k"),
-    (1.0, ""),
-    (1e-3, "m"),
-    (1e-6, "µ"),
-    (1e-9, "n"),
-    (1e-12, "p"),
-];
+use models::units::SI_PREFIXES as PREFIXES;
 
 /// A dimensionless number: up to 4 significant digits, no trailing zeros,
 /// a power of ten (`1.5e-5`) outside [1e-3, 1e7).

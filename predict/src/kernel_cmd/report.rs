@@ -21,7 +21,6 @@ pub struct Report {
     traffic: Traffic,
     per_thread_bytes: f64,
     level: String,
-    flops: f64,
     ranged: Ranged,
     measured_s: Option<f64>,
     profile: String,
@@ -47,7 +46,6 @@ impl Report {
             traffic: k.traffic(lines),
             per_thread_bytes,
             level: m.level_of(per_thread_bytes),
-            flops: k.total_flops(),
             ranged,
             measured_s,
             profile: profile.into(),
@@ -58,21 +56,15 @@ impl Report {
     /// Bytes the loop moves as it counts them (whole lines for strided and
     /// random access, no write-allocate), the Roofline's denominator.
     fn bytes(&self) -> f64 {
-        let random: f64 = self
-            .kernel
-            .random_accesses(Lines {
-                line_bytes: self.line_bytes,
-            })
-            .iter()
-            .map(|r| r.lines * self.line_bytes * if r.written { 2.0 } else { 1.0 })
-            .sum();
-        self.traffic.counted_bytes() + random
+        self.kernel.moved_bytes(Lines {
+            line_bytes: self.line_bytes,
+        })
     }
 
     fn ai(&self) -> f64 {
         let b = self.bytes();
         if b > 0.0 {
-            self.flops / b
+            self.kernel.total_flops() / b
         } else {
             f64::INFINITY
         }
@@ -140,7 +132,7 @@ impl Report {
             "binding": p.binding,
             "level": self.level,
             "per_thread_bytes": self.per_thread_bytes,
-            "flops": self.flops,
+            "flops": self.kernel.total_flops(),
             "bytes": self.bytes(),
             "ai_flop_per_byte": finite_or_null(self.ai()),
             "traffic": self.traffic,
@@ -164,7 +156,7 @@ impl Report {
             self.kernel.threads,
             self.kernel.n as u64,
             &time,
-            self.flops,
+            self.kernel.total_flops(),
             self.bytes(),
             Provenance::now(
                 vec![calibrate::sysinfo::SysInfo::read(1).hostname],

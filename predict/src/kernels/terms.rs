@@ -24,35 +24,12 @@ pub fn compute(
     isa: Option<&str>,
     bound: Bound,
 ) -> Result<Term, Missing> {
-    let c = m
-        .profile
-        .ceilings
-        .iter()
-        .filter(|c| c.precision == precision && c.threads == threads && c.kernel == kernel)
-        .filter(|c| isa.map_or(true, |i| c.isa == i && c.fma))
-        .max_by(|a, b| a.flops.point.total_cmp(&b.flops.point))
-        .ok_or_else(|| {
-            let what = match kernel {
-                CeilingKernel::Registers => "compute",
-                CeilingKernel::Dgemm => "dgemm",
-            };
-            let isa = isa.map_or(String::new(), |i| format!(" {i}"));
-            Missing {
-                what: format!("a {precision}{isa} {what} ceiling on {threads} thread(s)"),
-                fix: "flops",
-            }
-        })?;
-    let rate = match bound {
-        Bound::Point => c.flops.point,
-        Bound::Fast => c.flops.hi,
-        Bound::Slow => c.flops.lo,
-    };
+    let (rate, name) = m.flops_ceiling(precision, threads, kernel, isa, bound)?;
     Ok(Term {
         resource: "compute",
         seconds: flops / rate,
         explain: format!(
-            "flops / ceiling = {flops:.4e} / {rate:.4e} FLOP/s ({}, {threads} thread(s), §4.4)",
-            c.name
+            "flops / ceiling = {flops:.4e} / {rate:.4e} FLOP/s ({name}, {threads} thread(s), §4.4)"
         ),
     })
 }
@@ -81,9 +58,9 @@ pub fn memory(
     let r = level.roofs;
     let formula = match (level.form, level.costs) {
         (Form::Adding, Some(c)) => format!(
-            "streams add (RMS {:.0}% against {:.0}% overlapping): L'/r_L + A/r_S + U/r_U = {} / {} + {} / {} + {} / {}",
-            100.0 * level.rms_adding,
-            100.0 * level.rms_overlapping,
+            "streams add (RMS {} against {} overlapping): L'/r_L + A/r_S + U/r_U = {} / {} + {} / {} + {} / {}",
+            percent(level.rms_adding),
+            percent(level.rms_overlapping),
             Si(traffic.load_bytes - (traffic.store_bytes - traffic.allocate_bytes), "B"),
             per_byte(c.load_s_per_byte),
             Si(traffic.allocate_bytes, "B"),
@@ -94,9 +71,9 @@ pub fn memory(
         _ => {
             let (_, roof) = r.time_s(traffic);
             format!(
-                "streams overlap (RMS {:.0}% against {:.0}% adding): max(L/B_r, S/B_w, (L+A+S)/B_bus) = max({} / {}, {} / {}, {} / {}), the {} roof binds",
-                100.0 * level.rms_overlapping,
-                100.0 * level.rms_adding.min(9.99),
+                "streams overlap (RMS {} against {} adding): max(L/B_r, S/B_w, (L+A+S)/B_bus) = max({} / {}, {} / {}, {} / {}), the {} roof binds",
+                percent(level.rms_overlapping),
+                percent(level.rms_adding),
                 Si(traffic.load_bytes, "B"),
                 bw(r.read_Bps),
                 Si(traffic.store_bytes, "B"),
@@ -116,6 +93,16 @@ pub fn memory(
             m.level_of(per_thread_bytes),
         ),
     })
+}
+
+/// A relative error as a whole percentage; "—" when the form could not be
+/// fitted.
+fn percent(x: f64) -> String {
+    if x.is_finite() {
+        format!("{:.0}%", 100.0 * x)
+    } else {
+        "—".into()
+    }
 }
 
 /// T_random = max(lines·λ(region) / (k·p), lines·line / B_r(region)): every
