@@ -11,7 +11,8 @@ use crate::kernels::{self, Options};
 use crate::machine::Machine;
 use crate::profiles::DEFAULT_MEASUREMENTS;
 use crate::report;
-use crate::run::record::{self, AtomicFile, Provenance};
+use crate::run::atomic::AtomicFile;
+use crate::run::record::{self, Provenance};
 use crate::run::ProfileSource;
 use crate::BadInput;
 

@@ -13,7 +13,8 @@ use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use serde_json::json;
 
-use super::record::{self, AtomicFile, Provenance, Record};
+use super::atomic::AtomicFile;
+use super::record::{self, Provenance, Record};
 use super::{load_profile, ProfileSource, RunArgs, VariantChoice};
 use crate::mpi_stencil::driver::{
     host_names, max_ranks_per_host, run_variant, verify_runs, RunConfig, VariantRun,

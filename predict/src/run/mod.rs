@@ -16,6 +16,7 @@
 //! and the table says how to make one. Bad input gets one line from rank 0
 //! and exit status 2 on every rank.
 
+pub mod atomic;
 pub mod budget;
 pub mod record;
 

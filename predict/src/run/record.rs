@@ -10,17 +10,19 @@
 //! `measured_ci_s` becomes `measured_ci_lo_s` and `measured_ci_hi_s`,
 //! provenance fields `provenance_*`, and a kernel's own keys follow in
 //! alphabetical order (nested values as JSON text). Files are written
-//! atomically ([`AtomicFile`]).
+//! atomically ([`AtomicFile`](super::atomic::AtomicFile)).
 
 use std::collections::BTreeSet;
 use std::fs;
-use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::io;
+use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use models::stats::Summary;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+
+use super::atomic::AtomicFile;
 
 /// Where and how a record was made. The first five fields are those of
 /// the thread kernels' records (`crate::report::record`), so the two kinds
@@ -52,7 +54,7 @@ impl Provenance {
         let args: Vec<String> = std::env::args().collect();
         Self {
             host: hosts.first().cloned().unwrap_or_default(),
-            cpu_model: cpu_model(),
+            cpu_model: calibrate::sysinfo::SysInfo::read(1).cpu_model,
             date: rfc3339_utc(SystemTime::now()),
             tool_version: env!("CARGO_PKG_VERSION").into(),
             profile: profile.unwrap_or_default(),
@@ -61,19 +63,6 @@ impl Provenance {
             notes: Vec::new(),
         }
     }
-}
-
-/// The CPU model from `/proc/cpuinfo` ("unknown" elsewhere).
-fn cpu_model() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|t| {
-            t.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split_once(':'))
-                .map(|(_, v)| v.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown".into())
 }
 
 /// One kernel variant: measured, predicted, compared.
@@ -272,68 +261,6 @@ pub fn to_csv(records: &[Record]) -> String {
     String::from_utf8(w.into_inner().expect("flushing to memory")).expect("CSV of UTF-8 text")
 }
 
-/// A file written atomically: a temporary file beside the target is
-/// created at once (so a bad path fails before any work), filled, synced
-/// and renamed over the target on [`AtomicFile::commit`]. Dropped without
-/// a commit, it removes the temporary file and leaves the target as it was.
-#[derive(Debug)]
-pub struct AtomicFile {
-    target: PathBuf,
-    temp: PathBuf,
-    file: Option<fs::File>,
-}
-
-impl AtomicFile {
-    /// Creates the temporary file for `target`.
-    ///
-    /// The directory is created if it does not exist.
-    ///
-    /// # Errors
-    /// When the directory cannot be created or is not writable.
-    pub fn create(target: &Path) -> io::Result<Self> {
-        let dir = match target.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        let name = target
-            .file_name()
-            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "the path names no file"))?;
-        let temp = dir.join(format!(
-            ".{}.tmp{}",
-            name.to_string_lossy(),
-            std::process::id()
-        ));
-        fs::create_dir_all(&dir)?;
-        let file = fs::File::create(&temp)?;
-        Ok(Self {
-            target: target.to_path_buf(),
-            temp,
-            file: Some(file),
-        })
-    }
-
-    /// Writes `contents` and moves the file into place.
-    ///
-    /// # Errors
-    /// Write, sync or rename failures (the target is then unchanged).
-    pub fn commit(mut self, contents: &[u8]) -> io::Result<()> {
-        let mut file = self.file.take().expect("committed once");
-        file.write_all(contents)?;
-        file.sync_all()?;
-        drop(file);
-        fs::rename(&self.temp, &self.target)
-    }
-}
-
-impl Drop for AtomicFile {
-    fn drop(&mut self) {
-        if self.file.is_some() || self.temp.exists() {
-            self.file = None;
-            let _ = fs::remove_file(&self.temp);
-        }
-    }
-}
-
 /// Appends `records` to the JSON-lines file `path` (one record per line),
 /// atomically: the old lines and the new ones go to a temporary file that
 /// replaces `path`. The folder is created if needed.
@@ -474,23 +401,6 @@ mod tests {
         assert_eq!(rows[1][col("predicted_s")].parse::<f64>().unwrap(), 2e-3);
         // CV 10%: flagged.
         assert_eq!(&rows[0][col("noisy")], "true");
-    }
-
-    #[test]
-    fn atomic_file_replaces_or_leaves_alone() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("out.csv");
-        fs::write(&path, "old").unwrap();
-        // Dropped without a commit: the target is untouched, no temp left.
-        drop(AtomicFile::create(&path).unwrap());
-        assert_eq!(fs::read_to_string(&path).unwrap(), "old");
-        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
-        AtomicFile::create(&path).unwrap().commit(b"new").unwrap();
-        assert_eq!(fs::read_to_string(&path).unwrap(), "new");
-        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
-        // A missing directory is created; a path under a file fails at once.
-        assert!(AtomicFile::create(&dir.path().join("new/dir/out.csv")).is_ok());
-        assert!(AtomicFile::create(&path.join("out.csv")).is_err());
     }
 
     #[test]
