@@ -12,11 +12,14 @@ use crate::Estimate;
 /// Checks every figure of `p`.
 ///
 /// - `summary.*`, `provenance.clock_hz`, each level's latency and bandwidths,
-///   each ceiling's FLOP/s and each network regime's T0 and B: finite, > 0,
-///   lo ≤ point ≤ hi;
+///   each ceiling's FLOP/s and each network regime's B: finite, > 0,
+///   lo ≤ point ≤ hi; a regime's T0 (a fitted intercept, negative in some
+///   large-message regimes) finite and ordered, with T0 + n/B > 0 from the
+///   regime's first size;
 /// - `network.overlap_fraction`: in [0, 1];
 /// - `sections`: every number finite; every sample (`median`, `ci_lo`,
-///   `ci_hi`) positive with its interval around it; every estimate
+///   `ci_hi`) positive (signed for fractions, errors and ratios) with its
+///   interval around it; every estimate
 ///   (`point`, `lo`, `hi`) ordered (fitted intercepts there may be
 ///   negative); every bare `*_Bps`, `*_flops` or `*_hz` figure positive.
 ///
@@ -65,8 +68,19 @@ pub fn validate(p: &Profile) -> Result<(), ProfileError> {
     if let Some(n) = &p.network {
         for (i, r) in n.regimes.iter().enumerate() {
             let at = format!("network.regimes[{i}]");
-            estimate(&format!("{at}.t0_s"), &r.t0_s, true)?;
+            // T0 is a fitted intercept, which a large-message regime may
+            // have below zero; its line must give a positive time over
+            // its own range.
+            estimate(&format!("{at}.t0_s"), &r.t0_s, false)?;
             estimate(&format!("{at}.bandwidth_Bps"), &r.bandwidth_Bps, true)?;
+            let first = r.t0_s.point + r.from_bytes.max(1.0) / r.bandwidth_Bps.point;
+            if first <= 0.0 {
+                return Err(invalid(
+                    &format!("{at}.t0_s"),
+                    r.t0_s.point,
+                    "an intercept whose line T0 + n/B stays > 0 from the regime's first size",
+                ));
+            }
             if !(r.from_bytes >= 0.0 && r.from_bytes <= r.to_bytes) {
                 return Err(invalid(
                     &format!("{at}.from_bytes"),
@@ -137,13 +151,24 @@ fn interval(field: &str, point: f64, lo: f64, hi: f64, pos: bool) -> Result<(), 
     }
 }
 
+/// Whether the sample at `at` is a signed, dimensionless quantity (an
+/// overlap fraction, a model error, a ratio), which may be negative as
+/// measured: the share of a message hidden behind computation is below
+/// zero when the non-blocking exchange was the slower one.
+fn signed(at: &str) -> bool {
+    let key = at.rsplit('.').next().unwrap_or(at);
+    ["fraction", "error", "ratio"]
+        .iter()
+        .any(|w| key.contains(w))
+}
+
 /// Walks a section of raw results (see [`validate`]).
 fn section(at: &str, v: &Value) -> Result<(), ProfileError> {
     match v {
         Value::Object(m) => {
             let num = |k: &str| m.get(k).and_then(Value::as_f64);
             if let (Some(med), Some(lo), Some(hi)) = (num("median"), num("ci_lo"), num("ci_hi")) {
-                interval(&format!("{at}.median"), med, lo, hi, true)?;
+                interval(&format!("{at}.median"), med, lo, hi, !signed(at))?;
             }
             if let (Some(pt), Some(lo), Some(hi)) = (num("point"), num("lo"), num("hi")) {
                 interval(&format!("{at}.point"), pt, lo, hi, false)?;
@@ -250,5 +275,48 @@ mod tests {
         );
         let e = validate(&p).unwrap_err().to_string();
         assert!(e.contains("bandwidth_write_allocate_Bps"), "{e}");
+    }
+
+    #[test]
+    fn a_regime_line_may_have_a_negative_intercept_but_no_negative_time() {
+        use crate::profile::{Network, NetworkRegime};
+        let regime = |t0: f64| NetworkRegime {
+            from_bytes: 881744.0,
+            to_bytes: 16777216.0,
+            t0_s: Estimate::new(t0, t0 - 1e-5, t0 + 1e-5),
+            bandwidth_Bps: Estimate::new(6.6e9, 6.5e9, 6.7e9),
+            r_squared: 0.999,
+        };
+        let mut p = good();
+        p.network = Some(Network {
+            transport: "tcp".into(),
+            hosts: vec![],
+            regimes: vec![regime(-4.76e-5)],
+            overlap_fraction: None,
+            points: vec![],
+        });
+        validate(&p).unwrap();
+        // 881744 B at 6.6 GB/s take 134 µs: an intercept of -200 µs makes
+        // the line negative there.
+        p.network.as_mut().unwrap().regimes[0] = regime(-2e-4);
+        let e = validate(&p).unwrap_err().to_string();
+        assert!(e.contains("network.regimes[0].t0_s"), "{e}");
+    }
+
+    #[test]
+    fn a_measured_overlap_fraction_may_be_negative() {
+        let mut p = good();
+        p.sections.insert(
+            "pingpong".into(),
+            serde_json::json!({"overlap": {"fraction": {"median": -0.35, "ci_lo": -0.5, "ci_hi": 0.1}}}),
+        );
+        validate(&p).unwrap();
+        p.sections.get_mut("pingpong").unwrap()["overlap"]["fraction"]["ci_lo"] =
+            serde_json::json!(-0.2);
+        let e = validate(&p).unwrap_err().to_string();
+        assert!(
+            e.contains("sections.pingpong.overlap.fraction.median"),
+            "{e}"
+        );
     }
 }
