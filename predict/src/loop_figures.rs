@@ -212,25 +212,47 @@ impl Machine<'_> {
         }
     }
 
-    /// Misses one core keeps in flight: the MLP curve's largest bandwidth
-    /// over its one-chain bandwidth (Little's law, §4.3: concurrency =
-    /// throughput × latency).
-    pub fn miss_concurrency(&self) -> Result<f64, Missing> {
+    /// Misses one core keeps in flight with the given page size, by
+    /// Little's law (§4.3: concurrency = throughput × latency): the MLP
+    /// curve's largest line rate times the pointer-chase latency at the
+    /// curve's own buffer size and page size. Without that latency, the
+    /// curve's largest bandwidth over its one-chain bandwidth. With 4 KiB
+    /// pages a miss may first need a page walk, so the core's page walkers
+    /// can cap the concurrency below the huge-page curve's. A profile
+    /// without the asked curve (older ones measured huge pages only) gives
+    /// the other.
+    pub fn miss_concurrency(&self, huge_pages: bool) -> Result<f64, Missing> {
         let missing = || Missing {
             what: "the memory-level-parallelism curve".into(),
             fix: "mlp",
         };
         let m = self.profile.sections.get("mlp").ok_or_else(missing)?;
         let points = m["points"].as_array().ok_or_else(missing)?;
-        let one = points
+        // Points without a page size are from profiles that measured huge
+        // pages only.
+        let pages_of = |p: &serde_json::Value| p["pages"].as_str().unwrap_or("2MiB").to_owned();
+        let wanted = if huge_pages { "2MiB" } else { "4KiB" };
+        let pages = if points.iter().any(|p| pages_of(p) == wanted) {
+            wanted.to_owned()
+        } else {
+            points.first().map(pages_of).ok_or_else(missing)?
+        };
+        let curve: Vec<_> = points.iter().filter(|p| pages_of(p) == pages).collect();
+        let max = curve
+            .iter()
+            .filter_map(|p| p["bandwidth_Bps"].as_f64())
+            .fold(0.0, f64::max);
+        let latency = m["dram_bytes"]
+            .as_f64()
+            .and_then(|b| self.random_latency_s(b, pages == "2MiB", Bound::Point).ok());
+        if let Some(l) = latency {
+            return Ok((max / self.line_bytes() * l).max(1.0));
+        }
+        let one = curve
             .iter()
             .find(|p| p["k"].as_u64() == Some(1))
             .and_then(|p| p["bandwidth_Bps"].as_f64())
             .ok_or_else(missing)?;
-        let max = points
-            .iter()
-            .filter_map(|p| p["bandwidth_Bps"].as_f64())
-            .fold(0.0, f64::max);
         Ok((max / one).max(1.0))
     }
 

@@ -1,8 +1,10 @@
 //! Memory-level parallelism and Little's law (lecture §4.3).
 //!
 //! k = 1..32 independent pointer chains are followed in one loop over a
-//! DRAM-sized Sattolo cycle (huge pages offered, one pinned thread), so up
-//! to k misses are in flight. The chains start evenly spaced along the
+//! DRAM-sized Sattolo cycle (one pinned thread), so up to k misses are in
+//! flight. The sweep runs twice: with huge pages offered (the concurrency
+//! of the memory system) and with 4 KiB pages, where a miss may first need
+//! a page walk, so the core's page walkers can cap the misses in flight. The chains start evenly spaced along the
 //! cycle (found by one walk of it), so no chain runs into lines another has
 //! just brought into the cache.
 //!
@@ -16,9 +18,12 @@
 //!
 //! # Section `mlp`
 //!
+//! The summary fields (`max_bandwidth_Bps`, `saturation_k`, `little`) are
+//! those of the huge-page curve; each point names its page size.
+//!
 //! ```json
 //! { "dram_bytes": .., "pages": "2MiB", "line_bytes": 64,
-//!   "points": [ { "k": 1, "time_per_step_s": {"median": .., ...}, "bandwidth_Bps": .. }, ... ],
+//!   "points": [ { "k": 1, "pages": "2MiB", "time_per_step_s": {"median": .., ...}, "bandwidth_Bps": .. }, ... ],
 //!   "max_bandwidth_Bps": .., "saturation_k": 10, "saturation_share": 0.9,
 //!   "little": { "latency_s": .., "latency_source": "latency benchmark",
 //!               "bandwidth_Bps": .., "bandwidth_source": "stream load, 1 thread, DRAM",
@@ -77,115 +82,189 @@ fn time_k(k: usize, buf: &ChaseBuffer, starts: &[Cursor], plan: &Plan) -> Result
     arms!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32)
 }
 
+/// One curve of the benchmark: the step times of each chain count over one
+/// page size.
+struct Curve {
+    pages: Pages,
+    points: Vec<ChainPoint>,
+    /// Bytes of the buffer that the kernel backed with huge pages.
+    huge_page_bytes: Option<u64>,
+}
+
+impl Curve {
+    /// (k, bandwidth) of each point: k lines per step.
+    fn bandwidths(&self, line: usize) -> Vec<(usize, f64)> {
+        self.points
+            .iter()
+            .map(|(k, s)| (*k, *k as f64 * line as f64 / s.median))
+            .collect()
+    }
+}
+
+/// Measures every chain count of `ks` over a `bytes`-byte cycle with
+/// `pages`, on the one pinned thread.
+fn measure_curve(
+    ctx: &Context,
+    pages: Pages,
+    bytes: usize,
+    ks: &[usize],
+    bar: &indicatif::ProgressBar,
+) -> Result<Curve> {
+    let plan = ctx.config.plan;
+    let line = ctx.sys.line_bytes;
+    bar.set_message(format!(
+        "building {} ({pages} pages)",
+        binary_size(bytes as f64)
+    ));
+    let measured = ctx.one.each(|_| -> Result<Curve> {
+        let buf = ChaseBuffer::new(bytes, line, pages, 0x4d4c50)?;
+        let n = buf.lines();
+        let mut idx: Vec<usize> = ks
+            .iter()
+            .flat_map(|&k| (0..k).map(move |c| c * n / k))
+            .collect();
+        idx.sort_unstable();
+        idx.dedup();
+        let ptrs = buf.positions(&idx);
+        bar.inc(1);
+        let mut points = Vec::new();
+        for &k in ks {
+            bar.set_message(format!("k = {k}, {pages} pages"));
+            let starts: Vec<Cursor> = (0..k)
+                .map(|c| ptrs[idx.binary_search(&(c * n / k)).expect("position walked")])
+                .collect();
+            points.push((k, time_k(k, &buf, &starts, &plan)?));
+            bar.inc(1);
+        }
+        Ok(Curve {
+            pages,
+            points,
+            huge_page_bytes: buf.region().huge_page_bytes(),
+        })
+    });
+    measured.into_iter().next().expect("one thread")
+}
+
+/// Little's law's concurrency for the one-thread DRAM bandwidth at the
+/// DRAM latency, with where each figure came from.
+fn little(ctx: &Context, huge: &Curve) -> serde_json::Value {
+    let line = ctx.sys.line_bytes;
+    let (latency, lat_src) = match ctx.known.summary.dram_latency_s {
+        Some(l) => (Some(l), "latency benchmark (DRAM, huge pages)"),
+        None => (
+            huge.points.first().map(|p| p.1.median),
+            "this benchmark with 1 chain",
+        ),
+    };
+    let dram_level = ctx.known.levels.iter().find(|l| l.name == "DRAM");
+    let (bandwidth, bw_src) = match (
+        dram_level.and_then(|l| l.bandwidth_1t_Bps),
+        ctx.known.summary.stream_triad_1t_Bps,
+    ) {
+        (Some(b), _) => (Some(b.point), "stream load kernel, 1 thread, DRAM"),
+        (None, Some(b)) => (Some(b), "stream triad, 1 thread, DRAM"),
+        _ => (None, "not measured (run the stream benchmark)"),
+    };
+    let k = latency
+        .zip(bandwidth)
+        .and_then(|(l, b)| outstanding_lines(b, l, line as f64).ok());
+    json!({
+        "latency_s": latency,
+        "latency_source": lat_src,
+        "bandwidth_Bps": bandwidth,
+        "bandwidth_source": bw_src,
+        "k": k,
+    })
+}
+
+/// One line of the table for one curve.
+fn curve_line(curve: &Curve, line: usize) -> String {
+    let bw = curve.bandwidths(line);
+    let first = bw.first().map_or(0.0, |p| p.1);
+    let max = bw.iter().map(|p| p.1).fold(0.0, f64::max);
+    format!(
+        "  {} pages: {} with 1 chain, at most {} ({:.1} misses in flight); {}% of it from k = {}",
+        curve.pages.label(),
+        Si(first, "B/s"),
+        Si(max, "B/s"),
+        if first > 0.0 { max / first } else { f64::NAN },
+        (SATURATION_SHARE * 100.0) as u32,
+        saturation(&bw, SATURATION_SHARE).map_or("-".into(), |k| k.to_string()),
+    )
+}
+
 impl Bench for Mlp {
     fn name(&self) -> &'static str {
         "mlp"
     }
 
+    /// Two curves: huge pages (the misses the memory system keeps in
+    /// flight) and base pages (where each miss may also need a page walk,
+    /// so the page walkers can cap the concurrency: what a loop over an
+    /// ordinary allocation sees).
     fn run(&self, ctx: &Context) -> Result<Outcome> {
         let mut out = Outcome::default();
         let (caches, note) = ctx.caches_or_probe()?;
         out.notes.extend(note);
         let largest = caches.iter().map(|c| c.1).reduce(f64::max).unwrap_or(0.0);
-        let dram = ctx.dram_bytes(largest);
+        let dram = ctx.dram_bytes(largest) as usize;
         let line = ctx.sys.line_bytes;
         let ks: Vec<usize> = if ctx.config.quick {
             QUICK_CHAINS.to_vec()
         } else {
             (1..=MAX_CHAINS).collect()
         };
-        let plan = ctx.config.plan;
-        let bar = ctx.progress.bar("mlp", ks.len() as u64 + 1);
-        bar.set_message(format!("building {}", binary_size(dram as f64)));
-        let measured = ctx.one.each(|_| -> Result<(Vec<ChainPoint>, Option<u64>)> {
-            let buf = ChaseBuffer::new(dram as usize, line, Pages::Huge, 0x4d4c50)?;
-            let n = buf.lines();
-            let mut idx: Vec<usize> = ks
-                .iter()
-                .flat_map(|&k| (0..k).map(move |c| c * n / k))
-                .collect();
-            idx.sort_unstable();
-            idx.dedup();
-            let ptrs = buf.positions(&idx);
-            bar.inc(1);
-            let mut v = Vec::new();
-            for &k in &ks {
-                bar.set_message(format!("k = {k}"));
-                let starts: Vec<Cursor> = (0..k)
-                    .map(|c| ptrs[idx.binary_search(&(c * n / k)).expect("position walked")])
-                    .collect();
-                v.push((k, time_k(k, &buf, &starts, &plan)?));
-                bar.inc(1);
-            }
-            Ok((v, buf.region().huge_page_bytes()))
-        });
+        let bar = ctx.progress.bar("mlp", 2 * (ks.len() as u64 + 1));
+        let huge = measure_curve(ctx, Pages::Huge, dram, &ks, &bar)?;
+        let small = measure_curve(ctx, Pages::Small, dram, &ks, &bar)?;
         bar.finish_and_clear();
-        let (points, huge) = measured.into_iter().next().expect("one thread")?;
-        let bw: Vec<(usize, f64)> = points
-            .iter()
-            .map(|(k, s)| (*k, *k as f64 * line as f64 / s.median))
-            .collect();
+        for c in [&huge, &small] {
+            out.notes.extend(noisy_points_note(
+                &format!("MLP step times ({} pages)", c.pages.label()),
+                c.points.iter().map(|p| &p.1),
+            ));
+        }
+        let bw = huge.bandwidths(line);
         let max_bw = bw.iter().map(|p| p.1).reduce(f64::max).unwrap_or(0.0);
-        let sat = saturation(&bw, SATURATION_SHARE);
-        out.notes.extend(noisy_points_note(
-            "MLP step times",
-            points.iter().map(|p| &p.1),
-        ));
-
-        let (latency, lat_src) = match ctx.known.summary.dram_latency_s {
-            Some(l) => (Some(l), "latency benchmark (DRAM, huge pages)"),
-            None => (
-                points.first().map(|p| p.1.median),
-                "this benchmark with 1 chain",
-            ),
-        };
-        let dram_level = ctx.known.levels.iter().find(|l| l.name == "DRAM");
-        let (bandwidth, bw_src) = match (
-            dram_level.and_then(|l| l.bandwidth_1t_Bps),
-            ctx.known.summary.stream_triad_1t_Bps,
-        ) {
-            (Some(b), _) => (Some(b.point), "stream load kernel, 1 thread, DRAM"),
-            (None, Some(b)) => (Some(b), "stream triad, 1 thread, DRAM"),
-            _ => (None, "not measured (run the stream benchmark)"),
-        };
-        let little = latency
-            .zip(bandwidth)
-            .and_then(|(l, b)| outstanding_lines(b, l, line as f64).ok());
-
+        let little = little(ctx, &huge);
+        let points = [&huge, &small].into_iter().flat_map(|c| {
+            c.points
+                .iter()
+                .zip(c.bandwidths(line))
+                .map(move |((k, s), (_, b))| {
+                    json!({
+                        "k": k,
+                        "pages": c.pages.label(),
+                        "time_per_step_s": stats_json(s),
+                        "bandwidth_Bps": b,
+                    })
+                })
+        });
         out.section = json!({
             "dram_bytes": dram,
             "pages": Pages::Huge.label(),
-            "huge_page_bytes": huge,
+            "huge_page_bytes": huge.huge_page_bytes,
             "line_bytes": line,
-            "points": points.iter().zip(&bw).map(|((k, s), (_, b))| json!({
-                "k": k,
-                "time_per_step_s": stats_json(s),
-                "bandwidth_Bps": b,
-            })).collect::<Vec<_>>(),
+            "points": points.collect::<Vec<_>>(),
             "max_bandwidth_Bps": max_bw,
-            "saturation_k": sat,
+            "saturation_k": saturation(&bw, SATURATION_SHARE),
             "saturation_share": SATURATION_SHARE,
-            "little": {
-                "latency_s": latency,
-                "latency_source": lat_src,
-                "bandwidth_Bps": bandwidth,
-                "bandwidth_source": bw_src,
-                "k": little,
-            },
+            "little": little,
         });
-        let first = bw.first().map_or(0.0, |p| p.1);
         out.table = format!(
-            "Memory-level parallelism ({} chains over {}): {} with 1 chain, at most {}; {}% of it from k = {}\n  Little's law k = B·L/{} B = {}",
+            "Memory-level parallelism ({} chain counts over {})\n{}\n{}\n  Little's law k = B·L/{} B = {}",
             ks.len(),
             binary_size(dram as f64),
-            Si(first, "B/s"),
-            Si(max_bw, "B/s"),
-            (SATURATION_SHARE * 100.0) as u32,
-            sat.map_or("-".into(), |k| k.to_string()),
+            curve_line(&huge, line),
+            curve_line(&small, line),
             line,
-            match (little, latency, bandwidth) {
-                (Some(k), Some(l), Some(b)) => format!("{k:.1} (B = {}, L = {})", Si(b, "B/s"), Si(l, "s")),
-                _ => format!("- ({bw_src})"),
+            match little["k"].as_f64() {
+                Some(k) => format!(
+                    "{k:.1} (B = {}, L = {})",
+                    Si(little["bandwidth_Bps"].as_f64().unwrap_or(0.0), "B/s"),
+                    Si(little["latency_s"].as_f64().unwrap_or(0.0), "s")
+                ),
+                None => format!("- ({})", little["bandwidth_source"].as_str().unwrap_or("")),
             }
         );
         Ok(out)

@@ -117,7 +117,7 @@ pub fn random(
     bound: Bound,
 ) -> Result<Term, Missing> {
     let latency = m.random_latency_s(a.region_bytes, huge_pages, bound)?;
-    let k = m.miss_concurrency()?;
+    let k = m.miss_concurrency(huge_pages)?;
     let line = m.line_bytes();
     let p = threads as f64;
     let latency_s = a.lines * latency / (k * p);
@@ -133,7 +133,7 @@ pub fn random(
         seconds: latency_s.max(traffic_s),
         explain: format!(
             "max(lines·λ/(k·p), traffic) = max({:.4e}·{} / ({k:.1}·{threads}), {}) \
-             (λ: latency into {} with {} pages; k: misses in flight per core from the MLP curve; §4.3)",
+             (λ: latency into {} with {} pages; k: misses in flight per core from the MLP curve with those pages; §4.3)",
             a.lines,
             Si(latency, "s"),
             Si(traffic_s, "s"),

@@ -325,6 +325,43 @@ fn random_accesses_overlap_k_misses_per_core() {
 }
 
 #[test]
+fn random_accesses_take_the_concurrency_of_their_page_size() {
+    let mut p = machine();
+    // Base pages: page walks cap the core at 5 misses in flight, half the
+    // huge-page curve's 10 (points without a page size are huge pages).
+    p.sections.get_mut("mlp").unwrap()["points"]
+        .as_array_mut()
+        .unwrap()
+        .extend([
+            json!({"k": 1, "pages": "4KiB", "bandwidth_Bps": 0.5e9}),
+            json!({"k": 8, "pages": "4KiB", "bandwidth_Bps": 2.5e9}),
+        ]);
+    let m = Machine::new(&p);
+    assert_eq!(m.miss_concurrency(true).unwrap(), 10.0);
+    assert_eq!(m.miss_concurrency(false).unwrap(), 5.0);
+    let w = Work {
+        demands: vec![Demand::Random {
+            accesses: RandomAccesses {
+                lines: 1e6,
+                region_bytes: 67108864.0,
+                written: false,
+            },
+            huge_pages: false,
+        }],
+    };
+    // 1e6 lines · 100 ns / (5 · 2 threads) = 10 ms.
+    let pr = predict(&w, &m, 2).unwrap();
+    assert!((pr.seconds - 10e-3).abs() < 1e-12, "{}", pr.seconds);
+    // With the curve's buffer size, Little's law takes the latency from the
+    // pointer chase there: 2.5 GB/s / 64 B · 100 ns = 3.906 misses.
+    p.sections.get_mut("mlp").unwrap()["dram_bytes"] = json!(67108864.0);
+    let m = Machine::new(&p);
+    assert!((m.miss_concurrency(false).unwrap() - 3.90625).abs() < 1e-12);
+    // No huge-page latency curve: the huge-page curve's own ratio.
+    assert_eq!(m.miss_concurrency(true).unwrap(), 10.0);
+}
+
+#[test]
 fn chains_wait_for_each_add() {
     let p = machine();
     let m = Machine::new(&p);
