@@ -29,6 +29,28 @@ impl AlphaBeta {
         })
     }
 
+    /// One protocol regime of a fitted network: the line T(n) = T0 + n/B
+    /// that holds for messages of `from_bytes` and more. Its T0 is the
+    /// line's intercept, not a start-up one could measure, and a
+    /// large-message regime can have it negative (the protocol's fixed cost
+    /// drops as messages grow); the line is refused only when it gives no
+    /// positive time from `from_bytes` on. B > 0.
+    pub fn regime(t0_s: f64, bandwidth_bps: f64, from_bytes: f64) -> Result<Self> {
+        let bandwidth_bps = positive("bandwidth", bandwidth_bps)?;
+        let from = non_negative("regime start", from_bytes)?;
+        if !t0_s.is_finite() || t0_s + from / bandwidth_bps <= 0.0 {
+            return Err(ModelError::OutOfRange {
+                name: "t0",
+                value: t0_s,
+                accepted: "an intercept giving a positive time at the regime's first size",
+            });
+        }
+        Ok(Self {
+            t0_s,
+            bandwidth_bps,
+        })
+    }
+
     /// T(n) = T0 + n/B: time of one message of `bytes` bytes, seconds (§2.2).
     pub fn time_s(&self, bytes: f64) -> f64 {
         self.t0_s + bytes / self.bandwidth_bps
@@ -150,6 +172,12 @@ mod tests {
     #[test]
     fn refuses_bad_parameters() {
         assert!(AlphaBeta::new(-1e-6, 1e9).is_err());
+        // A regime from 1 MB: -100 µs + 1 MB / 1 GB/s = 900 µs > 0.
+        let r = AlphaBeta::regime(-100e-6, 1e9, 1e6).unwrap();
+        assert!((r.time_s(1e6) - 900e-6).abs() < 1e-15);
+        assert!(AlphaBeta::regime(-2e-3, 1e9, 1e6).is_err());
+        assert!(AlphaBeta::regime(f64::NAN, 1e9, 1e6).is_err());
+        assert!(AlphaBeta::regime(1e-6, 0.0, 0.0).is_err());
         assert!(AlphaBeta::new(1e-6, 0.0).is_err());
         let ab = AlphaBeta::new(1e-6, 1e9).unwrap();
         assert!(ab.sequential_messages_time_s(0.0, 8.0).is_err());

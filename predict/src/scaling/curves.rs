@@ -126,8 +126,16 @@ impl Stencil {
     }
 
     fn model(&self, theta: &[f64], p: f64) -> Option<GhostStencil> {
-        let r = regime_index(&self.regimes, self.message_bytes(p));
-        let net = AlphaBeta::new(*theta.get(1 + 2 * r)?, *theta.get(2 + 2 * r)?).ok()?;
+        let bytes = self.message_bytes(p);
+        let r = regime_index(&self.regimes, bytes);
+        let (t0, b) = (*theta.get(1 + 2 * r)?, *theta.get(2 + 2 * r)?);
+        // A regime's line holds from its first size on; a message below it
+        // (no regime serves that size) must still get a positive time.
+        let from = self
+            .regimes
+            .get(r)
+            .map_or(bytes, |g| g.from_bytes.min(bytes));
+        let net = AlphaBeta::regime(t0, b, from).ok()?;
         GhostStencil::new(
             self.n,
             theta[0],
@@ -322,6 +330,34 @@ mod tests {
         );
         assert!((pt.comm_s - 7.12e-6).abs() < 1e-12);
         assert_eq!(s.point(&theta, 1.0).speedup, 1.0);
+    }
+
+    #[test]
+    fn a_large_message_regime_may_have_a_negative_intercept() {
+        // A slow link's large-message line: T(n) = -132 µs + n / 25 MB/s
+        // from 64 KiB. The 16 KiB rows of N = 4096 are in it: comm =
+        // -132 µs + 32 KiB / 25 MB/s = 1.179 ms.
+        let s = Stencil {
+            regimes: vec![
+                Range {
+                    from_bytes: 0.0,
+                    to_bytes: 4096.0,
+                },
+                Range {
+                    from_bytes: 8192.0,
+                    to_bytes: 1e9,
+                },
+            ],
+            ..lecture_stencil()
+        };
+        let theta = [2.0 / 3e9, 20e-6, 100e6, -132e-6, 25e6];
+        let pt = s.point(&theta, 4.0);
+        let comm = -132e-6 + 32768.0 / 25e6;
+        assert!((pt.comm_s - comm).abs() < 1e-12, "{}", pt.comm_s);
+        // An intercept so negative that the line is below zero at the
+        // regime's first size is no network.
+        let bad = [2.0 / 3e9, 20e-6, 100e6, -1e-3, 25e6];
+        assert!(s.point(&bad, 4.0).comm_s.is_nan());
     }
 
     #[test]
