@@ -9,6 +9,8 @@
 #     (the same 3-stream kernel, 24 B per element, no write-allocate counted);
 #     likwid-bench's triad_<isa> is a 4-stream kernel (a = b*c + d, 32 B)
 #     and is shown for reference only;
+#   - the update (a = s*a, 16 B) and store (a = s, 8 B) kernels, DRAM-sized,
+#     against likwid-bench update_<isa> and store_<isa> (same byte counts);
 #   - peak f64 FLOP/s against likwid-bench peakflops_<isa> on 32 kB;
 #   - pointer-chase latency at the DRAM size and in L1 (16 KiB) against
 #     scripts/chase.c, with 4 KiB pages and with huge pages;
@@ -94,6 +96,9 @@ STREAM_K=stream_$ISA
 TRIAD4_K=triad_$ISA
 PEAK_K=peakflops_$ISA
 [ "$ISA" = sse ] && PEAK_K=peakflops_sse
+# likwid's update and store kernels carry no _fma suffix.
+UPDATE_K=update_${ISA%_fma}
+STORE_K=store_${ISA%_fma}
 
 # DRAM working set as calibrate sizes it (quick latency sweep), and the L2
 # size the OS reports (the L2 reading of a curve is less stable on a busy
@@ -144,6 +149,12 @@ compare "triad DRAM $DRAM_SIZE 1t vs $STREAM_K" B/s ">= 0.95" \
 compare "triad L2 ${L2_KB}kB ${THREADS}t vs $STREAM_K" B/s ">= 0.95" \
     "cal_point triad --size ${L2_KB}kB --threads $THREADS --pages small" \
     "likwid_bw $STREAM_K ${L2_KB}kB $THREADS"
+compare "update DRAM $DRAM_SIZE ${THREADS}t vs $UPDATE_K" B/s ">= 0.95" \
+    "cal_point update --size $DRAM_SIZE --threads $THREADS --pages small" \
+    "likwid_bw $UPDATE_K $DRAM_SIZE $THREADS"
+compare "store DRAM $DRAM_SIZE ${THREADS}t vs $STORE_K" B/s ">= 0.95" \
+    "cal_point store --size $DRAM_SIZE --threads $THREADS --pages small" \
+    "likwid_bw $STORE_K $DRAM_SIZE $THREADS"
 compare "(info) triad DRAM ${THREADS}t vs 4-stream $TRIAD4_K" B/s "-" \
     "cal_point triad --size $DRAM_SIZE --threads $THREADS --pages small" \
     "likwid_bw $TRIAD4_K $DRAM_SIZE $THREADS"

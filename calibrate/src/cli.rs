@@ -185,6 +185,10 @@ pub enum PointKernel {
     Triad,
     /// Read-only (sum) bandwidth.
     Load,
+    /// Read-modify-write (a[i] = s·a[i]) bandwidth.
+    Update,
+    /// Write-only (a[i] = s) bandwidth.
+    Store,
     /// Pointer-chase latency.
     Chase,
     /// Peak f64 FLOP/s, widest SIMD with FMA.

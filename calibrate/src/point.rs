@@ -183,6 +183,8 @@ fn measure(
         PointKernel::Add => Some(Kernel::Add),
         PointKernel::Triad => Some(Kernel::Triad),
         PointKernel::Load => Some(Kernel::Load),
+        PointKernel::Update => Some(Kernel::Update),
+        PointKernel::Store => Some(Kernel::Store),
         _ => None,
     };
     Ok(match (args.kernel, stream_kernel, size) {
