@@ -4,13 +4,17 @@
 # timed, then described to `predict kernel` with its measured time, on 1
 # and all threads, at a cache size (1 MiB in all, the largest private cache
 # of one core on some machines, a shared one's slice on others) and a DRAM
-# size. Prints one row per case and the median and largest |error|.
+# size. Each case is measured ROUNDS times (default 3), interleaved with
+# the other cases, and its error is the median round's: a shared machine can
+# take a CPU from one run for seconds, and one round must not stand for the
+# case. Prints one row per case and round, then each case's median error
+# with its range, and the median and largest |error| over the cases.
 #
-#   bash scripts/bench_kernel.sh [--profile FILE|NAME] [--calibrate] [--save FILE]
+#   ROUNDS=3 bash scripts/bench_kernel.sh [--profile FILE|NAME] [--calibrate] [--save FILE]
 #
 # --calibrate first runs `calibrate --quick` into a fresh profile, right
 # before the loops (on a shared machine the figures drift within minutes).
-# --save writes the rows as CSV.
+# --save writes the rows (every round) as CSV.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
@@ -57,38 +61,55 @@ cases=(
 )
 
 rows="$work/rows.csv"
-echo "loop,size,threads,n,measured_s,predicted_s,rel_error,binding,level" > "$rows"
-printf '%-10s %-6s %3s %10s %12s %12s %8s  %s\n' loop size thr n measured predicted error binding
-for c in "${cases[@]}"; do
-  IFS='|' read -r name loop n_cache n_dram regions desc <<< "$c"
-  read -r r_cache r_dram <<< "$regions"
-  for size in cache DRAM; do
-    if [ "$size" = cache ]; then n=$n_cache; region=$r_cache; else n=$n_dram; region=$r_dram; fi
-    for threads in 1 "$cpus"; do
-      measured=$(OMP_NUM_THREADS=$threads OMP_PROC_BIND=close OMP_PLACES=cores \
-        "$work/loops" "$loop" "$n" "$region" | awk '{print $4}')
-      # shellcheck disable=SC2046
-      json=$(target/release/predict kernel --profile "$profile" --name "$name" \
-        --n "$n" --threads "$threads" $(echo "$desc" | sed "s/REGION/$region/; s/VCHAIN/$vchain/") \
-        --time "${measured}s" --json)
-      line=$(python3 -c '
+rounds=${ROUNDS:-3}
+echo "round,loop,size,threads,n,measured_s,predicted_s,rel_error,binding,level" > "$rows"
+printf '%5s %-10s %-6s %3s %10s %12s %12s %8s  %s\n' round loop size thr n measured predicted error binding
+for round in $(seq "$rounds"); do
+  for c in "${cases[@]}"; do
+    IFS='|' read -r name loop n_cache n_dram regions desc <<< "$c"
+    read -r r_cache r_dram <<< "$regions"
+    for size in cache DRAM; do
+      if [ "$size" = cache ]; then n=$n_cache; region=$r_cache; else n=$n_dram; region=$r_dram; fi
+      for threads in 1 "$cpus"; do
+        measured=$(OMP_NUM_THREADS=$threads OMP_PROC_BIND=close OMP_PLACES=cores \
+          "$work/loops" "$loop" "$n" "$region" | awk '{print $4}')
+        # shellcheck disable=SC2046
+        json=$(target/release/predict kernel --profile "$profile" --name "$name" \
+          --n "$n" --threads "$threads" $(echo "$desc" | sed "s/REGION/$region/; s/VCHAIN/$vchain/") \
+          --time "${measured}s" --json 2>/dev/null)
+        line=$(python3 -c '
 import json, sys
 d = json.loads(sys.argv[1])
 print("{},{},{},{}".format(d["predicted_s"], d["rel_error"], d["binding"], d["level"]))
 ' "$json")
-      IFS=',' read -r predicted err binding level <<< "$line"
-      echo "$name,$size,$threads,$n,$measured,$predicted,$err,$binding,$level" >> "$rows"
-      printf '%-10s %-6s %3s %10s %12.4g %12.4g %+7.1f%%  %s (%s)\n' "$name" "$size" "$threads" "$n" \
-        "$measured" "$predicted" "$(python3 -c "print(100*$err)")" "$binding" "$level"
+        IFS=',' read -r predicted err binding level <<< "$line"
+        echo "$round,$name,$size,$threads,$n,$measured,$predicted,$err,$binding,$level" >> "$rows"
+        printf '%5s %-10s %-6s %3s %10s %12.4g %12.4g %+7.1f%%  %s (%s)\n' "$round" "$name" "$size" "$threads" "$n" \
+          "$measured" "$predicted" "$(python3 -c "print(100*$err)")" "$binding" "$level"
+      done
     done
   done
 done
+# The profile's warnings, once (each prediction would repeat them).
+target/release/predict kernel --profile "$profile" --n 1 --array x:load:8 --threads "$cpus" \
+  >/dev/null 2>"$work/warnings" || true
+sort -u "$work/warnings" | sed 's/^/note: /'
 python3 - "$rows" <<'EOF'
 import csv, statistics, sys
-rows = list(csv.DictReader(open(sys.argv[1])))
-errs = [abs(float(r["rel_error"])) for r in rows]
-worst = max(rows, key=lambda r: abs(float(r["rel_error"])))
-print(f"{len(rows)} cases: median |error| {100*statistics.median(errs):.1f}% (target <= 20%), "
-      f"largest {100*max(errs):.1f}% ({worst['loop']} {worst['size']} {worst['threads']} thr; target <= 35%)")
+from collections import defaultdict
+cases = defaultdict(list)
+for r in csv.DictReader(open(sys.argv[1])):
+    cases[(r["loop"], r["size"], r["threads"])].append(float(r["rel_error"]))
+rounds = max(len(v) for v in cases.values())
+print(f"\n{'loop':10} {'size':6} {'thr':>3}  median error  [range over {rounds} rounds]")
+medians = {}
+for key, errs in cases.items():
+    medians[key] = statistics.median(errs)
+    print(f"{key[0]:10} {key[1]:6} {key[2]:>3}  {100 * medians[key]:+11.1f}%  "
+          f"[{100 * min(errs):+.1f}%, {100 * max(errs):+.1f}%]")
+absolute = {k: abs(v) for k, v in medians.items()}
+worst = max(absolute, key=absolute.get)
+print(f"{len(cases)} cases: median |error| {100 * statistics.median(absolute.values()):.1f}% "
+      f"(target <= 20%), largest {100 * absolute[worst]:.1f}% ({' '.join(worst)} thr; target <= 35%)")
 EOF
 if [ -n "$save" ]; then cp "$rows" "$save"; echo "rows written to $save"; fi
