@@ -18,7 +18,8 @@
 //!
 //! ```json
 //! { "dram_bytes": .., "pages": "2MiB", "line_bytes": 64,
-//!   "points": [ { "k": 1, "time_per_step_s": {"median": .., ...}, "bandwidth_Bps": .. }, ... ],
+//!   "points": [ { "k": 1, "pages": "2MiB", "time_per_step_s": {"median": .., ...},
+//!                 "bandwidth_Bps": .. }, ... ],
 //!   "max_bandwidth_Bps": .., "saturation_k": 10, "saturation_share": 0.9,
 //!   "little": { "latency_s": .., "latency_source": "latency benchmark",
 //!               "bandwidth_Bps": .., "bandwidth_source": "stream load, 1 thread, DRAM",
@@ -27,11 +28,12 @@
 
 use anyhow::Result;
 use models::little::outstanding_lines;
+use models::profile::mlp::{Little, MlpPoint, MlpSection};
+use models::profile::Section;
 use models::stats::Summary as Stats;
 use models::units::Si;
-use serde_json::json;
 
-use super::{noisy_points_note, stats_json, Bench, Context, Outcome};
+use super::{noisy_points_note, sample, Bench, Context, Outcome};
 use crate::kernels::chase::{ChaseBuffer, Cursor};
 use crate::mem::Pages;
 use crate::output::binary_size;
@@ -152,27 +154,32 @@ impl Bench for Mlp {
             .zip(bandwidth)
             .and_then(|(l, b)| outstanding_lines(b, l, line as f64).ok());
 
-        out.section = json!({
-            "dram_bytes": dram,
-            "pages": Pages::Huge.label(),
-            "huge_page_bytes": huge,
-            "line_bytes": line,
-            "points": points.iter().zip(&bw).map(|((k, s), (_, b))| json!({
-                "k": k,
-                "time_per_step_s": stats_json(s),
-                "bandwidth_Bps": b,
-            })).collect::<Vec<_>>(),
-            "max_bandwidth_Bps": max_bw,
-            "saturation_k": sat,
-            "saturation_share": SATURATION_SHARE,
-            "little": {
-                "latency_s": latency,
-                "latency_source": lat_src,
-                "bandwidth_Bps": bandwidth,
-                "bandwidth_source": bw_src,
-                "k": little,
-            },
-        });
+        out.section = Some(Section::Mlp(MlpSection {
+            dram_bytes: dram,
+            pages: Some(Pages::Huge.label().into()),
+            huge_page_bytes: huge,
+            line_bytes: line as u64,
+            points: points
+                .iter()
+                .zip(&bw)
+                .map(|((k, s), (_, b))| MlpPoint {
+                    k: *k,
+                    pages: Pages::Huge.label().into(),
+                    time_per_step_s: Some(sample(s)),
+                    bandwidth_Bps: *b,
+                })
+                .collect(),
+            max_bandwidth_Bps: Some(max_bw),
+            saturation_k: sat,
+            saturation_share: Some(SATURATION_SHARE),
+            little: Some(Little {
+                latency_s: latency,
+                latency_source: lat_src.into(),
+                bandwidth_Bps: bandwidth,
+                bandwidth_source: bw_src.into(),
+                k: little,
+            }),
+        }));
         let first = bw.first().map_or(0.0, |p| p.1);
         out.table = format!(
             "Memory-level parallelism ({} chains over {}): {} with 1 chain, at most {}; {}% of it from k = {}\n  Little's law k = B·L/{} B = {}",

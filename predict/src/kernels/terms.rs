@@ -117,7 +117,7 @@ pub fn random(
     bound: Bound,
 ) -> Result<Term, Missing> {
     let latency = m.random_latency_s(a.region_bytes, huge_pages, bound)?;
-    let k = m.miss_concurrency()?;
+    let k = m.miss_concurrency(huge_pages)?;
     let line = m.line_bytes();
     let p = threads as f64;
     let latency_s = a.lines * latency / (k * p);
