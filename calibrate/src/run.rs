@@ -113,8 +113,8 @@ fn outcome_profile(name: &str, o: &Outcome, provenance: &Provenance) -> Profile 
     p.levels = o.levels.clone();
     p.ceilings = o.ceilings.clone();
     p.trust = o.trust.clone();
-    if !o.section.is_null() {
-        p.sections.insert(name.to_string(), o.section.clone());
+    if let Some(s) = &o.section {
+        p.sections.insert(s.clone());
     }
     p.provenance.notes = o
         .notes
@@ -130,7 +130,7 @@ fn outcome_profile(name: &str, o: &Outcome, provenance: &Provenance) -> Profile 
 /// latency sweep decides which cache levels exist (an older level that the
 /// new curve does not show is dropped).
 fn merge(into: &mut Profile, newer: Profile, ran: &[&str]) {
-    if newer.sections.contains_key("latency") {
+    if newer.sections.latency.is_some() {
         into.levels
             .retain(|l| l.name == "DRAM" || newer.levels.iter().any(|n| n.name == l.name));
     }

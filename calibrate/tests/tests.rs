@@ -108,7 +108,8 @@ fn sentinel_profile(path: &Path) -> String {
     });
     p.summary.stream_triad_Bps = Some(1.0);
     p.sections
-        .insert("stream".into(), serde_json::json!({ "kept": true }));
+        .insert_json("stream", serde_json::json!({ "isa": "kept" }))
+        .unwrap();
     let t = p.to_json();
     fs::write(path, &t).unwrap();
     t
@@ -174,7 +175,7 @@ fn only_runs_write_a_valid_profile_and_merge_sections() {
     assert!(o.status.success(), "{}", text(&o.stderr));
     assert!(text(&o.stdout).contains("l1_latency_s"));
     let p = Profile::from_json(&fs::read_to_string(&out).unwrap()).unwrap();
-    assert_eq!(p.sections.keys().collect::<Vec<_>>(), ["latency"]);
+    assert_eq!(p.sections.names(), ["latency"]);
     for key in ["l1_latency_s", "dram_latency_s"] {
         measured_or_unreliable(&p, key);
     }
@@ -192,7 +193,7 @@ fn only_runs_write_a_valid_profile_and_merge_sections() {
     let q = Profile::from_json(&fs::read_to_string(&out).unwrap()).unwrap();
     // JSON keeps the figures to within a rounding of the last digit.
     let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * a.abs().max(b.abs());
-    assert_eq!(q.sections.keys().collect::<Vec<_>>(), ["flops", "latency"]);
+    assert_eq!(q.sections.names(), ["flops", "latency"]);
     assert!(
         close(
             q.summary.l1_latency_s.unwrap(),
@@ -273,7 +274,7 @@ fn one_quick_run_is_sane_on_this_machine() {
         assert!(all >= one, "a two-thread peak below the one-thread one");
     }
     for key in ["latency", "flops", "stream", "mlp", "lock"] {
-        assert!(p.sections.contains_key(key), "section {key}");
+        assert!(p.sections.contains(key), "section {key}");
     }
 
     if cfg!(debug_assertions) {

@@ -6,18 +6,26 @@ use serde::{Deserialize, Serialize};
 /// A point estimate with a 95% interval `[lo, hi]` and, where it is known,
 /// the standard error of the point. The default (all zero) stands for "not
 /// recorded" in files written before a field existed.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Estimate {
     /// The point estimate (a median or, for capability figures, a low
     /// quantile of times for samples; a least-squares value for fits).
     pub point: f64,
     /// Lower end of the 95% interval.
     pub lo: f64,
-    /// Upper end of the 95% interval.
+    /// Upper end of the 95% interval; `f64::MAX` stands for "no upper
+    /// bound" (JSON has no infinity), which files written with an infinite
+    /// end hold as null.
+    #[serde(deserialize_with = "max_if_null")]
     pub hi: f64,
     /// Standard error of the point, when the method gives one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub std_err: Option<f64>,
+}
+
+/// A number, or `f64::MAX` for null (an unbounded interval end).
+fn max_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::MAX))
 }
 
 impl Estimate {

@@ -6,15 +6,44 @@
 //! with `calibrate --only latency` has only the latency section, and a later
 //! run with `--only stream` adds the stream section to it
 //! ([`Profile::merge_from`]).
+//!
+//! Every section is a typed struct of its own module, read and written
+//! through serde; the queries a prediction makes of a section are methods
+//! beside its type. The JSON schema of the whole profile is generated from
+//! these types ([`schema`]).
 
+pub mod c2c;
+pub mod flops;
+pub mod latency;
+pub mod lock;
+pub mod mlp;
+pub mod network;
+pub mod pingpong;
+pub mod sample;
+pub mod sections;
+pub mod stream;
+
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::Estimate;
+pub use network::{regime_index, Network, NetworkRegime, SizeRange};
+pub use sample::Sample;
+pub use sections::{Section, Sections};
 
 /// Schema version of the profile. Bump it whenever a key changes meaning or
-/// disappears; adding an optional key does not need a bump.
-pub const SCHEMA_VERSION: u32 = 1;
+/// disappears; adding an optional key does not need a bump. Version 2 types
+/// the sections (their layout is that of version 1, which still reads).
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// The oldest schema version this tool still reads.
+pub const OLDEST_READABLE_VERSION: u32 = 1;
+
+/// The JSON schema of the profile, generated from the types.
+pub fn schema() -> serde_json::Value {
+    serde_json::to_value(schemars::schema_for!(Profile)).expect("a schema always serializes")
+}
 
 /// Why a profile cannot be used.
 #[derive(Debug, Error)]
@@ -45,7 +74,7 @@ pub enum ProfileError {
 /// The headline figures, each a number in SI units or null when it was not
 /// measured. These keys are a fixed contract.
 #[allow(non_snake_case)]
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Summary {
     /// STREAM triad on all cores with a DRAM-sized working set, bytes/s
     /// (counted without write-allocate traffic, as STREAM does).
@@ -72,7 +101,7 @@ pub struct Summary {
 
 /// How far a headline figure can be trusted: the timed batches behind it
 /// and, when it was kept out of the summary, why.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct FigureTrust {
     /// Timed batches the figure was computed from.
     pub clean_batches: usize,
@@ -104,7 +133,7 @@ impl Summary {
 }
 
 /// Where and how the profile was measured.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Provenance {
     pub cpu_model: String,
     /// Logical CPUs the OS shows.
@@ -135,7 +164,7 @@ pub struct Provenance {
 }
 
 /// A cache the OS reports.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ReportedCache {
     pub level: u32,
     /// "Data", "Instruction" or "Unified".
@@ -146,7 +175,7 @@ pub struct ReportedCache {
 
 /// One level of the memory hierarchy as the measured curves show it.
 #[allow(non_snake_case)]
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct MemoryLevel {
     /// "L1", "L2", "L3" or "DRAM".
     pub name: String,
@@ -162,7 +191,7 @@ pub struct MemoryLevel {
 }
 
 /// One horizontal roof of the Roofline.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ComputeCeiling {
     /// A label such as "f64 avx512 fma".
     pub name: String,
@@ -180,7 +209,7 @@ pub struct ComputeCeiling {
 
 /// What a compute ceiling measures (§4.4: the roof is the peak; ceilings
 /// below it are what a given instruction mix attains).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum CeilingKernel {
     /// Independent FMA (or multiply and add) chains in registers: the peak.
@@ -192,34 +221,8 @@ pub enum CeilingKernel {
     Dgemm,
 }
 
-/// One protocol regime of a message-passing network: T(n) = T0 + n/B for
-/// sizes in `[from_bytes, to_bytes]`.
-#[allow(non_snake_case)]
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct NetworkRegime {
-    pub from_bytes: f64,
-    pub to_bytes: f64,
-    pub t0_s: Estimate,
-    pub bandwidth_Bps: Estimate,
-    pub r_squared: f64,
-}
-
-/// The network between two ranks (from MPI ping-pong, or a what-if).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Network {
-    /// Transport as configured, e.g. "vader (shared memory)", "tcp".
-    pub transport: String,
-    pub hosts: Vec<String>,
-    pub regimes: Vec<NetworkRegime>,
-    /// Share of a large message's time that non-blocking posting hid behind computation, 0..1.
-    pub overlap_fraction: Option<Estimate>,
-    /// Raw per-size figures, kept for charts and refits.
-    #[serde(default)]
-    pub points: Vec<serde_json::Value>,
-}
-
 /// The whole profile.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Profile {
     pub schema_version: u32,
     pub provenance: Provenance,
@@ -232,11 +235,9 @@ pub struct Profile {
     pub ceilings: Vec<ComputeCeiling>,
     #[serde(default)]
     pub network: Option<Network>,
-    /// The detailed results of each microbenchmark, by name (`stream`,
-    /// `flops`, `latency`, `mlp`, `c2c`, `lock`, `pingpong`). Their inner
-    /// layout belongs to `calibrate` and is documented there.
+    /// The detailed results of each microbenchmark, one typed section each.
     #[serde(default)]
-    pub sections: std::collections::BTreeMap<String, serde_json::Value>,
+    pub sections: Sections,
     /// Batch counts of the headline figures, by summary key, and the reason
     /// for each one left null as unreliable. Profiles written before this
     /// key have none.
@@ -280,14 +281,15 @@ impl Profile {
             schema_version: u32,
         }
         let v: VersionOnly = serde_json::from_str(text)?;
-        if v.schema_version != SCHEMA_VERSION {
+        if !(OLDEST_READABLE_VERSION..=SCHEMA_VERSION).contains(&v.schema_version) {
             return Err(ProfileError::Version {
                 found: v.schema_version,
                 expected: SCHEMA_VERSION,
             });
         }
-        let p: Profile = serde_json::from_str(text)?;
+        let mut p: Profile = serde_json::from_str(text)?;
         crate::profile_check::validate(&p)?;
+        p.schema_version = SCHEMA_VERSION;
         Ok(p)
     }
 
@@ -323,7 +325,7 @@ impl Profile {
         if newer.network.is_some() {
             self.network = newer.network;
         }
-        self.sections.extend(newer.sections);
+        self.sections.merge_from(newer.sections);
         for (key, t) in newer.trust {
             // A newer unreliable measurement withdraws the older figure.
             if t.unreliable.is_some() {
@@ -451,12 +453,13 @@ mod tests {
         });
         newer
             .sections
-            .insert("latency".into(), serde_json::json!({"ok": true}));
+            .insert_json("latency", serde_json::json!({"line_bytes": 64}))
+            .unwrap();
         old.merge_from(newer);
         assert_eq!(old.summary.stream_triad_Bps, Some(20e9));
         assert_eq!(old.summary.l1_latency_s, Some(1.0e-9));
         let names: Vec<_> = old.levels.iter().map(|l| l.name.as_str()).collect();
         assert_eq!(names, ["L1", "DRAM"]);
-        assert!(old.sections.contains_key("latency"));
+        assert!(old.sections.contains("latency"));
     }
 }

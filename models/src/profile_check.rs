@@ -4,9 +4,9 @@
 //! A profile that fails is refused with one line naming the field, so no
 //! model ever divides by a zero throughput or a negative bandwidth.
 
-use serde_json::Value;
+mod sections;
 
-use crate::profile::{Profile, ProfileError};
+use crate::profile::{Profile, ProfileError, Sample, Sections};
 use crate::Estimate;
 
 /// Checks every figure of `p`.
@@ -17,11 +17,11 @@ use crate::Estimate;
 ///   large-message regimes) finite and ordered, with T0 + n/B > 0 from the
 ///   regime's first size;
 /// - `network.overlap_fraction`: in [0, 1];
-/// - `sections`: every number finite; every sample (`median`, `ci_lo`,
-///   `ci_hi`) positive (signed for fractions, errors and ratios) with its
-///   interval around it; every estimate
-///   (`point`, `lo`, `hi`) ordered (fitted intercepts there may be
-///   negative); every bare `*_Bps`, `*_flops` or `*_hz` figure positive.
+/// - `sections`, through their types: every number finite; every sample
+///   (`median`, `ci_lo`, `ci_hi`) positive (signed for fractions, errors
+///   and ratios) with its interval around it; every estimate (`point`,
+///   `lo`, `hi`) ordered (fitted intercepts there may be negative); every
+///   bare `*_Bps`, `*_flops` or `*_hz` figure positive.
 ///
 /// # Errors
 /// [`ProfileError::Invalid`] naming the first field that fails.
@@ -96,10 +96,7 @@ pub fn validate(p: &Profile) -> Result<(), ProfileError> {
             }
         }
     }
-    for (name, v) in &p.sections {
-        section(&format!("sections.{name}"), v)?;
-    }
-    Ok(())
+    sections("sections", &p.sections)
 }
 
 fn invalid(field: &str, value: f64, accepted: &str) -> ProfileError {
@@ -151,52 +148,101 @@ fn interval(field: &str, point: f64, lo: f64, hi: f64, pos: bool) -> Result<(), 
     }
 }
 
-/// Whether the sample at `at` is a signed, dimensionless quantity (an
-/// overlap fraction, a model error, a ratio), which may be negative as
-/// measured: the share of a message hidden behind computation is below
-/// zero when the non-blocking exchange was the slower one.
-fn signed(at: &str) -> bool {
-    let key = at.rsplit('.').next().unwrap_or(at);
-    ["fraction", "error", "ratio"]
-        .iter()
-        .any(|w| key.contains(w))
+/// Checks of one typed section, each naming its fields from `at`.
+trait Check {
+    fn check(&self, at: &str) -> Result<(), ProfileError>;
 }
 
-/// Walks a section of raw results (see [`validate`]).
-fn section(at: &str, v: &Value) -> Result<(), ProfileError> {
-    match v {
-        Value::Object(m) => {
-            let num = |k: &str| m.get(k).and_then(Value::as_f64);
-            if let (Some(med), Some(lo), Some(hi)) = (num("median"), num("ci_lo"), num("ci_hi")) {
-                interval(&format!("{at}.median"), med, lo, hi, !signed(at))?;
-            }
-            if let (Some(pt), Some(lo), Some(hi)) = (num("point"), num("lo"), num("hi")) {
-                interval(&format!("{at}.point"), pt, lo, hi, false)?;
-            }
-            for (k, x) in m {
-                let field = format!("{at}.{k}");
-                if let Some(f) = x.as_f64() {
-                    let rate = [".", "_"].iter().any(|sep| {
-                        ["Bps", "flops", "hz"]
-                            .iter()
-                            .any(|u| k.ends_with(&format!("{sep}{u}")) || k == u)
-                    });
-                    if rate {
-                        positive(&field, f)?;
-                    } else {
-                        finite(&field, f)?;
-                    }
-                }
-                section(&field, x)?;
-            }
-            Ok(())
-        }
-        Value::Array(a) => a
-            .iter()
-            .enumerate()
-            .try_for_each(|(i, x)| section(&format!("{at}[{i}]"), x)),
-        _ => Ok(()),
+impl<T: Check> Check for Option<T> {
+    fn check(&self, at: &str) -> Result<(), ProfileError> {
+        self.as_ref().map_or(Ok(()), |x| x.check(at))
     }
+}
+
+impl<T: Check> Check for Vec<T> {
+    fn check(&self, at: &str) -> Result<(), ProfileError> {
+        self.iter()
+            .enumerate()
+            .try_for_each(|(i, x)| x.check(&format!("{at}[{i}]")))
+    }
+}
+
+/// A measured time, rate or count: positive median inside its interval,
+/// the capability estimates ordered.
+impl Check for Sample {
+    fn check(&self, at: &str) -> Result<(), ProfileError> {
+        sample(at, self, true)
+    }
+}
+
+/// An estimate of a fit or a plateau: finite and ordered, of either sign
+/// (fitted intercepts may be negative).
+impl Check for Estimate {
+    fn check(&self, at: &str) -> Result<(), ProfileError> {
+        estimate(at, self, false)
+    }
+}
+
+/// A bare figure: finite.
+impl Check for f64 {
+    fn check(&self, at: &str) -> Result<(), ProfileError> {
+        finite(at, *self).map(|_| ())
+    }
+}
+
+/// A bare rate (`*_Bps`, `*_flops`, `*_hz`): finite and > 0.
+struct Rate(f64);
+
+impl Check for Rate {
+    fn check(&self, at: &str) -> Result<(), ProfileError> {
+        positive(at, self.0).map(|_| ())
+    }
+}
+
+/// `sample`'s median inside its interval (positive unless `pos` is
+/// false: an overlap fraction, a model error or a ratio may be negative as
+/// measured) and its capability estimates ordered.
+fn sample(at: &str, s: &Sample, pos: bool) -> Result<(), ProfileError> {
+    let e = s.estimate();
+    interval(&format!("{at}.median"), e.point, e.lo, e.hi, pos)?;
+    finite(&format!("{at}.cv"), s.cv)?;
+    s.low_quantile.check(&format!("{at}.low_quantile"))?;
+    s.high_quantile.check(&format!("{at}.high_quantile"))
+}
+
+/// [`sample`] of a full statistics summary.
+fn summary(at: &str, s: &crate::stats::Summary, pos: bool) -> Result<(), ProfileError> {
+    interval(&format!("{at}.median"), s.median, s.ci_lo, s.ci_hi, pos)?;
+    for (k, v) in [("mean", s.mean), ("std_dev", s.std_dev), ("cv", s.cv)] {
+        finite(&format!("{at}.{k}"), v)?;
+    }
+    Ok(())
+}
+
+/// Checks each `(key, figure)` under `at`.
+fn each(at: &str, figures: &[(&str, &dyn Check)]) -> Result<(), ProfileError> {
+    figures
+        .iter()
+        .try_for_each(|(k, c)| c.check(&format!("{at}.{k}")))
+}
+
+fn opt_rate(v: Option<f64>) -> Option<Rate> {
+    v.map(Rate)
+}
+
+fn sections(at: &str, s: &Sections) -> Result<(), ProfileError> {
+    each(
+        at,
+        &[
+            ("c2c", &s.c2c),
+            ("flops", &s.flops),
+            ("latency", &s.latency),
+            ("lock", &s.lock),
+            ("mlp", &s.mlp),
+            ("pingpong", &s.pingpong),
+            ("stream", &s.stream),
+        ],
+    )
 }
 
 #[cfg(test)]
@@ -217,12 +263,14 @@ mod tests {
             bandwidth_1t_Bps: None,
             bandwidth_Bps: None,
         });
-        p.sections.insert(
-            "lock".into(),
-            serde_json::json!({"kinds": [{"kind": "mutex", "points": [
-                {"threads": 2, "throughput_ops": {"median": 5e6, "ci_lo": 4e6, "ci_hi": 6e6}}
-            ]}], "t_work_s": 0.0, "fit": {"t0_s": {"point": -1e-7, "lo": -2e-7, "hi": 1e-7}}}),
-        );
+        p.sections
+            .insert_json(
+                "lock",
+                serde_json::json!({"kinds": [{"kind": "mutex", "points": [
+                    {"threads": 2, "throughput_ops": {"median": 5e6, "ci_lo": 4e6, "ci_hi": 6e6}}
+                ], "t_crit_s": {"point": -1e-7, "lo": -2e-7, "hi": 1e-7}}]}),
+            )
+            .unwrap();
         p
     }
 
@@ -261,18 +309,22 @@ mod tests {
     #[test]
     fn a_zero_lock_throughput_is_refused() {
         let mut p = good();
-        p.sections.get_mut("lock").unwrap()["kinds"][0]["points"][0]["throughput_ops"] =
-            serde_json::json!({"median": 0.0, "ci_lo": 0.0, "ci_hi": 0.0});
+        let t = &mut p.sections.lock.as_mut().unwrap().kinds[0].points[0].throughput_ops;
+        *t = Sample::new(0.0, 0.0, 0.0);
         let e = validate(&p).unwrap_err().to_string();
         assert!(
             e.contains("sections.lock.kinds[0].points[0].throughput_ops.median"),
             "{e}"
         );
         let mut p = good();
-        p.sections.insert(
-            "stream".into(),
-            serde_json::json!({"dram": [{"bandwidth_write_allocate_Bps": -3.0}]}),
-        );
+        p.sections
+            .insert_json(
+                "stream",
+                serde_json::json!({"dram": [{"per_thread_bytes": 1, "total_bytes": 1,
+                    "kernel": "triad", "bandwidth_Bps": {"median": 1.0, "ci_lo": 1.0, "ci_hi": 1.0},
+                    "bandwidth_write_allocate_Bps": -3.0}]}),
+            )
+            .unwrap();
         let e = validate(&p).unwrap_err().to_string();
         assert!(e.contains("bandwidth_write_allocate_Bps"), "{e}");
     }
@@ -306,13 +358,19 @@ mod tests {
     #[test]
     fn a_measured_overlap_fraction_may_be_negative() {
         let mut p = good();
-        p.sections.insert(
-            "pingpong".into(),
-            serde_json::json!({"overlap": {"fraction": {"median": -0.35, "ci_lo": -0.5, "ci_hi": 0.1}}}),
-        );
+        let stats = |median: f64, lo: f64| {
+            serde_json::json!({"n": 30, "median": median, "ci_lo": lo, "ci_hi": 0.1,
+                "mean": median, "std_dev": 0.1, "cv": 0.3, "min": -1.0, "max": 1.0, "mad": 0.1,
+                "outliers": {"low": 0, "high": 0}, "noisy": false})
+        };
+        let overlap = |lo: f64| {
+            serde_json::json!({"overlap": {"bytes": 4096, "spin_iters": 10,
+                "fraction": stats(-0.35, lo), "comm_s": stats(1e-5, 1e-6),
+                "comp_s": stats(1e-5, 1e-6), "total_s": stats(1e-5, 1e-6)}})
+        };
+        p.sections.insert_json("pingpong", overlap(-0.5)).unwrap();
         validate(&p).unwrap();
-        p.sections.get_mut("pingpong").unwrap()["overlap"]["fraction"]["ci_lo"] =
-            serde_json::json!(-0.2);
+        p.sections.insert_json("pingpong", overlap(-0.2)).unwrap();
         let e = validate(&p).unwrap_err().to_string();
         assert!(
             e.contains("sections.pingpong.overlap.fraction.median"),

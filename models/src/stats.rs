@@ -48,7 +48,7 @@ pub struct Sample {
 }
 
 /// Counts of outliers by modified Z-score; they are reported, never dropped.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Outliers {
     /// Values far below the median.
     pub low: usize,
@@ -64,7 +64,7 @@ impl Outliers {
 }
 
 /// The summary of a [`Sample`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Summary {
     /// Number of values.
     pub n: usize,

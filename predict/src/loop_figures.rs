@@ -10,10 +10,12 @@
 
 use calibrate::kernels::stream::Kernel as StreamKernel;
 use models::kernel::Traffic;
+use models::profile::mlp::{HUGE_PAGES, SMALL_PAGES};
+use models::profile::stream::{StreamPoint, StreamSection};
 use models::traffic::{time_at, LevelModel, MixSample};
-use serde_json::Value;
+use models::Estimate;
 
-use crate::machine::{sweep_points, Machine, Missing};
+use crate::machine::{Machine, Missing};
 
 /// Which value of each measured figure a prediction uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,14 +53,9 @@ impl Bound {
 /// Load, store and allocate bytes per element of a STREAM kernel: from the
 /// profile when it lists them, else from calibrate's kernel table (profiles
 /// from before the section carried them).
-fn mix_of(section: &Value, kernel: &str) -> Option<(f64, f64, f64)> {
-    let b = &section["bytes_per_elem"][kernel];
-    if let (Some(l), Some(s), Some(a)) = (
-        b["load"].as_f64(),
-        b["store"].as_f64(),
-        b["allocate"].as_f64(),
-    ) {
-        return Some((l, s, a));
+fn mix_of(section: &StreamSection, kernel: &str) -> Option<(f64, f64, f64)> {
+    if let Some(mix) = section.mix(kernel) {
+        return Some(mix);
     }
     let k = StreamKernel::ALL.into_iter().find(|k| k.name() == kernel)?;
     Some((
@@ -68,56 +65,29 @@ fn mix_of(section: &Value, kernel: &str) -> Option<(f64, f64, f64)> {
     ))
 }
 
-/// A statistics object's capability estimate and interval: the low
-/// quantile of a time or the high quantile of a rate (`models::stats`),
-/// or, in profiles from before those were recorded, the median.
-fn stats(v: &Value, key: &str) -> Option<(f64, Option<f64>, Option<f64>)> {
-    let q = &v[key];
-    if let Some(point) = q["point"].as_f64() {
-        return Some((point, q["lo"].as_f64(), q["hi"].as_f64()));
+impl Bound {
+    /// The value of a rate estimate this bound stands for.
+    fn of_rate(self, e: &Estimate) -> f64 {
+        self.rate(e.point, Some(e.lo), Some(e.hi))
     }
-    Some((
-        v["median"].as_f64()?,
-        v["ci_lo"].as_f64(),
-        v["ci_hi"].as_f64(),
-    ))
-}
 
-/// [`stats`] of a time.
-fn time_stats(v: &Value) -> Option<(f64, Option<f64>, Option<f64>)> {
-    stats(v, "low_quantile")
-}
-
-/// [`stats`] of a rate.
-fn rate_stats(v: &Value) -> Option<(f64, Option<f64>, Option<f64>)> {
-    stats(v, "high_quantile")
+    /// The value of a time estimate this bound stands for.
+    fn of_time(self, e: &Estimate) -> f64 {
+        self.time(e.point, Some(e.lo), Some(e.hi))
+    }
 }
 
 impl Machine<'_> {
-    fn stream_section(&self) -> Result<&Value, Missing> {
-        self.profile.sections.get("stream").ok_or_else(|| Missing {
-            what: "the stream section".into(),
-            fix: "stream",
-        })
-    }
-
     /// The traffic model of every size of the STREAM sweep on `threads`
     /// threads (`models::traffic::LevelModel`, built from all the kernels
     /// measured at that size), the DRAM points included, sorted by size.
     fn level_curve(&self, threads: usize, bound: Bound) -> Result<Vec<(f64, LevelModel)>, Missing> {
-        let s = self.stream_section()?;
+        let s = self.stream()?;
         let mut by_size: Vec<(f64, Vec<MixSample>)> = Vec::new();
-        let points = sweep_points(s, threads).chain(
-            s["dram"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter(|p| p["threads"].as_u64() == Some(threads as u64)),
-        );
+        let points = s.sweep_points(threads).chain(s.dram_points(threads));
         for p in points {
-            let (Some(sample), Some(size)) =
-                (self.mix_sample(s, p, bound), p["per_thread_bytes"].as_f64())
-            else {
+            let size = p.per_thread_bytes as f64;
+            let Some(sample) = self.mix_sample(s, p, bound) else {
                 continue;
             };
             match by_size.iter_mut().find(|(x, _)| *x == size) {
@@ -140,13 +110,13 @@ impl Machine<'_> {
     }
 
     /// One STREAM point as bytes per element and seconds per element.
-    fn mix_sample(&self, s: &Value, p: &Value, bound: Bound) -> Option<MixSample> {
-        let (load_bytes, store_bytes, allocate_bytes) = mix_of(s, p["kernel"].as_str()?)?;
-        let wa = p["bandwidth_write_allocate_Bps"].as_f64()?;
+    fn mix_sample(&self, s: &StreamSection, p: &StreamPoint, bound: Bound) -> Option<MixSample> {
+        let (load_bytes, store_bytes, allocate_bytes) = mix_of(s, &p.kernel)?;
+        let wa = p.bandwidth_write_allocate_Bps;
         // The interval of the counted bandwidth, carried to the
         // write-allocate one in proportion.
-        let scale = match rate_stats(&p["bandwidth_Bps"]) {
-            Some((m, lo, hi)) if m > 0.0 => bound.rate(m, lo, hi) / m,
+        let scale = match p.bandwidth_Bps.as_ref().map(|b| b.rate()) {
+            Some(rate) if rate.point > 0.0 => bound.of_rate(&rate) / rate.point,
             _ => 1.0,
         };
         let total = load_bytes + store_bytes + allocate_bytes;
@@ -191,25 +161,13 @@ impl Machine<'_> {
             what: "the pointer-chase latency curve".into(),
             fix: "latency",
         };
-        let pages = if huge_pages { "2MiB" } else { "4KiB" };
-        let l = self.profile.sections.get("latency").ok_or_else(missing)?;
-        let mut curve: Vec<(f64, f64)> = l["points"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|p| p["pages"] == pages)
-            .filter_map(|p| {
-                let (m, lo, hi) = time_stats(&p["latency_s"])?;
-                Some((p["size_bytes"].as_f64()?, bound.time(m, lo, hi)))
-            })
-            .collect();
-        curve.sort_by(|a, b| a.0.total_cmp(&b.0));
-        match curve.as_slice() {
-            [] => Err(missing()),
-            [first, ..] if region_bytes <= first.0 => Ok(first.1),
-            [.., last] if region_bytes >= last.0 => Ok(last.1),
-            points => Ok(crate::machine::log_interpolate(points, region_bytes)),
-        }
+        let pages = if huge_pages { HUGE_PAGES } else { SMALL_PAGES };
+        self.profile
+            .sections
+            .latency
+            .as_ref()
+            .and_then(|l| l.latency_at(region_bytes, pages, |e| bound.of_time(e)))
+            .ok_or_else(missing)
     }
 
     /// Misses one core keeps in flight with the given page size, by
@@ -226,34 +184,16 @@ impl Machine<'_> {
             what: "the memory-level-parallelism curve".into(),
             fix: "mlp",
         };
-        let m = self.profile.sections.get("mlp").ok_or_else(missing)?;
-        let points = m["points"].as_array().ok_or_else(missing)?;
-        // Points without a page size are from profiles that measured huge
-        // pages only.
-        let pages_of = |p: &serde_json::Value| p["pages"].as_str().unwrap_or("2MiB").to_owned();
-        let wanted = if huge_pages { "2MiB" } else { "4KiB" };
-        let pages = if points.iter().any(|p| pages_of(p) == wanted) {
-            wanted.to_owned()
-        } else {
-            points.first().map(pages_of).ok_or_else(missing)?
-        };
-        let curve: Vec<_> = points.iter().filter(|p| pages_of(p) == pages).collect();
-        let max = curve
-            .iter()
-            .filter_map(|p| p["bandwidth_Bps"].as_f64())
-            .fold(0.0, f64::max);
-        let latency = m["dram_bytes"]
-            .as_f64()
-            .and_then(|b| self.random_latency_s(b, pages == "2MiB", Bound::Point).ok());
-        if let Some(l) = latency {
-            return Ok((max / self.line_bytes() * l).max(1.0));
+        let m = self.profile.sections.mlp.as_ref().ok_or_else(missing)?;
+        let asked = if huge_pages { HUGE_PAGES } else { SMALL_PAGES };
+        let pages = m.measured_pages(asked).ok_or_else(missing)?;
+        let latency = (m.dram_bytes > 0)
+            .then(|| self.random_latency_s(m.dram_bytes as f64, pages == HUGE_PAGES, Bound::Point))
+            .and_then(Result::ok);
+        match latency {
+            Some(l) => Ok((m.max_bandwidth(pages) / self.line_bytes() * l).max(1.0)),
+            None => m.miss_concurrency(pages).ok_or_else(missing),
         }
-        let one = curve
-            .iter()
-            .find(|p| p["k"].as_u64() == Some(1))
-            .and_then(|p| p["bandwidth_Bps"].as_f64())
-            .ok_or_else(missing)?;
-        Ok((max / one).max(1.0))
     }
 
     /// Seconds per operation of a loop-carried f64 chain of `op` ("add" or
@@ -261,9 +201,10 @@ impl Machine<'_> {
     pub fn chain_latency_s(&self, op: &str, bound: Bound) -> Result<f64, Missing> {
         self.profile
             .sections
-            .get("flops")
-            .and_then(|f| time_stats(&f["chain"][op]))
-            .map(|(m, lo, hi)| bound.time(m, lo, hi))
+            .flops
+            .as_ref()
+            .and_then(|f| f.chain_latency(op))
+            .map(|e| bound.of_time(&e))
             .ok_or_else(|| Missing {
                 what: format!("the latency of a loop-carried {op} chain"),
                 fix: "flops",
@@ -274,9 +215,10 @@ impl Machine<'_> {
     pub fn line_bytes(&self) -> f64 {
         self.profile
             .sections
-            .get("latency")
-            .and_then(|l| l["line_bytes"].as_f64())
-            .unwrap_or(64.0)
+            .latency
+            .as_ref()
+            .and_then(|l| l.line_bytes)
+            .map_or(64.0, |b| b as f64)
     }
 
     /// Name of the level a working set of `per_thread_bytes` per thread

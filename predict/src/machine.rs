@@ -2,8 +2,10 @@
 //! with the `calibrate --only` section that provides it when it is missing.
 
 use models::identity::MachineId;
+use models::profile::c2c::C2cSection;
+use models::profile::lock::LockSection;
+use models::profile::stream::{StreamGap, StreamSection};
 use models::profile::{CeilingKernel, Profile};
-use serde_json::Value;
 use thiserror::Error;
 
 use crate::loop_figures::Bound;
@@ -78,11 +80,29 @@ impl<'a> Machine<'a> {
         }
     }
 
-    fn section(&self, name: &'static str) -> Result<&'a Value, Missing> {
+    /// The stream section.
+    pub(crate) fn stream(&self) -> Result<&'a StreamSection, Missing> {
         self.profile
             .sections
-            .get(name)
-            .ok_or_else(|| missing(format!("the {name} section"), name))
+            .stream
+            .as_ref()
+            .ok_or_else(|| missing("the stream section", "stream"))
+    }
+
+    fn lock(&self) -> Result<&'a LockSection, Missing> {
+        self.profile
+            .sections
+            .lock
+            .as_ref()
+            .ok_or_else(|| missing("the lock section", "lock"))
+    }
+
+    fn c2c(&self) -> Result<&'a C2cSection, Missing> {
+        self.profile
+            .sections
+            .c2c
+            .as_ref()
+            .ok_or_else(|| missing("the c2c section", "c2c"))
     }
 
     /// Bandwidth of STREAM kernel `kernel` ("copy", "scale", "add", "triad",
@@ -107,33 +127,13 @@ impl<'a> Machine<'a> {
         } else {
             "stream_triad_Bps"
         });
-        let s = self.section("stream")?;
         let what = || format!("STREAM {kernel} bandwidth on {threads} thread(s)");
-        let wa = |p: &Value| p["bandwidth_write_allocate_Bps"].as_f64();
-        let dram = || {
-            s["dram"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .find(|p| p["kernel"] == kernel && p["threads"].as_u64() == Some(threads as u64))
-                .and_then(wa)
-                .ok_or_else(|| missing(what() + " at the DRAM size", "stream"))
-        };
-        let dram_total = s["dram_bytes"].as_f64().unwrap_or(f64::INFINITY);
-        if per_thread_bytes * threads as f64 >= dram_total {
-            return dram();
-        }
-        let mut curve: Vec<(f64, f64)> = sweep_points(s, threads)
-            .filter(|p| p["kernel"] == kernel)
-            .filter_map(|p| Some((p["per_thread_bytes"].as_f64()?, wa(p)?)))
-            .collect();
-        curve.sort_by(|a, b| a.0.total_cmp(&b.0));
-        match curve.as_slice() {
-            [] => Err(missing(what(), "stream")),
-            [.., last] if per_thread_bytes > last.0 => dram(),
-            [first, ..] if per_thread_bytes <= first.0 => Ok(first.1),
-            points => Ok(log_interpolate(points, per_thread_bytes)),
-        }
+        self.stream()?
+            .bandwidth_wa(kernel, threads, per_thread_bytes)
+            .map_err(|gap| match gap {
+                StreamGap::Dram => missing(what() + " at the DRAM size", "stream"),
+                StreamGap::Sweep => missing(what(), "stream"),
+            })
     }
 
     /// FLOP/s of the highest `kernel` ceiling for `precision` ("f32"/"f64")
@@ -182,19 +182,8 @@ impl<'a> Machine<'a> {
     pub fn lock_op_s(&self, kind: LockKind, threads: usize) -> Result<f64, Missing> {
         let what = || format!("{} lock throughput on {threads} thread(s)", kind.key());
         self.lean_on("t_crit_s");
-        let s = self.section("lock")?;
-        s["kinds"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .find(|k| k["kind"] == kind.key())
-            .and_then(|k| {
-                k["points"].as_array()?.iter().find(|p| {
-                    p["threads"].as_u64() == Some(threads as u64) && p["oversubscribed"] != true
-                })
-            })
-            .and_then(|p| p["throughput_ops"]["median"].as_f64())
-            .map(|ops| 1.0 / ops)
+        self.lock()?
+            .op_s(kind.key(), threads)
             .ok_or_else(|| missing(what(), "lock"))
     }
 
@@ -204,18 +193,14 @@ impl<'a> Machine<'a> {
     /// ones, `mutex_empty` (0 s) and `mutex` (`critical_steps · step_s` of
     /// the lock section), and extrapolated beyond them.
     pub fn mutex_op_s(&self, threads: usize, critical_s: f64) -> Result<(f64, f64), Missing> {
-        let s = self.section("lock")?;
-        let measured_s =
-            s["critical_steps"].as_f64().unwrap_or(0.0) * s["step_s"].as_f64().unwrap_or(0.0);
-        let full = self.lock_op_s(LockKind::Mutex, threads)?;
-        if measured_s <= 0.0 {
-            return Ok((full, measured_s));
-        }
-        let empty = self.lock_op_s(LockKind::MutexEmpty, threads)?;
-        // Never below the smaller measurement, whatever noise does to the
-        // slope.
-        let t = empty + (full - empty) * critical_s / measured_s;
-        Ok((t.max(empty.min(full)), measured_s))
+        let lock = self.lock()?;
+        self.lean_on("t_crit_s");
+        lock.mutex_op_s(threads, critical_s).map_err(|kind| {
+            missing(
+                format!("{kind} lock throughput on {threads} thread(s)"),
+                "lock",
+            )
+        })
     }
 
     /// One-way latency of a cache line between two cores.
@@ -233,19 +218,7 @@ impl<'a> Machine<'a> {
     /// thread count nearest to `sharers` (the first measured on a tie),
     /// which is returned too.
     pub fn increment_s(&self, sharers: usize) -> Result<(f64, usize), Missing> {
-        let inc = &self.section("c2c")?["increments"];
-        let median = |p: &Value| p["per_increment_s"]["median"].as_f64();
-        let found = if sharers <= 1 {
-            median(&inc["own_line"]).map(|t| (t, 1))
-        } else {
-            inc["shared_line"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|p| Some((median(p)?, p["threads"].as_u64()? as usize)))
-                .min_by_key(|(_, at)| at.abs_diff(sharers))
-        };
-        found.ok_or_else(|| {
+        self.c2c()?.increment_s(sharers).ok_or_else(|| {
             missing(
                 format!("the increment time with {sharers} thread(s) per line"),
                 "c2c",
@@ -257,8 +230,8 @@ impl<'a> Machine<'a> {
     /// per thread with all the profile's threads at once, from the c2c
     /// section's increments.
     pub fn local_step_s(&self) -> Result<f64, Missing> {
-        self.section("c2c")?["increments"]["local"]["per_step_s"]["median"]
-            .as_f64()
+        self.c2c()?
+            .local_step_s()
             .ok_or_else(|| missing("the time per step of a local sum", "c2c"))
     }
 
@@ -266,8 +239,8 @@ impl<'a> Machine<'a> {
     /// or "scatter"), per thread with all the profile's threads at once, on
     /// an L1-resident sequence, from the c2c section's increments.
     pub fn bin_item_s(&self, loop_name: &'static str) -> Result<f64, Missing> {
-        self.section("c2c")?["increments"][loop_name]["per_item_s"]["median"]
-            .as_f64()
+        self.c2c()?
+            .bin_item_s(loop_name)
             .ok_or_else(|| missing(format!("the time per item of a {loop_name} loop"), "c2c"))
     }
 
@@ -306,34 +279,6 @@ pub fn this_machine() -> MachineId {
 /// another machine than this one, or `None`.
 pub fn other_machine_warning(profile: &Profile, label: &str) -> Option<String> {
     models::identity::profile_warning(label, &profile.provenance, &this_machine())
-}
-
-/// The STREAM sweep's points on `threads` threads, of every kernel and
-/// size, from the stream section `s`.
-pub(crate) fn sweep_points(s: &Value, threads: usize) -> impl Iterator<Item = &Value> {
-    s["sweeps"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(move |w| w["threads"].as_u64() == Some(threads as u64))
-        .flat_map(|w| w["points"].as_array().into_iter().flatten())
-}
-
-/// `y` at `x` on the piecewise-linear curve through `points` in (ln x, y),
-/// `points` sorted by x and bracketing `x`.
-pub(crate) fn log_interpolate(points: &[(f64, f64)], x: f64) -> f64 {
-    if points.len() < 2 {
-        return points.last().map_or(f64::NAN, |p| p.1);
-    }
-    let k = points
-        .partition_point(|p| p.0 < x)
-        .clamp(1, points.len() - 1);
-    let ((x0, y0), (x1, y1)) = (points[k - 1], points[k]);
-    if x1 <= x0 {
-        return y1;
-    }
-    let f = (x.ln() - x0.ln()) / (x1.ln() - x0.ln());
-    y0 + f * (y1 - y0)
 }
 
 #[cfg(test)]

@@ -13,25 +13,9 @@
 //!   count); the protocol regimes are also fitted separately
 //!   ([`models::fit::segmented()`], up to 3 lines).
 //!
-//! * **Increments** (§3.4): every thread does dependent load-add-store
-//!   increments of its own 8-byte counter, the counters either on one
-//!   shared line (false sharing) or one line each. Time per increment per
-//!   thread, all threads at once. A write to a falsely shared line costs
-//!   less than a one-way line transfer: while the line is away the core
-//!   keeps forwarding its own queued stores, and each time the line comes
-//!   back it commits a burst of them. The own-line figure is the
-//!   store-to-load forwarding latency of a dependent increment (§2.7.4: the
-//!   "L1 hit" of the padded counter), which can be shorter than an L1 load.
-//!   The lecture's fix, a local accumulator, is timed too: per step one L1
-//!   load and one dependent register add ([`LocalTable::sum`]), all threads
-//!   at once. Its step is one clock period only if the loop's load, add and
-//!   branch all keep pace with the add's one-cycle latency; `predict` uses
-//!   the measured step, not the clock.
-//! * **Bins** (§2.9, §3.5): the two inner loops of the data-parallel
-//!   counting sort ([`crate::kernels::bins`]), a histogram increment and a
-//!   scatter store per item over 256 bins, timed per item on an L1-resident
-//!   sequence, all threads at once: the loops' own cost, without the memory
-//!   traffic of a large input.
+//! * **Increments and bins**: counters on shared and own lines, a local
+//!   sum and the counting sort's loops, all threads at once
+//!   ([`super::increments`]).
 //!
 //! # Section `c2c`
 //!
@@ -53,18 +37,17 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use anyhow::{anyhow, bail, Result};
 use models::fit::{line, relative_weights, segmented, SegmentFit, SegmentedOptions};
+use models::profile::c2c::{C2cSection, Handoff, HandoffPoint};
 use models::profile::NetworkRegime;
+use models::profile::Section;
 use models::stats::{Better, Summary as Stats};
 use models::units::Si;
 use models::Estimate;
-use serde_json::json;
 
-use super::{noisy_warning, size_grid, stats_json, Bench, Context, Outcome};
+use super::{increments, noisy_warning, sample, size_grid, Bench, Context, Outcome};
 use crate::counters::gettid;
-use crate::kernels::bins::{BinBench, BINS, SEQUENCE};
-use crate::kernels::increment::{bump, LocalTable, OwnLine, SharedLine};
 use crate::output::binary_size;
-use crate::pin::{pin_current, Team};
+use crate::pin::pin_current;
 use crate::timer::{measure, serial_with, Plan};
 use crate::trust::{c2c_bound, headline, withdraw};
 
@@ -250,90 +233,15 @@ fn best(s: &Stats) -> f64 {
     s.capability(Better::Lower).point
 }
 
-/// Most threads that share one line in [`shared_line_increments`].
-pub const MAX_SHARERS: usize = 8;
-
-/// Seconds per increment per thread, every thread of `team` incrementing
-/// its own counter on one shared line at once.
-pub fn shared_line_increments(team: &Team, plan: &Plan) -> Result<Stats> {
-    anyhow::ensure!(
-        team.threads() <= MAX_SHARERS,
-        "at most {MAX_SHARERS} threads share a line"
-    );
-    let line = SharedLine::default();
-    increments(team, plan, |i| &line.0[i])
-}
-
-/// Seconds per increment per thread, every thread of `team` incrementing
-/// its own counter alone on its line.
-pub fn own_line_increments(team: &Team, plan: &Plan) -> Result<Stats> {
-    let lines: Vec<OwnLine> = (0..team.threads()).map(|_| OwnLine::default()).collect();
-    increments(team, plan, |i| &lines[i].0)
-}
-
-/// Seconds per step of a local sum per thread, every thread of `team`
-/// summing the one read-only table at once.
-pub fn local_sum_steps(team: &Team, plan: &Plan) -> Result<Stats> {
-    let table = LocalTable::default();
-    let starts = team.each(std::sync::Mutex::new);
-    let m = measure(plan, |inner, count| {
-        team.time_batch(&starts, inner, count, |&mut from, n| {
-            std::hint::black_box(table.sum(from, n));
-        })
-    })?;
-    Ok(m.per_unit.summary())
-}
-
-/// Seconds per item of the counting sort's histogram or scatter loop
-/// (`scatter` false or true), every thread of `team` on its own
-/// L1-resident [`BinBench`] at once.
-pub fn bin_items(team: &Team, plan: &Plan, scatter: bool) -> Result<Stats> {
-    let states = team.each(|_| std::sync::Mutex::new(BinBench::default()));
-    let m = measure(plan, |inner, count| {
-        team.time_batch(&states, inner, count, |b, passes| {
-            if scatter {
-                b.scatter(passes)
-            } else {
-                b.histogram(passes)
-            }
-        })
-    })?;
-    Ok(m.per_unit.map(|pass| pass / SEQUENCE as f64)?.summary())
-}
-
-fn increments<'a>(
-    team: &Team,
-    plan: &Plan,
-    counter: impl Fn(usize) -> &'a AtomicU64,
-) -> Result<Stats> {
-    let states: Vec<std::sync::Mutex<&AtomicU64>> = (0..team.threads())
-        .map(|i| std::sync::Mutex::new(counter(i)))
-        .collect();
-    let m = measure(plan, |inner, count| {
-        team.time_batch(&states, inner, count, |c, n| bump(c, n))
-    })?;
-    Ok(m.per_unit.summary())
-}
-
-/// Thread counts for the shared-line increments: 2, 4, 8 and the run's
-/// count, as far as the run and [`MAX_SHARERS`] allow.
-fn sharer_counts(cpus: usize) -> Vec<usize> {
-    let top = cpus.min(MAX_SHARERS);
-    let mut v: Vec<usize> = [2, 4, 8].into_iter().filter(|&p| p <= top).collect();
-    if top >= 2 && !v.contains(&top) {
-        v.push(top);
-    }
-    v
-}
-
-fn regime_json(r: &NetworkRegime) -> serde_json::Value {
-    json!({
-        "from_bytes": r.from_bytes,
-        "to_bytes": r.to_bytes,
-        "t0_s": r.t0_s,
-        "bandwidth_Bps": r.bandwidth_Bps,
-        "r_squared": r.r_squared,
-    })
+/// A regime as the section stores it: an infinite interval end (a slope
+/// whose interval reaches 0) becomes `f64::MAX`, "no bound", which JSON
+/// can hold.
+fn regime_record(r: &NetworkRegime) -> NetworkRegime {
+    let bounded = |x: f64| if x.is_finite() { x } else { f64::MAX };
+    let mut r = r.clone();
+    r.bandwidth_Bps.point = bounded(r.bandwidth_Bps.point);
+    r.bandwidth_Bps.hi = bounded(r.bandwidth_Bps.hi);
+    r
 }
 
 /// T(n) = T0 + n/B by weighted least squares on all points, and up to 3
@@ -390,7 +298,7 @@ impl Bench for C2c {
             .into_iter()
             .step_by(per_octave_step)
             .collect();
-        let sharers = sharer_counts(cpus.len());
+        let sharers = increments::sharer_counts(cpus.len());
         let bar = ctx
             .progress
             .bar("c2c", (sizes.len() + sharers.len()) as u64 + 2);
@@ -401,19 +309,10 @@ impl Bench for C2c {
         }
         bar.inc(1);
         let times = handoff(a, b, &sizes, plan, || bar.inc(1))?;
-        let own = own_line_increments(&ctx.all, plan)?;
-        let local = local_sum_steps(&ctx.all, plan)?;
-        let hist = bin_items(&ctx.all, plan, false)?;
-        let scatter = bin_items(&ctx.all, plan, true)?;
-        bar.inc(1);
-        let mut shared = Vec::new();
-        for &p in &sharers {
-            shared.push((p, shared_line_increments(&Team::new(&cpus[..p])?, plan)?));
-            bar.inc(1);
-        }
+        let inc = increments::measure_all(ctx, &sharers, || bar.inc(1))?;
         bar.finish_and_clear();
         out.warnings
-            .extend(noisy_warning("own-line increment time", &own));
+            .extend(noisy_warning("own-line increment time", &inc.own));
         headline(&mut out, "core_to_core_latency_s", &one_way, best(&one_way));
         if let Some(why) = c2c_bound(best(&one_way)).filter(|_| one_way.unreliable.is_none()) {
             withdraw(&mut out, "core_to_core_latency_s", why);
@@ -429,85 +328,63 @@ impl Bench for C2c {
                 Si(all.t0_s.point, "s")
             ));
         }
-        out.section = json!({
-            "cpus": [a.id, b.id],
-            "round_trip_s": stats_json(&one_way).as_object().map(|o| {
-                o.iter().map(|(k, v)| (k.clone(), match (k.as_str(), v.as_f64()) {
-                    ("median" | "ci_lo" | "ci_hi", Some(f)) => json!(2.0 * f),
-                    _ => v.clone(),
-                })).collect::<serde_json::Map<_, _>>()
+        let one = sample(&one_way);
+        out.section = Some(Section::C2c(C2cSection {
+            cpus: vec![a.id, b.id],
+            round_trip_s: Some(one.scaled(2.0)),
+            one_way_s: Some(one),
+            handoff: Some(Handoff {
+                points: sizes
+                    .iter()
+                    .zip(&times)
+                    .map(|(n, s)| HandoffPoint {
+                        bytes: *n,
+                        time_s: sample(s),
+                    })
+                    .collect(),
+                fit: regime_record(&all),
+                regimes: regimes.iter().map(regime_record).collect(),
             }),
-            "one_way_s": stats_json(&one_way),
-            "handoff": {
-                "points": sizes.iter().zip(&times).map(|(n, s)| json!({
-                    "bytes": n,
-                    "time_s": stats_json(s),
-                })).collect::<Vec<_>>(),
-                "fit": regime_json(&all),
-                "regimes": regimes.iter().map(regime_json).collect::<Vec<_>>(),
-            },
-            "increments": {
-                "own_line": {"threads": ctx.all.threads(), "per_increment_s": stats_json(&own)},
-                "shared_line": shared.iter().map(|(p, s)| json!({
-                    "threads": p,
-                    "per_increment_s": stats_json(s),
-                })).collect::<Vec<_>>(),
-                "local": {"threads": ctx.all.threads(), "per_step_s": stats_json(&local)},
-                "histogram": {"threads": ctx.all.threads(), "bins": BINS, "per_item_s": stats_json(&hist)},
-                "scatter": {"threads": ctx.all.threads(), "bins": BINS, "per_item_s": stats_json(&scatter)},
-            },
-        });
-        let mut t = format!(
-            "Core-to-core (CPU {} <-> {}): one-way {} (round trip {})\n",
-            a.id,
-            b.id,
-            Si(one_way.median, "s"),
-            Si(2.0 * one_way.median, "s")
-        );
-        t += &format!(
-            "  hand-off {}..{}: T(n) = T0 + n/B, T0 = {}, B = {} (R² {:.3})\n",
-            binary_size(HANDOFF_MIN as f64),
-            binary_size(HANDOFF_MAX as f64),
-            Si(all.t0_s.point, "s"),
-            Si(all.bandwidth_Bps.point, "B/s"),
-            all.r_squared
-        );
-        if regimes.len() > 1 {
-            for r in &regimes {
-                t += &format!(
-                    "    regime {}..{}: T0 = {}, B = {}\n",
-                    binary_size(r.from_bytes),
-                    binary_size(r.to_bytes),
-                    Si(r.t0_s.point, "s"),
-                    Si(r.bandwidth_Bps.point, "B/s")
-                );
-            }
-        }
-        t += &format!(
-            "  increments of a counter on its own line: {} each ({} threads at once)\n",
-            Si(own.median, "s"),
-            ctx.all.threads()
-        );
-        for (p, s) in &shared {
-            t += &format!(
-                "  increments of counters sharing one line, {p} threads: {} each per thread\n",
-                Si(s.median, "s")
-            );
-        }
-        t += &format!(
-            "  local sum (L1 load + dependent add): {} per step ({} threads at once)\n",
-            Si(local.median, "s"),
-            ctx.all.threads()
-        );
-        t += &format!(
-            "  counting sort over {BINS} bins, in L1: histogram {} and scatter {} per item ({} threads at once)\n",
-            Si(hist.median, "s"),
-            Si(scatter.median, "s"),
-            ctx.all.threads()
-        );
-        out.table = t;
+            increments: Some(inc.record(ctx.all.threads())),
+        }));
+        out.table = table(a.id, b.id, &one_way, &all, &regimes) + &inc.table(ctx.all.threads());
         Ok(out)
     }
+}
+
+/// The human table's lines of the ping-pong and the hand-off.
+fn table(
+    a: usize,
+    b: usize,
+    one_way: &Stats,
+    all: &NetworkRegime,
+    regimes: &[NetworkRegime],
+) -> String {
+    let mut t = format!(
+        "Core-to-core (CPU {a} <-> {b}): one-way {} (round trip {})\n",
+        Si(one_way.median, "s"),
+        Si(2.0 * one_way.median, "s")
+    );
+    t += &format!(
+        "  hand-off {}..{}: T(n) = T0 + n/B, T0 = {}, B = {} (R² {:.3})\n",
+        binary_size(HANDOFF_MIN as f64),
+        binary_size(HANDOFF_MAX as f64),
+        Si(all.t0_s.point, "s"),
+        Si(all.bandwidth_Bps.point, "B/s"),
+        all.r_squared
+    );
+    if regimes.len() > 1 {
+        for r in regimes {
+            t += &format!(
+                "    regime {}..{}: T0 = {}, B = {}\n",
+                binary_size(r.from_bytes),
+                binary_size(r.to_bytes),
+                Si(r.t0_s.point, "s"),
+                Si(r.bandwidth_Bps.point, "B/s")
+            );
+        }
+    }
+    t
 }
 
 #[cfg(test)]
@@ -537,19 +414,5 @@ mod tests {
         assert!(s.median > 0.0);
         let t = handoff(cpus[0], cpus[1], &[64, 4096], &plan, || {}).unwrap();
         assert_eq!(t.len(), 2);
-        let team = Team::new(&cpus[..2]).unwrap();
-        assert!(shared_line_increments(&team, &plan).unwrap().median > 0.0);
-        assert!(own_line_increments(&team, &plan).unwrap().median > 0.0);
-        assert!(local_sum_steps(&team, &plan).unwrap().median > 0.0);
-        assert!(bin_items(&team, &plan, false).unwrap().median > 0.0);
-        assert!(bin_items(&team, &plan, true).unwrap().median > 0.0);
-    }
-
-    #[test]
-    fn sharer_counts_double_up_to_eight() {
-        assert_eq!(sharer_counts(2), vec![2]);
-        assert_eq!(sharer_counts(6), vec![2, 4, 6]);
-        assert_eq!(sharer_counts(64), vec![2, 4, 8]);
-        assert!(sharer_counts(1).is_empty());
     }
 }

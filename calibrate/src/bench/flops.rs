@@ -35,13 +35,13 @@
 use std::sync::Mutex;
 
 use anyhow::Result;
-use models::profile::{CeilingKernel, ComputeCeiling};
+use models::profile::flops::{FlopsKernel, FlopsSection};
+use models::profile::{CeilingKernel, ComputeCeiling, Section};
 use models::units::Si;
-use serde_json::json;
 
 use models::stats::{Better, Summary as Stats};
 
-use super::{noisy_points_note, noisy_warning, stats_json, Bench, Context, Outcome};
+use super::{noisy_points_note, noisy_warning, sample, Bench, Context, Outcome};
 use crate::kernels::chain::{self, ChainOp};
 use crate::kernels::dgemm::{CeilingOperands, CEILING_N};
 use crate::kernels::fma::{FlopKernel, Op, Precision};
@@ -195,16 +195,19 @@ impl Bench for Flops {
             .sort_by(|a, b| b.flops.point.total_cmp(&a.flops.point));
         out.warnings.extend(precision_warnings(&out.ceilings));
         set_peaks(ctx, &mut out, &mut f64s)?;
-        let mut chains = serde_json::Map::new();
+        let mut chain = std::collections::BTreeMap::new();
         for op in ChainOp::ALL {
             let s = measure_chain(&ctx.one, op, &ctx.config.plan)?;
             out.warnings.extend(noisy_warning(
                 &format!("the f64 {} chain latency", op.name()),
                 &s,
             ));
-            chains.insert(op.name().into(), stats_json(&s));
+            chain.insert(op.name().into(), sample(&s));
         }
-        out.section = json!({ "kernels": rows, "chain": chains });
+        out.section = Some(Section::Flops(FlopsSection {
+            kernels: rows,
+            chain,
+        }));
         out.table = match (out.summary.peak_flops_f64, ctx.cycles(1.0)) {
             (Some(p), Some(hz)) => format!(
                 "Peak FLOP/s: independent FMA chains ({} per core, {} accumulators); f64 peak {} = {:.1} FLOP/cycle/thread",
@@ -224,7 +227,7 @@ fn dgemm_ceiling(
     ctx: &Context,
     team: &Team,
     out: &mut Outcome,
-    rows: &mut Vec<serde_json::Value>,
+    rows: &mut Vec<FlopsKernel>,
 ) -> Result<Stats> {
     let threads = team.threads();
     let s = measure_dgemm(team, &ctx.config.plan)?;
@@ -242,16 +245,18 @@ fn dgemm_ceiling(
         &s,
         CeilingKernel::Dgemm,
     );
-    rows.push(json!({
-        "name": "f64 dgemm",
-        "precision": "f64",
-        "isa": isa.name(),
-        "op": "dgemm",
-        "threads": threads,
-        "matrix_side": CEILING_N,
-        "flops": stats_json(&s),
-        "flops_per_cycle_per_thread": ctx.cycles(1.0).map(|hz| peak(&s) / hz / threads as f64),
-    }));
+    rows.push(FlopsKernel {
+        name: "f64 dgemm".into(),
+        precision: "f64".into(),
+        isa: isa.name().into(),
+        op: "dgemm".into(),
+        threads,
+        accumulators: None,
+        flops_per_iteration: None,
+        matrix_side: Some(CEILING_N),
+        flops: sample(&s),
+        flops_per_cycle_per_thread: ctx.cycles(1.0).map(|hz| peak(&s) / hz / threads as f64),
+    });
     Ok(s)
 }
 
@@ -299,18 +304,23 @@ fn push_ceiling(
 }
 
 /// A kernel's row in the section.
-fn kernel_row(ctx: &Context, k: FlopKernel, threads: usize, s: &Stats) -> serde_json::Value {
-    json!({
-        "name": k.label(),
-        "precision": k.precision.name(),
-        "isa": k.isa.name(),
-        "op": k.op,
-        "threads": threads,
-        "accumulators": k.accumulators(),
-        "flops_per_iteration": k.flops_per_iteration(),
-        "flops": stats_json(s),
-        "flops_per_cycle_per_thread": ctx.cycles(1.0).map(|hz| peak(s) / hz / threads as f64),
-    })
+fn kernel_row(ctx: &Context, k: FlopKernel, threads: usize, s: &Stats) -> FlopsKernel {
+    FlopsKernel {
+        name: k.label(),
+        precision: k.precision.name().into(),
+        isa: k.isa.name().into(),
+        op: match k.op {
+            Op::Fma => "fma",
+            Op::MulAdd => "muladd",
+        }
+        .into(),
+        threads,
+        accumulators: Some(k.accumulators()),
+        flops_per_iteration: Some(k.flops_per_iteration()),
+        matrix_side: None,
+        flops: sample(s),
+        flops_per_cycle_per_thread: ctx.cycles(1.0).map(|hz| peak(s) / hz / threads as f64),
+    }
 }
 
 /// The f64 peaks of the summary: on each thread count, the best reliable

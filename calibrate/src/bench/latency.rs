@@ -49,21 +49,20 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
 use indicatif::ProgressBar;
-use models::profile::FigureTrust;
 use models::stats::{Better, Sample, Summary as Stats};
-use models::units::Si;
 use models::Estimate;
-use serde_json::json;
 
-use super::{level, noisy_points_note, noisy_warning, stats_json, Bench, Context, Outcome};
-use crate::config::{working_set_cap, DRAM_MIN_BYTES, RESIDENT_FACTOR};
+use super::{Bench, Context, Outcome};
+use crate::config::{working_set_cap, DRAM_MIN_BYTES};
 use crate::kernels::chase::ChaseBuffer;
 use crate::levels::{detect, Detection, Point};
 use crate::mem::Pages;
 use crate::output::binary_size;
 use crate::pin::Team;
 use crate::timer::{measure, serial, Plan};
-use crate::trust::headline;
+
+mod outcome;
+use outcome::outcome;
 
 /// Smallest working set of the sweep, bytes.
 pub const FIRST_BYTES: u64 = 4096;
@@ -164,6 +163,109 @@ impl Sweep {
     }
 }
 
+/// The measured grid points of a sweep in progress, by grid index.
+struct Walk<'a> {
+    ctx: &'a Context,
+    policies: &'a [Pages],
+    plan: &'a Plan,
+    bar: &'a ProgressBar,
+    line: u64,
+    done: BTreeMap<u32, Vec<ChasePoint>>,
+}
+
+impl Walk<'_> {
+    /// Measures grid point `k` with every page policy, unless done.
+    fn run(&mut self, k: u32) -> Result<()> {
+        if self.done.contains_key(&k) {
+            return Ok(());
+        }
+        let size = grid_size(k, self.line);
+        self.bar.set_message(binary_size(size as f64));
+        let mut v = Vec::new();
+        // The curve has dozens of points, pooled per level: none is
+        // re-measured (their disturbed timings are still set aside).
+        for &pages in self.policies {
+            let p = self.plan.without_retry();
+            v.push(measure_chase(
+                &self.ctx.one,
+                size,
+                self.line as usize,
+                pages,
+                &p,
+            )?);
+        }
+        self.bar.inc(1);
+        self.done.insert(k, v);
+        Ok(())
+    }
+
+    /// The grid indices within an octave of each detected cache size, up
+    /// to `k_max`.
+    fn window(&self, det: Option<&Detection>, k_max: u32) -> Vec<u32> {
+        let mut window = Vec::new();
+        for c in det
+            .into_iter()
+            .flat_map(|d| d.caches.iter().filter_map(|c| c.size_bytes))
+        {
+            let lo = grid_floor((c / 2.0) as u64, self.line);
+            let hi = grid_floor((c * 2.0) as u64, self.line).min(k_max);
+            window.extend(lo..=hi);
+        }
+        window.sort();
+        window.dedup();
+        window
+    }
+
+    /// Extends to the DRAM working set, and on while the curve still
+    /// rises; then refines near the levels (when `refine`), and extends
+    /// again if that changed them. Returns the last detection, the last
+    /// grid index and whether the budget stopped the extension.
+    fn extend(
+        &mut self,
+        detect_pages: Pages,
+        refine: bool,
+        budget: u64,
+    ) -> Result<(Result<Detection>, u32, bool)> {
+        // Intermediate detections may fail on a partial curve; only the
+        // last one must succeed.
+        let mut detection = detect_on(&self.done, detect_pages);
+        let mut k_max = *self.done.keys().last().expect("at least one point");
+        let mut extra_steps = 0;
+        let mut refined = !refine;
+        loop {
+            let det = detection.as_ref().ok();
+            let largest = det.and_then(|d| d.largest_cache()).unwrap_or(0.0);
+            let want = grid_floor(self.ctx.dram_bytes(largest), self.line);
+            let next = k_max + 2;
+            let beyond = k_max >= want;
+            let reached = det.is_some_and(|d| d.dram.is_some());
+            let budget_stop = grid_size(next, self.line) > budget;
+            if !budget_stop && (!beyond || (!reached && extra_steps < MAX_EXTRA_STEPS)) {
+                extra_steps += usize::from(beyond);
+                self.bar.inc_length(1);
+                self.run(next)?;
+                k_max = next;
+                detection = detect_on(&self.done, detect_pages);
+                continue;
+            }
+            if refined {
+                return Ok((detection, k_max, budget_stop));
+            }
+            refined = true;
+            // The whole window around each level is measured again in one
+            // pass, so that neighbouring points see the machine in the same
+            // state (on a shared host the caches' usable size drifts).
+            let window = self.window(det, k_max);
+            self.bar.inc_length(window.len() as u64);
+            for k in window {
+                self.done.remove(&k);
+                self.run(k)?;
+            }
+            detection = detect_on(&self.done, detect_pages);
+        }
+    }
+}
+
 /// Runs the adaptive sweep (see the module docs) with the given page
 /// policies; `refine` adds the 4-per-octave points near each level.
 pub fn sweep(
@@ -177,82 +279,23 @@ pub fn sweep(
     // `--quick` stops where its DRAM working sets stop, even while the
     // curve still rises.
     let budget = working_set_cap(ctx.config.budget_bytes, ctx.config.quick);
-    let mut done: BTreeMap<u32, Vec<ChasePoint>> = BTreeMap::new();
-    let run = |k: u32, done: &mut BTreeMap<u32, Vec<ChasePoint>>| -> Result<()> {
-        if done.contains_key(&k) {
-            return Ok(());
-        }
-        let size = grid_size(k, line);
-        bar.set_message(binary_size(size as f64));
-        let mut v = Vec::new();
-        // The curve has dozens of points, pooled per level: none is
-        // re-measured (their disturbed timings are still set aside).
-        for &pages in policies {
-            let p = plan.without_retry();
-            v.push(measure_chase(&ctx.one, size, line as usize, pages, &p)?);
-        }
-        bar.inc(1);
-        done.insert(k, v);
-        Ok(())
+    let mut walk = Walk {
+        ctx,
+        policies,
+        plan,
+        bar,
+        line,
+        done: BTreeMap::new(),
     };
     let first_max = grid_floor(DRAM_MIN_BYTES.min(budget), line);
     bar.set_length((first_max / 2 + 1) as u64);
     for k in (0..=first_max).step_by(2) {
-        run(k, &mut done)?;
+        walk.run(k)?;
     }
-    let detect_pages = choose_detection_pages(&done, policies);
-    // Intermediate detections may fail on a partial curve; only the last
-    // one must succeed.
-    let mut detection = detect_on(&done, detect_pages);
-
-    // Extend to the DRAM working set, and on while the curve still rises;
-    // then refine near the levels, and extend again if that changed them.
-    let mut k_max = *done.keys().last().expect("at least one point");
-    let mut extra_steps = 0;
-    let mut refined = !refine;
-    let mut budget_stop;
-    loop {
-        let det = detection.as_ref().ok();
-        let largest = det.and_then(|d| d.largest_cache()).unwrap_or(0.0);
-        let want = grid_floor(ctx.dram_bytes(largest), line);
-        let next = k_max + 2;
-        let beyond = k_max >= want;
-        let reached = det.is_some_and(|d| d.dram.is_some());
-        budget_stop = grid_size(next, line) > budget;
-        if !budget_stop && (!beyond || (!reached && extra_steps < MAX_EXTRA_STEPS)) {
-            extra_steps += usize::from(beyond);
-            bar.inc_length(1);
-            run(next, &mut done)?;
-            k_max = next;
-            detection = detect_on(&done, detect_pages);
-            continue;
-        }
-        if refined {
-            break;
-        }
-        refined = true;
-        // The whole window around each level is measured again in one
-        // pass, so that neighbouring points see the machine in the same
-        // state (on a shared host the caches' usable size drifts).
-        let mut window = Vec::new();
-        for c in det
-            .into_iter()
-            .flat_map(|d| d.caches.iter().filter_map(|c| c.size_bytes))
-        {
-            let lo = grid_floor((c / 2.0) as u64, line);
-            let hi = grid_floor((c * 2.0) as u64, line).min(k_max);
-            window.extend(lo..=hi);
-        }
-        window.sort();
-        window.dedup();
-        bar.inc_length(window.len() as u64);
-        for k in window {
-            done.remove(&k);
-            run(k, &mut done)?;
-        }
-        detection = detect_on(&done, detect_pages);
-    }
+    let detect_pages = choose_detection_pages(&walk.done, policies);
+    let (detection, k_max, budget_stop) = walk.extend(detect_pages, refine, budget)?;
     let detection = detection?;
+    let done = walk.done;
     let dram_k = if detection.dram.is_some() {
         let target = grid_floor(
             ctx.dram_bytes(detection.largest_cache().unwrap_or(0.0)),
@@ -367,190 +410,6 @@ pub fn probe(ctx: &Context) -> Result<Sweep> {
 /// The capability estimate of a latency sample (its low quantile).
 fn best(s: &Stats) -> f64 {
     s.capability(Better::Lower).point
-}
-
-/// The samples of the reported page policy on the L1 plateau.
-fn l1_points(sw: &Sweep, from: f64, to: f64) -> Vec<&Stats> {
-    sw.points
-        .iter()
-        .filter(|p| p.pages == sw.detect_pages)
-        .filter(|p| (p.size_bytes as f64) >= from && (p.size_bytes as f64) <= to)
-        .map(|p| &p.latency)
-        .collect()
-}
-
-/// The batch counts of a figure pooled from several samples.
-fn pooled_trust(on: &[&Stats]) -> FigureTrust {
-    FigureTrust {
-        clean_batches: on.iter().map(|s| s.n).sum(),
-        disturbed_batches: on.iter().map(|s| s.disturbed).sum(),
-        unreliable: None,
-    }
-}
-
-fn outcome(ctx: &Context, sw: &Sweep) -> Outcome {
-    let mut out = Outcome::default();
-    let d = &sw.detection;
-    let dram_point = sw.point(sw.dram_bytes, sw.detect_pages);
-    for c in &d.caches {
-        let mut l = level(&c.name);
-        l.size_bytes = c.size_bytes;
-        l.latency_s = Some(c.latency_s);
-        out.levels.push(l);
-    }
-    if let Some(p) = dram_point {
-        let mut l = level("DRAM");
-        if p.latency.unreliable.is_none() {
-            l.latency_s = Some(p.latency.capability(Better::Lower));
-        }
-        out.levels.push(l);
-        headline(&mut out, "dram_latency_s", &p.latency, best(&p.latency));
-        out.warnings
-            .extend(noisy_warning("DRAM latency", &p.latency));
-    }
-    if let Some(l1) = d.caches.first() {
-        let on = l1_points(sw, l1.from_bytes, l1.to_bytes);
-        match on.iter().find(|s| s.unreliable.is_some()) {
-            Some(bad) => headline(&mut out, "l1_latency_s", bad, l1.latency_s.point),
-            None => {
-                out.summary.l1_latency_s = Some(l1.latency_s.point);
-                out.trust.insert("l1_latency_s".into(), pooled_trust(&on));
-            }
-        }
-    }
-    for p in d.all().filter(|p| p.noisy) {
-        out.warnings.push(format!(
-            "the {} latency ({}) is more than {DISTURBED_RATIO}× its fastest timings: other work disturbed it; re-run on a quiet machine to trust it",
-            p.name,
-            Si(p.latency_s.point, "s")
-        ));
-    }
-    out.notes.extend(noisy_points_note(
-        "latency curve points",
-        sw.points.iter().map(|p| &p.latency),
-    ));
-    let largest = d.largest_cache().unwrap_or(0.0);
-    if d.dram.is_none() {
-        out.warnings.push(format!(
-            "the latency curve still rises at {}, {}: the DRAM latency may be underestimated",
-            binary_size(sw.dram_bytes as f64),
-            if sw.budget_stop && ctx.config.quick {
-                "the largest working set --quick measures (run without it)"
-            } else if sw.budget_stop {
-                "the largest working set the memory budget allows (raise --max-memory)"
-            } else {
-                "2 octaves past the DRAM working set"
-            }
-        ));
-    }
-    if (sw.dram_bytes as f64) < RESIDENT_FACTOR * largest {
-        out.warnings.push(format!(
-            "the DRAM latency was measured at {}, less than {RESIDENT_FACTOR}× the largest detected cache ({}): it may be cache-resident",
-            binary_size(sw.dram_bytes as f64),
-            binary_size(largest)
-        ));
-    }
-    let tlb = match (
-        sw.point(sw.dram_bytes, Pages::Small),
-        sw.point(sw.dram_bytes, Pages::Huge),
-    ) {
-        (Some(s), Some(h)) => Some(Estimate::new(
-            s.latency.median - h.latency.median,
-            s.latency.ci_lo - h.latency.ci_hi,
-            s.latency.ci_hi - h.latency.ci_lo,
-        )),
-        _ => None,
-    };
-    let huge_granted = sw
-        .points
-        .iter()
-        .filter(|p| p.pages == Pages::Huge)
-        .map(|p| (p.huge_page_bytes.unwrap_or(0), p.size_bytes))
-        .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
-    if huge_granted.1 > 0 {
-        out.notes.push(format!(
-            "huge pages: the kernel backed {:.0}% of the huge-page chase buffers with 2 MiB pages (THP mode {})",
-            100.0 * huge_granted.0 as f64 / huge_granted.1 as f64,
-            ctx.sys.thp_mode.as_deref().unwrap_or("unknown")
-        ));
-    }
-    out.notes.extend(compare_with_os(ctx, d));
-
-    let points: Vec<serde_json::Value> = sw
-        .points
-        .iter()
-        .map(|p| {
-            json!({
-                "size_bytes": p.size_bytes,
-                "pages": p.pages.label(),
-                "huge_page_bytes": p.huge_page_bytes,
-                "latency_s": stats_json(&p.latency),
-                "latency_cycles": ctx.cycles(p.latency.median),
-            })
-        })
-        .collect();
-    out.section = json!({
-        "line_bytes": ctx.sys.line_bytes,
-        "detection_pages": sw.detect_pages.label(),
-        "dram_bytes": sw.dram_bytes,
-        "reached_dram_plateau": d.dram.is_some(),
-        "clock_hz": ctx.clock.as_ref().map(|c| c.hz),
-        "points": points,
-        "levels": d.all().collect::<Vec<_>>(),
-        "breakpoints_bytes": d.fit.breakpoints.iter().map(|b| 2f64.powf(*b)).collect::<Vec<_>>(),
-        "spikes_bytes": d.spikes_bytes,
-        "tlb_s": tlb,
-    });
-
-    let n_sizes = sw
-        .points
-        .iter()
-        .filter(|p| p.pages == sw.detect_pages)
-        .count();
-    let mut t = format!(
-        "Latency: pointer chase, {} sizes from {} to {} ({} pages used for level detection)\n",
-        n_sizes,
-        binary_size(FIRST_BYTES as f64),
-        binary_size(sw.points.iter().map(|p| p.size_bytes).max().unwrap_or(0) as f64),
-        sw.detect_pages.label()
-    );
-    if let (Some(tlb), Some(s), Some(h)) = (
-        tlb,
-        sw.point(sw.dram_bytes, Pages::Small),
-        sw.point(sw.dram_bytes, Pages::Huge),
-    ) {
-        t += &format!(
-            "  TLB part at {}: {:.1} ns ({:.1} ns with 4 KiB pages vs {:.1} ns with 2 MiB pages)\n",
-            binary_size(sw.dram_bytes as f64),
-            tlb.point * 1e9,
-            s.latency.median * 1e9,
-            h.latency.median * 1e9
-        );
-    }
-    out.table = t;
-    out
-}
-
-/// Notes on OS-reported data caches that the curve does not show at a
-/// similar size (within a factor 2).
-fn compare_with_os(ctx: &Context, d: &Detection) -> Vec<String> {
-    let detected: Vec<f64> = d.caches.iter().filter_map(|c| c.size_bytes).collect();
-    ctx.sys
-        .caches
-        .iter()
-        .filter(|c| c.reported.kind != "Instruction")
-        .filter(|c| {
-            let s = c.reported.size_bytes as f64;
-            !detected.iter().any(|&x| x / s < 2.0 && s / x < 2.0)
-        })
-        .map(|c| {
-            format!(
-                "the OS reports a {} L{} cache that the latency curve does not show at that size; working sets are sized from the detected levels",
-                binary_size(c.reported.size_bytes as f64),
-                c.reported.level
-            )
-        })
-        .collect()
 }
 
 #[cfg(test)]

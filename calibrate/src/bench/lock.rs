@@ -58,12 +58,13 @@ use anyhow::{anyhow, Result};
 use crossbeam_utils::CachePadded;
 use models::contention::{line_migration_s, SerializedLock};
 use models::interference::clean_sample;
+use models::profile::lock::{LockKindResult, LockPoint, LockSection};
+use models::profile::Section;
 use models::stats::{Better, Summary as Stats};
 use models::units::Si;
 use models::Estimate;
-use serde_json::json;
 
-use super::{noisy_warning, stats_json, Bench, Context, Outcome};
+use super::{noisy_warning, sample, Bench, Context, Outcome};
 use crate::counters::{gettid, Counters};
 use crate::pin::pin_current;
 use crate::timer::{measure, serial, Plan};
@@ -358,55 +359,12 @@ impl Bench for Lock {
         let bar = ctx
             .progress
             .bar("lock", (counts.len() * Kind::ALL.len()) as u64);
-        let mut kinds_json = Vec::new();
+        let mut kinds = Vec::new();
         let mut lines = Vec::new();
         for kind in Kind::ALL {
-            let mut pts = Vec::new();
-            for &t in &counts {
-                bar.set_message(format!("{} × {t}", kind.name()));
-                pts.push((t, throughput(kind, t, cpus, steps, duration, &plan)?));
-                bar.inc(1);
-            }
-            let at = |t: usize| {
-                pts.iter()
-                    .find(|x| x.0 == t)
-                    .map(|x| &x.1)
-                    .expect("measured")
-            };
-            let sat = at(p);
-            let t_crit = sat.capability(Better::Higher).map(|x| 1.0 / x);
-            let t_work = (1.0 / best(at(1)) - t_crit.point).max(0.0);
-            out.warnings.extend(noisy_warning(
-                &format!("{} throughput with {p} thread(s)", kind.name()),
-                sat,
-            ));
-            if kind == Kind::Mutex {
-                headline(&mut out, "t_crit_s", sat, t_crit.point);
-            }
-            let model = SerializedLock::new(t_crit.point, t_work)?;
-            kinds_json.push(kind_json(kind, &pts, p, t_crit, &model));
-            let tail = if kind == Kind::MutexSpread {
-                let m = line_migration_s(best(at(1)), best(sat), p as f64);
-                format!(
-                    "per op {} (line migration {})",
-                    Si(t_crit.point, "s"),
-                    Si(m, "s")
-                )
-            } else {
-                format!(
-                    "t_crit {} (t_work {})",
-                    Si(t_crit.point, "s"),
-                    Si(t_work, "s")
-                )
-            };
-            lines.push(format!(
-                "  {:<12} {}  {tail}",
-                kind.name(),
-                pts.iter()
-                    .map(|(t, s)| format!("{:>2}t {:>12}", t, Si(s.median, "op/s").to_string()))
-                    .collect::<Vec<_>>()
-                    .join(" "),
-            ));
+            let (k, line) = measure_kind(ctx, &mut out, kind, &counts, steps, duration, &bar)?;
+            kinds.push(k);
+            lines.push(line);
         }
         bar.finish_and_clear();
         if p == 1 {
@@ -415,13 +373,15 @@ impl Bench for Lock {
                     .into(),
             );
         }
-        out.section = json!({
-            "critical_ns": ctx.config.critical_ns,
-            "critical_steps": steps,
-            "step_s": step_s,
-            "duration_s": duration.as_secs_f64(),
-            "kinds": kinds_json,
-        });
+        out.section = Some(Section::Lock(LockSection {
+            note: None,
+            critical_ns: Some(ctx.config.critical_ns),
+            critical_steps: Some(steps),
+            step_s: Some(step_s),
+            duration_s: Some(duration.as_secs_f64()),
+            kinds,
+            t_crit_s: None,
+        }));
         out.table = format!(
             "Locks (critical section {} dependent steps = {:.1} ns; t_crit = 1/throughput at {p} threads; the last count is oversubscribed)\n{}\n",
             steps,
@@ -432,29 +392,97 @@ impl Bench for Lock {
     }
 }
 
-fn kind_json(
+/// Measures lock `kind` on every count of `counts`: its section entry
+/// and its line of the table (t_crit = 1/throughput at all threads, §4.5).
+fn measure_kind(
+    ctx: &Context,
+    out: &mut Outcome,
+    kind: Kind,
+    counts: &[usize],
+    steps: u64,
+    duration: Duration,
+    bar: &indicatif::ProgressBar,
+) -> Result<(LockKindResult, String)> {
+    let cpus = &ctx.config.cpus;
+    let p = cpus.len();
+    let mut pts = Vec::new();
+    for &t in counts {
+        bar.set_message(format!("{} × {t}", kind.name()));
+        pts.push((
+            t,
+            throughput(kind, t, cpus, steps, duration, &ctx.config.plan)?,
+        ));
+        bar.inc(1);
+    }
+    let at = |t: usize| {
+        pts.iter()
+            .find(|x| x.0 == t)
+            .map(|x| &x.1)
+            .expect("measured")
+    };
+    let sat = at(p);
+    let t_crit = sat.capability(Better::Higher).map(|x| 1.0 / x);
+    let t_work = (1.0 / best(at(1)) - t_crit.point).max(0.0);
+    out.warnings.extend(noisy_warning(
+        &format!("{} throughput with {p} thread(s)", kind.name()),
+        sat,
+    ));
+    if kind == Kind::Mutex {
+        headline(out, "t_crit_s", sat, t_crit.point);
+    }
+    let model = SerializedLock::new(t_crit.point, t_work)?;
+    let tail = if kind == Kind::MutexSpread {
+        let m = line_migration_s(best(at(1)), best(sat), p as f64);
+        format!(
+            "per op {} (line migration {})",
+            Si(t_crit.point, "s"),
+            Si(m, "s")
+        )
+    } else {
+        format!(
+            "t_crit {} (t_work {})",
+            Si(t_crit.point, "s"),
+            Si(t_work, "s")
+        )
+    };
+    let line = format!(
+        "  {:<12} {}  {tail}",
+        kind.name(),
+        pts.iter()
+            .map(|(t, s)| format!("{:>2}t {:>12}", t, Si(s.median, "op/s").to_string()))
+            .collect::<Vec<_>>()
+            .join(" "),
+    );
+    Ok((kind_result(kind, &pts, p, t_crit, &model), line))
+}
+
+/// A kind's entry in the section.
+fn kind_result(
     kind: Kind,
     pts: &[(usize, Stats)],
     p: usize,
     t_crit: Estimate,
     model: &SerializedLock,
-) -> serde_json::Value {
-    json!({
-        "kind": kind.name(),
-        "points": pts.iter().map(|(t, s)| {
-            let m = model_throughput(model, *t);
-            json!({
-                "threads": t,
-                "oversubscribed": *t > p,
-                "throughput_ops": stats_json(s),
-                "model_ops": m,
-                "model_error": m.map(|m| (s.median - m) / m),
+) -> LockKindResult {
+    LockKindResult {
+        kind: kind.name().into(),
+        points: pts
+            .iter()
+            .map(|(t, s)| {
+                let m = model_throughput(model, *t);
+                LockPoint {
+                    threads: *t,
+                    oversubscribed: *t > p,
+                    throughput_ops: sample(s),
+                    model_ops: m,
+                    model_error: m.map(|m| (s.median - m) / m),
+                }
             })
-        }).collect::<Vec<_>>(),
-        "t_crit_s": t_crit,
-        "t_work_s": model.t_work_s,
-        "saturation_threads": model.saturation_threads(),
-    })
+            .collect(),
+        t_crit_s: Some(t_crit),
+        t_work_s: Some(model.t_work_s),
+        saturation_threads: Some(model.saturation_threads()),
+    }
 }
 
 #[cfg(test)]

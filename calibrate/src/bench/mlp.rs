@@ -23,7 +23,8 @@
 //!
 //! ```json
 //! { "dram_bytes": .., "pages": "2MiB", "line_bytes": 64,
-//!   "points": [ { "k": 1, "pages": "2MiB", "time_per_step_s": {"median": .., ...}, "bandwidth_Bps": .. }, ... ],
+//!   "points": [ { "k": 1, "pages": "2MiB", "time_per_step_s": {"median": .., ...},
+//!                 "bandwidth_Bps": .. }, ... ],
 //!   "max_bandwidth_Bps": .., "saturation_k": 10, "saturation_share": 0.9,
 //!   "little": { "latency_s": .., "latency_source": "latency benchmark",
 //!               "bandwidth_Bps": .., "bandwidth_source": "stream load, 1 thread, DRAM",
@@ -32,11 +33,12 @@
 
 use anyhow::Result;
 use models::little::outstanding_lines;
+use models::profile::mlp::{Little, MlpPoint, MlpSection};
+use models::profile::Section;
 use models::stats::Summary as Stats;
 use models::units::Si;
-use serde_json::json;
 
-use super::{noisy_points_note, stats_json, Bench, Context, Outcome};
+use super::{noisy_points_note, sample, Bench, Context, Outcome};
 use crate::kernels::chase::{ChaseBuffer, Cursor};
 use crate::mem::Pages;
 use crate::output::binary_size;
@@ -147,7 +149,7 @@ fn measure_curve(
 
 /// Little's law's concurrency for the one-thread DRAM bandwidth at the
 /// DRAM latency, with where each figure came from.
-fn little(ctx: &Context, huge: &Curve) -> serde_json::Value {
+fn little(ctx: &Context, huge: &Curve) -> Little {
     let line = ctx.sys.line_bytes;
     let (latency, lat_src) = match ctx.known.summary.dram_latency_s {
         Some(l) => (Some(l), "latency benchmark (DRAM, huge pages)"),
@@ -165,16 +167,15 @@ fn little(ctx: &Context, huge: &Curve) -> serde_json::Value {
         (None, Some(b)) => (Some(b), "stream triad, 1 thread, DRAM"),
         _ => (None, "not measured (run the stream benchmark)"),
     };
-    let k = latency
-        .zip(bandwidth)
-        .and_then(|(l, b)| outstanding_lines(b, l, line as f64).ok());
-    json!({
-        "latency_s": latency,
-        "latency_source": lat_src,
-        "bandwidth_Bps": bandwidth,
-        "bandwidth_source": bw_src,
-        "k": k,
-    })
+    Little {
+        latency_s: latency,
+        latency_source: lat_src.into(),
+        bandwidth_Bps: bandwidth,
+        bandwidth_source: bw_src.into(),
+        k: latency
+            .zip(bandwidth)
+            .and_then(|(l, b)| outstanding_lines(b, l, line as f64).ok()),
+    }
 }
 
 /// One line of the table for one curve.
@@ -231,26 +232,32 @@ impl Bench for Mlp {
             c.points
                 .iter()
                 .zip(c.bandwidths(line))
-                .map(move |((k, s), (_, b))| {
-                    json!({
-                        "k": k,
-                        "pages": c.pages.label(),
-                        "time_per_step_s": stats_json(s),
-                        "bandwidth_Bps": b,
-                    })
+                .map(move |((k, s), (_, b))| MlpPoint {
+                    k: *k,
+                    pages: c.pages.label().into(),
+                    time_per_step_s: Some(sample(s)),
+                    bandwidth_Bps: b,
                 })
         });
-        out.section = json!({
-            "dram_bytes": dram,
-            "pages": Pages::Huge.label(),
-            "huge_page_bytes": huge.huge_page_bytes,
-            "line_bytes": line,
-            "points": points.collect::<Vec<_>>(),
-            "max_bandwidth_Bps": max_bw,
-            "saturation_k": saturation(&bw, SATURATION_SHARE),
-            "saturation_share": SATURATION_SHARE,
-            "little": little,
-        });
+        let table_little = match little.k {
+            Some(k) => format!(
+                "{k:.1} (B = {}, L = {})",
+                Si(little.bandwidth_Bps.unwrap_or(0.0), "B/s"),
+                Si(little.latency_s.unwrap_or(0.0), "s")
+            ),
+            None => format!("- ({})", little.bandwidth_source),
+        };
+        out.section = Some(Section::Mlp(MlpSection {
+            dram_bytes: dram as u64,
+            pages: Some(Pages::Huge.label().into()),
+            huge_page_bytes: huge.huge_page_bytes,
+            line_bytes: line as u64,
+            points: points.collect(),
+            max_bandwidth_Bps: Some(max_bw),
+            saturation_k: saturation(&bw, SATURATION_SHARE),
+            saturation_share: Some(SATURATION_SHARE),
+            little: Some(little),
+        }));
         out.table = format!(
             "Memory-level parallelism ({} chain counts over {})\n{}\n{}\n  Little's law k = B·L/{} B = {}",
             ks.len(),
@@ -258,14 +265,7 @@ impl Bench for Mlp {
             curve_line(&huge, line),
             curve_line(&small, line),
             line,
-            match little["k"].as_f64() {
-                Some(k) => format!(
-                    "{k:.1} (B = {}, L = {})",
-                    Si(little["bandwidth_Bps"].as_f64().unwrap_or(0.0), "B/s"),
-                    Si(little["latency_s"].as_f64().unwrap_or(0.0), "s")
-                ),
-                None => format!("- ({})", little["bandwidth_source"].as_str().unwrap_or("")),
-            }
+            table_little,
         );
         Ok(out)
     }

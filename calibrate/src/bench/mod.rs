@@ -2,21 +2,21 @@
 //!
 //! A [`Bench`] gets the shared [`Context`] (settings, pinned threads, clock,
 //! what earlier benchmarks found) and returns an [`Outcome`]: its headline
-//! figures, memory levels and compute ceilings for the profile, its detailed
-//! JSON section (layout documented in each module), its lines of the human
-//! table and its warnings.
+//! figures, memory levels and compute ceilings for the profile, its typed
+//! section (`models::profile::Section`), its lines of the human table and
+//! its warnings.
 
 pub mod c2c;
 pub mod flops;
+pub mod increments;
 pub mod latency;
 pub mod lock;
 pub mod mlp;
 pub mod stream;
 
 use anyhow::Result;
-use models::profile::{ComputeCeiling, MemoryLevel, Profile, Summary};
+use models::profile::{ComputeCeiling, MemoryLevel, Profile, Sample, Section, Summary};
 use models::stats::Summary as Stats;
-use serde_json::json;
 
 use crate::clock::Clock;
 use crate::config::{dram_working_set, Config};
@@ -128,8 +128,8 @@ pub struct Outcome {
     pub levels: Vec<MemoryLevel>,
     /// Compute ceilings.
     pub ceilings: Vec<ComputeCeiling>,
-    /// Detailed results, stored under `sections[name]`.
-    pub section: serde_json::Value,
+    /// Detailed results, stored as the profile's section of that kind.
+    pub section: Option<Section>,
     /// Its part of the human table.
     pub table: String,
     /// Figures not to be trusted as they stand (noisy, above a bound,
@@ -159,23 +159,23 @@ pub fn by_name(name: crate::cli::BenchName) -> Box<dyn Bench> {
 /// the capability estimates (`low_quantile` of times, `high_quantile` of
 /// rates, each `{point, lo, hi}`), the clean and disturbed batch counts and,
 /// when too few batches were clean, why the figure is unreliable.
-pub fn stats_json(s: &Stats) -> serde_json::Value {
+pub fn sample(s: &Stats) -> Sample {
     let t = crate::trust::trust_of(s);
-    json!({
-        "median": s.median,
-        "ci_lo": s.ci_lo,
-        "ci_hi": s.ci_hi,
-        "cv": s.cv,
-        "n": s.n,
-        "outliers_low": s.outliers.low,
-        "outliers_high": s.outliers.high,
-        "noisy": s.noisy,
-        "low_quantile": s.low_quantile,
-        "high_quantile": s.high_quantile,
-        "clean_batches": t.clean_batches,
-        "disturbed_batches": t.disturbed_batches,
-        "unreliable": t.unreliable,
-    })
+    Sample {
+        median: s.median,
+        ci_lo: Some(s.ci_lo),
+        ci_hi: Some(s.ci_hi),
+        cv: s.cv,
+        n: s.n,
+        outliers_low: s.outliers.low,
+        outliers_high: s.outliers.high,
+        noisy: s.noisy,
+        low_quantile: Some(s.low_quantile),
+        high_quantile: Some(s.high_quantile),
+        clean_batches: Some(t.clean_batches),
+        disturbed_batches: Some(t.disturbed_batches),
+        unreliable: t.unreliable,
+    }
 }
 
 /// The warning for a noisy headline figure, or `None`.

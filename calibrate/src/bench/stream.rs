@@ -49,14 +49,13 @@ use std::hint::black_box;
 use std::sync::Mutex;
 
 use anyhow::{Context as _, Result};
+use models::profile::stream::{BytesPerElem, StreamLevel, StreamPoint, StreamSection, StreamSweep};
+use models::profile::Section;
 use models::stats::{Better, Sample, Summary as Stats};
 use models::units::Si;
 use models::Estimate;
-use serde_json::json;
 
-use super::{
-    level, noisy_points_note, noisy_warning, size_grid, stats_json, Bench, Context, Outcome,
-};
+use super::{level, noisy_points_note, noisy_warning, sample, size_grid, Bench, Context, Outcome};
 use crate::config::RESIDENT_FACTOR;
 use crate::kernels::stream::{run, words_for_all, Kernel};
 use crate::kernels::Isa;
@@ -104,14 +103,17 @@ impl KernelPoint {
         self.best() * self.kernel.bytes_per_elem_write_allocate() / self.kernel.bytes_per_elem()
     }
 
-    fn json(&self) -> serde_json::Value {
-        json!({
-            "per_thread_bytes": self.per_thread_bytes,
-            "total_bytes": self.per_thread_bytes * self.threads as u64,
-            "kernel": self.kernel.name(),
-            "bandwidth_Bps": stats_json(&self.bandwidth),
-            "bandwidth_write_allocate_Bps": self.write_allocate_best(),
-        })
+    /// The point as the section stores it, with its thread count when
+    /// `threads` is given (the DRAM points).
+    fn record(&self, threads: Option<usize>) -> StreamPoint {
+        StreamPoint {
+            per_thread_bytes: self.per_thread_bytes,
+            total_bytes: self.per_thread_bytes * self.threads as u64,
+            kernel: self.kernel.name().into(),
+            threads,
+            bandwidth_Bps: Some(sample(&self.bandwidth)),
+            bandwidth_write_allocate_Bps: self.write_allocate_best(),
+        }
     }
 }
 
@@ -240,7 +242,6 @@ impl Bench for Stream {
         out.notes.extend(probe_note);
         let largest = caches.iter().map(|c| c.1).reduce(f64::max).unwrap_or(0.0);
         let dram_total = ctx.stream_dram_bytes(largest);
-        let plan = &ctx.config.plan;
         let per_octave = if ctx.config.quick { 1 } else { 2 };
         let teams: Vec<&Team> = if ctx.all.threads() > 1 {
             vec![&ctx.one, &ctx.all]
@@ -258,28 +259,7 @@ impl Bench for Stream {
                 g
             })
             .collect();
-        let bar = ctx
-            .progress
-            .bar("stream", grids.iter().map(|g| g.len() as u64).sum());
-        let mut sweeps: Vec<Vec<KernelPoint>> = Vec::new();
-        for (team, grid) in teams.iter().zip(&grids) {
-            let mut pts = Vec::new();
-            for &size in grid {
-                bar.set_message(format!("{} × {}", team.threads(), binary_size(size as f64)));
-                // The DRAM point (the last) gets the full plan; the plateau
-                // points, which are pooled per level, at most SWEEP_REPS
-                // and no re-measuring.
-                let p = if Some(&size) == grid.last() {
-                    *plan
-                } else {
-                    plan.with_reps(plan.reps.min(SWEEP_REPS)).without_retry()
-                };
-                pts.extend(measure_size(team, size, &Kernel::ALL, Pages::Huge, &p)?);
-                bar.inc(1);
-            }
-            sweeps.push(pts);
-        }
-        bar.finish_and_clear();
+        let sweeps = sweep(ctx, &teams, &grids)?;
 
         // DRAM: the largest point of each sweep.
         let dram: Vec<&KernelPoint> = sweeps
@@ -290,22 +270,7 @@ impl Bench for Stream {
                     .filter(move |p| Some(&p.per_thread_bytes) == g.last())
             })
             .collect();
-        let dram_of =
-            |threads: usize, k: Kernel| dram.iter().find(|p| p.threads == threads && p.kernel == k);
-        for (key, threads) in [
-            ("stream_triad_1t_Bps", 1),
-            ("stream_triad_Bps", ctx.all.threads()),
-        ] {
-            if let Some(p) = dram_of(threads, Kernel::Triad) {
-                headline(&mut out, key, &p.bandwidth, p.best());
-            }
-        }
-        for p in dram.iter().filter(|p| p.kernel == Kernel::Triad) {
-            out.warnings.extend(noisy_warning(
-                &format!("STREAM triad (DRAM, {} thread(s))", p.threads),
-                &p.bandwidth,
-            ));
-        }
+        dram_headlines(ctx, &mut out, &dram);
         if (dram_total as f64) < RESIDENT_FACTOR * largest {
             out.warnings.push(format!(
                 "the DRAM bandwidth was measured with {} in total, less than {RESIDENT_FACTOR}× the largest detected cache ({}): it may be cache-resident (raise --max-memory)",
@@ -324,76 +289,163 @@ impl Bench for Stream {
         for (sweep, team) in sweeps.iter().zip(&teams) {
             levels.extend(plateaus(ctx, &caches, sweep, team.threads()));
         }
-        for (name, size) in &caches {
-            let mut l = level(name);
-            l.size_bytes = Some(*size);
-            for p in levels.iter().filter(|p| &p.name == name) {
-                if p.threads == 1 {
-                    l.bandwidth_1t_Bps = Some(p.bandwidth);
-                }
-                if p.threads == ctx.all.threads() {
-                    l.bandwidth_Bps = Some(p.bandwidth);
-                }
-            }
-            out.levels.push(l);
-        }
-        let mut d = level("DRAM");
-        let cap = |p: &&KernelPoint| {
-            (p.bandwidth.unreliable.is_none()).then(|| p.bandwidth.capability(Better::Higher))
-        };
-        d.bandwidth_1t_Bps = dram_of(1, Kernel::Load).and_then(cap);
-        d.bandwidth_Bps = dram_of(ctx.all.threads(), Kernel::Load).and_then(cap);
-        out.levels.push(d);
-        let mut prev_bw: Option<(String, f64)> = None;
-        for l in &out.levels {
-            if let (Some((pn, pb)), Some(b)) = (&prev_bw, l.bandwidth_1t_Bps) {
-                if b.point > 1.1 * pb {
-                    out.warnings.push(format!(
-                        "the {} read bandwidth ({}) is above the nearer {}'s ({}): a plateau may be mis-sized",
-                        l.name,
-                        Si(b.point, "B/s"),
-                        pn,
-                        Si(*pb, "B/s")
-                    ));
-                }
-            }
-            if let Some(b) = l.bandwidth_1t_Bps {
-                prev_bw = Some((l.name.clone(), b.point));
-            }
-        }
-
-        out.section = json!({
-            "isa": Isa::detect().name(),
-            "pages": Pages::Huge.label(),
-            "non_temporal_stores": false,
-            "bytes_per_elem": Kernel::ALL.iter().map(|k| (k.name().to_string(), json!({
-                "stream": k.bytes_per_elem(),
-                "write_allocate": k.bytes_per_elem_write_allocate(),
-                "load": 8.0 * k.loaded_arrays() as f64,
-                "store": 8.0 * k.stored_arrays() as f64,
-                "allocate": k.allocate_bytes_per_elem(),
-            }))).collect::<serde_json::Map<String, serde_json::Value>>(),
-            "dram_bytes": dram_total,
-            "sweeps": sweeps.iter().zip(&teams).map(|(s, t)| json!({
-                "threads": t.threads(),
-                "points": s.iter().map(KernelPoint::json).collect::<Vec<_>>(),
-            })).collect::<Vec<_>>(),
-            "levels": levels.iter().map(|p| json!({
-                "name": p.name,
-                "threads": p.threads,
-                "from_bytes": p.from,
-                "to_bytes": p.to,
-                "points": p.points,
-                "read_bandwidth_Bps": p.bandwidth,
-            })).collect::<Vec<_>>(),
-            "dram": dram.iter().map(|p| {
-                let mut j = p.json();
-                j["threads"] = json!(p.threads);
-                j
-            }).collect::<Vec<_>>(),
-        });
+        memory_levels(ctx, &mut out, &caches, &levels, &dram);
+        out.section = Some(Section::Stream(section(
+            dram_total, &sweeps, &teams, &levels, &dram,
+        )));
         out.table = dram_table(ctx, &dram, dram_total);
         Ok(out)
+    }
+}
+
+/// Every kernel at every size of `grids`, on each team.
+fn sweep(ctx: &Context, teams: &[&Team], grids: &[Vec<u64>]) -> Result<Vec<Vec<KernelPoint>>> {
+    let plan = &ctx.config.plan;
+    let bar = ctx
+        .progress
+        .bar("stream", grids.iter().map(|g| g.len() as u64).sum());
+    let mut sweeps: Vec<Vec<KernelPoint>> = Vec::new();
+    for (team, grid) in teams.iter().zip(grids) {
+        let mut pts = Vec::new();
+        for &size in grid {
+            bar.set_message(format!("{} × {}", team.threads(), binary_size(size as f64)));
+            // The DRAM point (the last) gets the full plan; the plateau
+            // points, which are pooled per level, at most SWEEP_REPS
+            // and no re-measuring.
+            let p = if Some(&size) == grid.last() {
+                *plan
+            } else {
+                plan.with_reps(plan.reps.min(SWEEP_REPS)).without_retry()
+            };
+            pts.extend(measure_size(team, size, &Kernel::ALL, Pages::Huge, &p)?);
+            bar.inc(1);
+        }
+        sweeps.push(pts);
+    }
+    bar.finish_and_clear();
+    Ok(sweeps)
+}
+
+/// The summary's triad figures from the DRAM points, and their noise
+/// warnings.
+fn dram_headlines(ctx: &Context, out: &mut Outcome, dram: &[&KernelPoint]) {
+    for (key, threads) in [
+        ("stream_triad_1t_Bps", 1),
+        ("stream_triad_Bps", ctx.all.threads()),
+    ] {
+        if let Some(p) = dram_of(dram, threads, Kernel::Triad) {
+            headline(out, key, &p.bandwidth, p.best());
+        }
+    }
+    for p in dram.iter().filter(|p| p.kernel == Kernel::Triad) {
+        out.warnings.extend(noisy_warning(
+            &format!("STREAM triad (DRAM, {} thread(s))", p.threads),
+            &p.bandwidth,
+        ));
+    }
+}
+
+/// The DRAM point of kernel `k` on `threads` threads.
+fn dram_of<'a>(dram: &[&'a KernelPoint], threads: usize, k: Kernel) -> Option<&'a KernelPoint> {
+    dram.iter()
+        .find(|p| p.threads == threads && p.kernel == k)
+        .copied()
+}
+
+/// The memory levels' read bandwidths: each cache from its plateaus, DRAM
+/// from its load points; a level faster than the nearer one is warned of.
+fn memory_levels(
+    ctx: &Context,
+    out: &mut Outcome,
+    caches: &[(String, f64)],
+    levels: &[Plateau],
+    dram: &[&KernelPoint],
+) {
+    for (name, size) in caches {
+        let mut l = level(name);
+        l.size_bytes = Some(*size);
+        for p in levels.iter().filter(|p| &p.name == name) {
+            if p.threads == 1 {
+                l.bandwidth_1t_Bps = Some(p.bandwidth);
+            }
+            if p.threads == ctx.all.threads() {
+                l.bandwidth_Bps = Some(p.bandwidth);
+            }
+        }
+        out.levels.push(l);
+    }
+    let mut d = level("DRAM");
+    let cap = |p: &KernelPoint| {
+        (p.bandwidth.unreliable.is_none()).then(|| p.bandwidth.capability(Better::Higher))
+    };
+    d.bandwidth_1t_Bps = dram_of(dram, 1, Kernel::Load).and_then(cap);
+    d.bandwidth_Bps = dram_of(dram, ctx.all.threads(), Kernel::Load).and_then(cap);
+    out.levels.push(d);
+    let mut prev_bw: Option<(String, f64)> = None;
+    for l in &out.levels {
+        if let (Some((pn, pb)), Some(b)) = (&prev_bw, l.bandwidth_1t_Bps) {
+            if b.point > 1.1 * pb {
+                out.warnings.push(format!(
+                    "the {} read bandwidth ({}) is above the nearer {}'s ({}): a plateau may be mis-sized",
+                    l.name,
+                    Si(b.point, "B/s"),
+                    pn,
+                    Si(*pb, "B/s")
+                ));
+            }
+        }
+        if let Some(b) = l.bandwidth_1t_Bps {
+            prev_bw = Some((l.name.clone(), b.point));
+        }
+    }
+}
+
+/// The section of the run.
+fn section(
+    dram_total: u64,
+    sweeps: &[Vec<KernelPoint>],
+    teams: &[&Team],
+    levels: &[Plateau],
+    dram: &[&KernelPoint],
+) -> StreamSection {
+    StreamSection {
+        isa: Isa::detect().name().into(),
+        pages: Some(Pages::Huge.label().into()),
+        non_temporal_stores: Some(false),
+        bytes_per_elem: Kernel::ALL
+            .iter()
+            .map(|k| {
+                let b = BytesPerElem {
+                    stream: k.bytes_per_elem(),
+                    write_allocate: k.bytes_per_elem_write_allocate(),
+                    load: Some(8.0 * k.loaded_arrays() as f64),
+                    store: Some(8.0 * k.stored_arrays() as f64),
+                    allocate: Some(k.allocate_bytes_per_elem()),
+                };
+                (k.name().to_string(), b)
+            })
+            .collect(),
+        dram_bytes: Some(dram_total),
+        sweeps: sweeps
+            .iter()
+            .zip(teams)
+            .map(|(s, t)| StreamSweep {
+                threads: t.threads(),
+                points: s.iter().map(|p| p.record(None)).collect(),
+            })
+            .collect(),
+        levels: levels
+            .iter()
+            .map(|p| StreamLevel {
+                name: p.name.clone(),
+                threads: p.threads,
+                from_bytes: p.from,
+                to_bytes: p.to,
+                points: p.points.clone(),
+                read_bandwidth_Bps: p.bandwidth,
+            })
+            .collect(),
+        dram: dram.iter().map(|p| p.record(Some(p.threads))).collect(),
     }
 }
 

@@ -5,10 +5,13 @@
 use std::fmt;
 
 use models::fit::FitError;
-use models::profile::{Network, Profile};
+use models::profile::pingpong::{
+    self as section, Headline, ModeFit, Overlap, PingpongOptions as PingpongOptionsRecord,
+    PingpongSection,
+};
+use models::profile::{Network, Profile, Section};
 use models::units::Si;
 use models::Estimate;
-use serde_json::{json, Value};
 
 use super::drift::Drift;
 use super::measure::{Mode, SizePoint};
@@ -173,38 +176,60 @@ impl PingpongReport {
     }
 
     /// The detailed section `sections.pingpong`.
-    pub fn section(&self) -> Value {
-        let mode = |m: &ModeResult| {
-            json!({
-                "regimes": m.fit.regimes,
-                "points_per_regime": m.fit.points_per_regime,
-                "breakpoints_bytes": m.fit.breakpoints_bytes,
-                "criterion": m.fit.criterion,
-                "notes": m.fit.notes,
-            })
+    pub fn section(&self) -> PingpongSection {
+        let mode = |m: &ModeResult| ModeFit {
+            regimes: m.fit.regimes.clone(),
+            points_per_regime: m.fit.points_per_regime.clone(),
+            breakpoints_bytes: m.fit.breakpoints_bytes.clone(),
+            criterion: m
+                .fit
+                .criterion
+                .iter()
+                .map(|c| c.is_finite().then_some(*c))
+                .collect(),
+            notes: m.fit.notes.clone(),
         };
         let o = &self.options;
-        json!({
-            "method": "ranks 0 and 1 of MPI_COMM_WORLD; one-way time = round trip / 2; per size a doubling warm-up, then samples of at least min_sample_s; median and distribution-free 95% interval; T(n) = T0 + n/B fitted per regime by segmented least squares with weights 1/t^2; blocking regimes go to network.regimes",
-            "transport": self.transport,
-            "hosts": self.hosts,
-            "headline": { "t0_s": self.t0_s, "bandwidth_Bps": self.bandwidth_Bps },
-            "blocking": mode(&self.blocking),
-            "nonblocking": mode(&self.nonblocking),
-            "overlap": self.overlap,
-            "drift": self.drift,
-            "options": {
-                "quick": o.quick,
-                "max_bytes": o.max_bytes,
-                "min_sample_s": o.min_sample_s,
-                "samples": o.samples,
-                "overlap_bytes": o.overlap_bytes,
-                "overlap_triples": o.overlap_triples,
-                "max_regimes": o.max_regimes,
-                "watchdog_timeout_s": o.timeout.as_secs_f64(),
+        let t = &self.transport;
+        PingpongSection {
+            method: "ranks 0 and 1 of MPI_COMM_WORLD; one-way time = round trip / 2; per size a doubling warm-up, then samples of at least min_sample_s; median and distribution-free 95% interval; T(n) = T0 + n/B fitted per regime by segmented least squares with weights 1/t^2; blocking regimes go to network.regimes".into(),
+            transport: section::Transport {
+                name: t.name.clone(),
+                detail: t.detail.clone(),
+                selection: t.selection.clone(),
+                library: t.library.clone(),
+                same_host: t.same_host,
             },
-            "warnings": self.warnings,
-        })
+            hosts: self.hosts.clone(),
+            headline: Headline { t0_s: self.t0_s, bandwidth_Bps: self.bandwidth_Bps },
+            blocking: mode(&self.blocking),
+            nonblocking: mode(&self.nonblocking),
+            overlap: self.overlap.as_ref().map(|v| Overlap {
+                bytes: v.bytes,
+                spin_iters: v.spin_iters,
+                fraction: v.fraction.clone(),
+                comm_s: v.comm_s.clone(),
+                comp_s: v.comp_s.clone(),
+                total_s: v.total_s.clone(),
+            }),
+            drift: self.drift.iter().map(|d| section::Drift {
+                bytes: d.bytes,
+                first_s: d.first_s,
+                again_s: d.again_s,
+                change: d.change,
+            }).collect(),
+            options: PingpongOptionsRecord {
+                quick: o.quick,
+                max_bytes: o.max_bytes,
+                min_sample_s: o.min_sample_s,
+                samples: o.samples,
+                overlap_bytes: o.overlap_bytes,
+                overlap_triples: o.overlap_triples,
+                max_regimes: o.max_regimes,
+                watchdog_timeout_s: o.timeout.as_secs_f64(),
+            },
+            warnings: self.warnings.clone(),
+        }
     }
 
     /// Writes the headline figures, the network and the section into
@@ -213,7 +238,7 @@ impl PingpongReport {
         profile.summary.mpi_t0_s = Some(self.t0_s.point);
         profile.summary.mpi_bandwidth_Bps = Some(self.bandwidth_Bps.point);
         profile.network = Some(self.network());
-        profile.sections.insert(SECTION.into(), self.section());
+        profile.sections.insert(Section::Pingpong(self.section()));
     }
 }
 
@@ -415,7 +440,7 @@ mod tests {
         // The overlap of the triple with t_total > comm + comp clamps to 0.
         let f = net.overlap_fraction.unwrap();
         assert!(f.lo >= 0.0 && f.hi <= 1.0 && (f.point - 0.05).abs() < 1e-12);
-        assert!(p.sections["pingpong"]["blocking"]["regimes"].is_array());
+        assert!(p.sections.pingpong.is_some());
         // The profile still parses back (no infinities in the JSON).
         let back = Profile::from_json(&p.to_json()).unwrap();
         let net_back = back.network.unwrap();

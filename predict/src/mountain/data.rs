@@ -1,9 +1,10 @@
 //! The mountain's curves and levels, read from the profile's `latency` and
 //! `stream` sections and its detected levels.
 
-use models::profile::Profile;
+use models::profile::latency::LatencySection;
+use models::profile::stream::StreamSection;
+use models::profile::{Profile, Sample};
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::BadInput;
 
@@ -58,18 +59,10 @@ pub struct MountainData {
     pub notes: Vec<String>,
 }
 
-/// (point, lo, hi) of a figure written as a number or as a summary object
-/// (`median`/`point`, `ci_lo`/`lo`, `ci_hi`/`hi`).
-fn stat(v: &Value) -> Option<(f64, f64, f64)> {
-    if let Some(x) = v.as_f64() {
-        return Some((x, x, x));
-    }
-    let o = v.as_object()?;
-    let get = |keys: &[&str]| keys.iter().find_map(|k| o.get(*k).and_then(Value::as_f64));
-    let p = get(&["median", "point", "value"])?;
-    let lo = get(&["ci_lo", "lo"]).unwrap_or(p);
-    let hi = get(&["ci_hi", "hi"]).unwrap_or(p);
-    Some((p, lo.min(p), hi.max(p)))
+/// (median, lo, hi) of a sample, the interval widened to hold the median.
+fn stat(s: &Sample) -> (f64, f64, f64) {
+    let e = s.estimate();
+    (e.point, e.lo.min(e.point), e.hi.max(e.point))
 }
 
 fn sorted(mut points: Vec<CurvePoint>) -> Vec<CurvePoint> {
@@ -78,20 +71,13 @@ fn sorted(mut points: Vec<CurvePoint>) -> Vec<CurvePoint> {
     points
 }
 
-fn latency_curves(section: &Value) -> Vec<Curve> {
-    let Some(points) = section.get("points").and_then(Value::as_array) else {
-        return Vec::new();
-    };
+fn latency_curves(section: &LatencySection) -> Vec<Curve> {
+    let points = &section.points;
     // One curve per page size, in order of first appearance.
     let mut pages: Vec<String> = Vec::new();
     for p in points {
-        let pg = p
-            .get("pages")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
-        if !pages.contains(&pg) {
-            pages.push(pg);
+        if !pages.contains(&p.pages) {
+            pages.push(p.pages.clone());
         }
     }
     pages
@@ -99,10 +85,10 @@ fn latency_curves(section: &Value) -> Vec<Curve> {
         .filter_map(|pg| {
             let pts: Vec<CurvePoint> = points
                 .iter()
-                .filter(|p| p.get("pages").and_then(Value::as_str).unwrap_or("") == pg)
+                .filter(|p| p.pages == pg)
                 .filter_map(|p| {
-                    let ws = p.get("size_bytes")?.as_f64()?;
-                    let (v, lo, hi) = stat(p.get("latency_s")?)?;
+                    let ws = p.size_bytes as f64;
+                    let (v, lo, hi) = stat(&p.latency_s);
                     (ws > 0.0 && v > 0.0).then_some(CurvePoint {
                         working_set_bytes: ws,
                         value: v,
@@ -136,38 +122,24 @@ fn pretty_pages(p: &str) -> String {
         .to_string()
 }
 
-fn bandwidth_curves(section: &Value) -> Vec<Curve> {
-    let Some(sweeps) = section.get("sweeps").and_then(Value::as_array) else {
-        return Vec::new();
-    };
+fn bandwidth_curves(section: &StreamSection) -> Vec<Curve> {
     let mut out = Vec::new();
-    for sweep in sweeps {
-        let threads = sweep.get("threads").and_then(Value::as_u64).unwrap_or(1) as usize;
-        let Some(points) = sweep.get("points").and_then(Value::as_array) else {
-            continue;
-        };
-        let kernel_of = |p: &Value| {
-            p.get("kernel")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string()
-        };
-        let kernels: Vec<String> = points.iter().map(kernel_of).collect();
+    for sweep in &section.sweeps {
+        let threads = sweep.threads;
+        let points = &sweep.points;
+        let kernels: Vec<&str> = points.iter().map(|p| p.kernel.as_str()).collect();
         let kernel = ["load", "read", "triad"]
             .iter()
             .find(|k| kernels.iter().any(|x| x == *k))
             .map(|k| k.to_string())
-            .or_else(|| kernels.first().cloned())
+            .or_else(|| kernels.first().map(|k| k.to_string()))
             .unwrap_or_default();
         let pts: Vec<CurvePoint> = points
             .iter()
-            .filter(|p| kernel_of(p) == kernel)
+            .filter(|p| p.kernel == kernel)
             .filter_map(|p| {
-                let ws = p
-                    .get("per_thread_bytes")
-                    .or_else(|| p.get("total_bytes"))?
-                    .as_f64()?;
-                let (v, lo, hi) = stat(p.get("bandwidth_Bps")?)?;
+                let ws = p.per_thread_bytes as f64;
+                let (v, lo, hi) = stat(p.bandwidth_Bps.as_ref()?);
                 (ws > 0.0 && v > 0.0).then_some(CurvePoint {
                     working_set_bytes: ws,
                     value: v,
@@ -200,15 +172,15 @@ fn bandwidth_curves(section: &Value) -> Vec<Curve> {
     out
 }
 
-/// The mountain's curves and levels from a profile's raw sections.
+/// The mountain's curves and levels from a profile's sections.
 pub fn build(profile: &Profile) -> Result<MountainData, BadInput> {
     let mut curves = Vec::new();
     let mut notes = Vec::new();
-    match profile.sections.get("latency") {
+    match &profile.sections.latency {
         Some(s) => curves.extend(latency_curves(s)),
         None => notes.push("no latency curve: run `calibrate --only latency` to add it".into()),
     }
-    match profile.sections.get("stream") {
+    match &profile.sections.stream {
         Some(s) => curves.extend(bandwidth_curves(s)),
         None => notes.push("no bandwidth curve: run `calibrate --only stream` to add it".into()),
     }

@@ -282,17 +282,12 @@ pub fn memory(profile: &Profile, working_set: f64, ranks: usize) -> Result<Memor
     })
 }
 
-/// The regime that holds `bytes`: the one whose range contains it, in a
-/// gap between two regimes the nearer one (by the midpoint of the gap),
-/// below the first or above the last the first or last.
+/// The regime that holds `bytes`: the profile's one selector
+/// ([`models::profile::regime_index`]: the one whose range contains it, in
+/// a gap between two regimes the nearer one (by the midpoint of the gap),
+/// below the first or above the last the first or last).
 pub fn regime_for(regimes: &[NetworkRegime], bytes: f64) -> Option<&NetworkRegime> {
-    let mut chosen = regimes.first()?;
-    for w in regimes.windows(2) {
-        if bytes > (w[0].to_bytes + w[1].from_bytes) / 2.0 {
-            chosen = &w[1];
-        }
-    }
-    Some(chosen)
+    models::profile::regime_index(regimes, bytes).map(|i| &regimes[i])
 }
 
 /// The cost of `sequential` messages of `bytes` with `startups_each`
@@ -503,13 +498,15 @@ mod tests {
             bandwidth_1t_Bps: None,
             bandwidth_Bps: Some(Estimate::exact(100e9)),
         });
-        p.sections.insert(
-            "stream".into(),
-            serde_json::json!({"sweeps": [{"threads": 2, "points": [
-                {"kernel": "copy", "per_thread_bytes": 4194304.0, "bandwidth_write_allocate_Bps": 60e9},
-                {"kernel": "copy", "per_thread_bytes": 67108864.0, "bandwidth_write_allocate_Bps": 20e9}
-            ]}]}),
-        );
+        p.sections
+            .insert_json(
+                "stream",
+                serde_json::json!({"sweeps": [{"threads": 2, "points": [
+                    {"kernel": "copy", "per_thread_bytes": 4194304.0, "bandwidth_write_allocate_Bps": 60e9},
+                    {"kernel": "copy", "per_thread_bytes": 67108864.0, "bandwidth_write_allocate_Bps": 20e9}
+                ]}]}),
+            )
+            .unwrap();
         let m = memory(&p, 4194304.0, 2).unwrap();
         assert!(close(m.bandwidth_Bps, 30e9));
         assert_eq!(m.level, "L3");

@@ -70,38 +70,10 @@ fn lock_params(
 
 /// A figure of the `lock` section: (t_crit, t_work) of the mutex, else the first kind.
 fn lock_section(p: &Profile) -> (Option<Estimate>, Option<f64>) {
-    let Some(kinds) = p
-        .sections
-        .get("lock")
-        .and_then(|s| s.get("kinds"))
-        .and_then(|k| k.as_array())
-    else {
-        return (None, None);
-    };
-    let kind = kinds
-        .iter()
-        .find(|k| k.get("kind").and_then(|v| v.as_str()) == Some("mutex"))
-        .or(kinds.first());
-    let Some(kind) = kind else {
-        return (None, None);
-    };
-    let est = |v: &serde_json::Value| -> Option<Estimate> {
-        if let Some(x) = v.as_f64() {
-            return Some(Estimate::exact(x));
-        }
-        let g = |k: &str| v.get(k).and_then(|x| x.as_f64());
-        let point = g("point").or(g("median"))?;
-        Some(Estimate {
-            point,
-            lo: g("lo").or(g("ci_lo")).unwrap_or(point),
-            hi: g("hi").or(g("ci_hi")).unwrap_or(point),
-            std_err: g("std_err"),
-        })
-    };
-    (
-        kind.get("t_crit_s").and_then(est),
-        kind.get("t_work_s").and_then(est).map(|e| e.point),
-    )
+    p.sections
+        .lock
+        .as_ref()
+        .map_or((None, None), |l| l.contention())
 }
 
 pub(super) fn binning_report(a: &ScalingArgs) -> anyhow::Result<Report> {

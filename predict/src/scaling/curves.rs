@@ -22,6 +22,7 @@
 use models::alpha_beta::AlphaBeta;
 use models::binning::{costs, BinningInputs};
 use models::contention::{per_bucket_time_s, SerializedLock};
+use models::profile::SizeRange;
 use models::stencil::GhostStencil;
 use serde::Serialize;
 
@@ -81,25 +82,20 @@ pub struct Range {
     pub to_bytes: f64,
 }
 
-/// The regime serving a message of `bytes`: the first whose range holds
-/// it, else the nearest end.
+impl SizeRange for Range {
+    fn first_bytes(&self) -> f64 {
+        self.from_bytes
+    }
+    fn last_bytes(&self) -> f64 {
+        self.to_bytes
+    }
+}
+
+/// The regime serving a message of `bytes`: the profile's one selector
+/// ([`models::profile::regime_index`]: the range that holds it, in a gap
+/// the nearer neighbour, outside the first or last); 0 without regimes.
 pub fn regime_index(ranges: &[Range], bytes: f64) -> usize {
-    if let Some(i) = ranges
-        .iter()
-        .position(|r| bytes >= r.from_bytes && bytes <= r.to_bytes)
-    {
-        return i;
-    }
-    let below = ranges.iter().all(|r| bytes < r.from_bytes);
-    if below {
-        (0..ranges.len())
-            .min_by(|&a, &b| ranges[a].from_bytes.total_cmp(&ranges[b].from_bytes))
-            .unwrap_or(0)
-    } else {
-        (0..ranges.len())
-            .max_by(|&a, &b| ranges[a].to_bytes.total_cmp(&ranges[b].to_bytes))
-            .unwrap_or(0)
-    }
+    models::profile::regime_index(ranges, bytes).unwrap_or(0)
 }
 
 /// The ghost-row stencil on one network.
@@ -376,6 +372,26 @@ mod tests {
         assert_eq!(regime_index(&r, 16384.0), 1);
         assert_eq!(regime_index(&r, 0.5), 0);
         assert_eq!(regime_index(&r, 1e9), 1);
+        // A size in the gap between the first two of three regimes goes
+        // to the nearer one, as in the stencil model, not to the last.
+        let gap = [
+            Range {
+                from_bytes: 1.0,
+                to_bytes: 2048.0,
+            },
+            Range {
+                from_bytes: 4096.0,
+                to_bytes: 1e6,
+            },
+            Range {
+                from_bytes: 2e6,
+                to_bytes: 16e6,
+            },
+        ];
+        assert_eq!(regime_index(&gap, 3000.0), 0);
+        assert_eq!(regime_index(&gap, 3500.0), 1);
+        assert_eq!(regime_index(&gap, 1.6e6), 2);
+        assert_eq!(regime_index(&[], 1.0), 0);
     }
 
     #[test]

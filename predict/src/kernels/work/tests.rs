@@ -47,21 +47,23 @@ fn machine() -> Profile {
         bandwidth_Bps: None,
     });
     p.summary.core_to_core_latency_s = Some(50e-9);
-    p.sections.insert(
-        "c2c".into(),
-        json!({"increments": {
-            "own_line": {"threads": 2, "per_increment_s": {"median": 0.5e-9}},
-            "shared_line": [
-                {"threads": 2, "per_increment_s": {"median": 12e-9}},
-                {"threads": 4, "per_increment_s": {"median": 30e-9}}
-            ],
-            "local": {"threads": 2, "per_step_s": {"median": 0.75e-9}},
-            "histogram": {"threads": 2, "bins": 256, "per_item_s": {"median": 0.25e-9}},
-            "scatter": {"threads": 2, "bins": 256, "per_item_s": {"median": 0.5e-9}}
-        }}),
-    );
-    p.sections.insert(
-        "stream".into(),
+    p.sections
+        .insert_json(
+            "c2c",
+            json!({"increments": {
+                "own_line": {"threads": 2, "per_increment_s": {"median": 0.5e-9}},
+                "shared_line": [
+                    {"threads": 2, "per_increment_s": {"median": 12e-9}},
+                    {"threads": 4, "per_increment_s": {"median": 30e-9}}
+                ],
+                "local": {"threads": 2, "per_step_s": {"median": 0.75e-9}},
+                "histogram": {"threads": 2, "bins": 256, "per_item_s": {"median": 0.25e-9}},
+                "scatter": {"threads": 2, "bins": 256, "per_item_s": {"median": 0.5e-9}}
+            }}),
+        )
+        .unwrap();
+    p.sections.insert_json(
+        "stream",
         json!({
             "dram_bytes": 67108864.0,
             "dram": [
@@ -73,36 +75,40 @@ fn machine() -> Profile {
                 {"kernel": "copy", "per_thread_bytes": 16384.0, "bandwidth_write_allocate_Bps": 200e9}
             ]}]
         }),
-    );
-    p.sections.insert(
-        "latency".into(),
+    ).unwrap();
+    p.sections.insert_json(
+        "latency",
         json!({"line_bytes": 64, "points": [
             {"size_bytes": 16384, "pages": "4KiB", "latency_s": {"median": 1e-9}},
             {"size_bytes": 1048576, "pages": "4KiB", "latency_s": {"median": 5e-9}},
             {"size_bytes": 67108864, "pages": "4KiB", "latency_s": {"median": 100e-9, "ci_lo": 90e-9, "ci_hi": 120e-9}}
         ]}),
-    );
-    p.sections.insert(
-        "mlp".into(),
+    ).unwrap();
+    p.sections.insert_json(
+        "mlp",
         json!({"points": [{"k": 1, "bandwidth_Bps": 0.64e9}, {"k": 16, "bandwidth_Bps": 6.4e9}]}),
-    );
-    p.sections.insert(
-        "flops".into(),
-        json!({"chain": {"add": {"median": 1e-9, "ci_lo": 0.9e-9, "ci_hi": 1.1e-9}}}),
-    );
-    p.sections.insert(
-        "lock".into(),
-        json!({"critical_steps": 4, "step_s": 1.25e-9, "kinds": [{"kind": "mutex", "points": [
-            {"threads": 1, "oversubscribed": false, "throughput_ops": {"median": 1e8}},
-            {"threads": 2, "oversubscribed": false, "throughput_ops": {"median": 5e7}}
-        ]}, {"kind": "mutex_empty", "points": [
-            {"threads": 1, "oversubscribed": false, "throughput_ops": {"median": 1.25e8}},
-            {"threads": 2, "oversubscribed": false, "throughput_ops": {"median": 1.0 / 14e-9}}
-        ]}, {"kind": "mutex_spread", "points": [
-            {"threads": 1, "oversubscribed": false, "throughput_ops": {"median": 1.0 / 12e-9}},
-            {"threads": 2, "oversubscribed": false, "throughput_ops": {"median": 1e8}}
-        ]}]}),
-    );
+    ).unwrap();
+    p.sections
+        .insert_json(
+            "flops",
+            json!({"chain": {"add": {"median": 1e-9, "ci_lo": 0.9e-9, "ci_hi": 1.1e-9}}}),
+        )
+        .unwrap();
+    p.sections
+        .insert_json(
+            "lock",
+            json!({"critical_steps": 4, "step_s": 1.25e-9, "kinds": [{"kind": "mutex", "points": [
+                {"threads": 1, "oversubscribed": false, "throughput_ops": {"median": 1e8}},
+                {"threads": 2, "oversubscribed": false, "throughput_ops": {"median": 5e7}}
+            ]}, {"kind": "mutex_empty", "points": [
+                {"threads": 1, "oversubscribed": false, "throughput_ops": {"median": 1.25e8}},
+                {"threads": 2, "oversubscribed": false, "throughput_ops": {"median": 1.0 / 14e-9}}
+            ]}, {"kind": "mutex_spread", "points": [
+                {"threads": 1, "oversubscribed": false, "throughput_ops": {"median": 1.0 / 12e-9}},
+                {"threads": 2, "oversubscribed": false, "throughput_ops": {"median": 1e8}}
+            ]}]}),
+        )
+        .unwrap();
     p
 }
 
@@ -252,10 +258,14 @@ fn sort_loops_add_to_the_memory_time() {
     assert!((predict(&w, &m, 2).unwrap().seconds - 0.5e-3).abs() < 1e-12);
     // A profile from before the loops were calibrated: c2c fixes it.
     let mut old = machine();
-    old.sections.get_mut("c2c").unwrap()["increments"]
-        .as_object_mut()
+    old.sections
+        .c2c
+        .as_mut()
         .unwrap()
-        .remove("scatter");
+        .increments
+        .as_mut()
+        .unwrap()
+        .scatter = None;
     let e = predict(&w, &Machine::new(&old), 2).unwrap_err();
     assert_eq!(e.fix, "c2c");
 }
@@ -329,13 +339,12 @@ fn random_accesses_take_the_concurrency_of_their_page_size() {
     let mut p = machine();
     // Base pages: page walks cap the core at 5 misses in flight, half the
     // huge-page curve's 10 (points without a page size are huge pages).
-    p.sections.get_mut("mlp").unwrap()["points"]
-        .as_array_mut()
-        .unwrap()
-        .extend([
-            json!({"k": 1, "pages": "4KiB", "bandwidth_Bps": 0.5e9}),
-            json!({"k": 8, "pages": "4KiB", "bandwidth_Bps": 2.5e9}),
-        ]);
+    let mlp = |extra: serde_json::Value| {
+        json!({"points": [{"k": 1, "bandwidth_Bps": 0.64e9}, {"k": 16, "bandwidth_Bps": 6.4e9},
+            {"k": 1, "pages": "4KiB", "bandwidth_Bps": 0.5e9},
+            {"k": 8, "pages": "4KiB", "bandwidth_Bps": 2.5e9}], "dram_bytes": extra})
+    };
+    p.sections.insert_json("mlp", mlp(json!(0))).unwrap();
     let m = Machine::new(&p);
     assert_eq!(m.miss_concurrency(true).unwrap(), 10.0);
     assert_eq!(m.miss_concurrency(false).unwrap(), 5.0);
@@ -354,7 +363,7 @@ fn random_accesses_take_the_concurrency_of_their_page_size() {
     assert!((pr.seconds - 10e-3).abs() < 1e-12, "{}", pr.seconds);
     // With the curve's buffer size, Little's law takes the latency from the
     // pointer chase there: 2.5 GB/s / 64 B · 100 ns = 3.906 misses.
-    p.sections.get_mut("mlp").unwrap()["dram_bytes"] = json!(67108864.0);
+    p.sections.insert_json("mlp", mlp(json!(67108864))).unwrap();
     let m = Machine::new(&p);
     assert!((m.miss_concurrency(false).unwrap() - 3.90625).abs() < 1e-12);
     // No huge-page latency curve: the huge-page curve's own ratio.

@@ -1,0 +1,240 @@
+//! Counters, local sums and the counting sort's loops on all threads at
+//! once (lecture §3.4, §2.9, §3.5), measured within the `c2c` benchmark
+//! and stored under its section's `increments`.
+//!
+//! * **Increments** (§3.4): every thread does dependent load-add-store
+//!   increments of its own 8-byte counter, the counters either on one
+//!   shared line (false sharing) or one line each. Time per increment per
+//!   thread, all threads at once. A write to a falsely shared line costs
+//!   less than a one-way line transfer: while the line is away the core
+//!   keeps forwarding its own queued stores, and each time the line comes
+//!   back it commits a burst of them. The own-line figure is the
+//!   store-to-load forwarding latency of a dependent increment (§2.7.4: the
+//!   "L1 hit" of the padded counter), which can be shorter than an L1 load.
+//!   The lecture's fix, a local accumulator, is timed too: per step one L1
+//!   load and one dependent register add ([`LocalTable::sum`]), all threads
+//!   at once.
+//! * **Bins** (§2.9, §3.5): the two inner loops of the data-parallel
+//!   counting sort ([`crate::kernels::bins`]), a histogram increment and a
+//!   scatter store per item over 256 bins, timed per item on an L1-resident
+//!   sequence, all threads at once.
+
+use std::sync::atomic::AtomicU64;
+
+use anyhow::Result;
+use models::profile::c2c::{Increment, Increments};
+use models::stats::Summary as Stats;
+use models::units::Si;
+
+use super::{sample, Context};
+use crate::kernels::bins::{BinBench, BINS, SEQUENCE};
+use crate::kernels::increment::{bump, LocalTable, OwnLine, SharedLine};
+use crate::pin::Team;
+use crate::timer::{measure, Plan};
+
+/// The figures of one run.
+pub struct Measured {
+    /// Per increment, own line, all threads.
+    pub own: Stats,
+    /// Per step of a local sum, all threads.
+    pub local: Stats,
+    /// Per item of the histogram loop, all threads.
+    pub hist: Stats,
+    /// Per item of the scatter loop, all threads.
+    pub scatter: Stats,
+    /// Per increment with counters sharing a line, by thread count.
+    pub shared: Vec<(usize, Stats)>,
+}
+
+/// Measures every figure with the run's threads, the shared-line ones on
+/// each of `sharers` threads; `progress` is called after the all-thread
+/// figures and after each sharer count.
+pub fn measure_all(
+    ctx: &Context,
+    sharers: &[usize],
+    mut progress: impl FnMut(),
+) -> Result<Measured> {
+    let plan = &ctx.config.plan;
+    let own = own_line_increments(&ctx.all, plan)?;
+    let local = local_sum_steps(&ctx.all, plan)?;
+    let hist = bin_items(&ctx.all, plan, false)?;
+    let scatter = bin_items(&ctx.all, plan, true)?;
+    progress();
+    let mut shared = Vec::new();
+    for &p in sharers {
+        let team = Team::new(&ctx.config.cpus[..p])?;
+        shared.push((p, shared_line_increments(&team, plan)?));
+        progress();
+    }
+    Ok(Measured {
+        own,
+        local,
+        hist,
+        scatter,
+        shared,
+    })
+}
+
+impl Measured {
+    /// The section's `increments`, measured on `threads` threads.
+    pub fn record(&self, threads: usize) -> Increments {
+        let one = |per: &str, s: &Stats, bins: Option<usize>| {
+            let mut i = Increment {
+                threads,
+                bins,
+                per_increment_s: None,
+                per_step_s: None,
+                per_item_s: None,
+            };
+            let slot = match per {
+                "increment" => &mut i.per_increment_s,
+                "step" => &mut i.per_step_s,
+                _ => &mut i.per_item_s,
+            };
+            *slot = Some(sample(s));
+            i
+        };
+        Increments {
+            own_line: Some(one("increment", &self.own, None)),
+            shared_line: self
+                .shared
+                .iter()
+                .map(|(p, s)| Increment {
+                    threads: *p,
+                    ..one("increment", s, None)
+                })
+                .collect(),
+            local: Some(one("step", &self.local, None)),
+            histogram: Some(one("item", &self.hist, Some(BINS))),
+            scatter: Some(one("item", &self.scatter, Some(BINS))),
+        }
+    }
+
+    /// The human table's lines, measured on `threads` threads.
+    pub fn table(&self, threads: usize) -> String {
+        let mut t = format!(
+            "  increments of a counter on its own line: {} each ({threads} threads at once)\n",
+            Si(self.own.median, "s"),
+        );
+        for (p, s) in &self.shared {
+            t += &format!(
+                "  increments of counters sharing one line, {p} threads: {} each per thread\n",
+                Si(s.median, "s")
+            );
+        }
+        t += &format!(
+            "  local sum (L1 load + dependent add): {} per step ({threads} threads at once)\n",
+            Si(self.local.median, "s"),
+        );
+        t += &format!(
+            "  counting sort over {BINS} bins, in L1: histogram {} and scatter {} per item ({threads} threads at once)\n",
+            Si(self.hist.median, "s"),
+            Si(self.scatter.median, "s"),
+        );
+        t
+    }
+}
+
+/// Most threads that share one line in [`shared_line_increments`].
+pub const MAX_SHARERS: usize = 8;
+
+/// Seconds per increment per thread, every thread of `team` incrementing
+/// its own counter on one shared line at once.
+pub fn shared_line_increments(team: &Team, plan: &Plan) -> Result<Stats> {
+    anyhow::ensure!(
+        team.threads() <= MAX_SHARERS,
+        "at most {MAX_SHARERS} threads share a line"
+    );
+    let line = SharedLine::default();
+    increments(team, plan, |i| &line.0[i])
+}
+
+/// Seconds per increment per thread, every thread of `team` incrementing
+/// its own counter alone on its line.
+pub fn own_line_increments(team: &Team, plan: &Plan) -> Result<Stats> {
+    let lines: Vec<OwnLine> = (0..team.threads()).map(|_| OwnLine::default()).collect();
+    increments(team, plan, |i| &lines[i].0)
+}
+
+/// Seconds per step of a local sum per thread, every thread of `team`
+/// summing the one read-only table at once.
+pub fn local_sum_steps(team: &Team, plan: &Plan) -> Result<Stats> {
+    let table = LocalTable::default();
+    let starts = team.each(std::sync::Mutex::new);
+    let m = measure(plan, |inner, count| {
+        team.time_batch(&starts, inner, count, |&mut from, n| {
+            std::hint::black_box(table.sum(from, n));
+        })
+    })?;
+    Ok(m.per_unit.summary())
+}
+
+/// Seconds per item of the counting sort's histogram or scatter loop
+/// (`scatter` false or true), every thread of `team` on its own
+/// L1-resident [`BinBench`] at once.
+pub fn bin_items(team: &Team, plan: &Plan, scatter: bool) -> Result<Stats> {
+    let states = team.each(|_| std::sync::Mutex::new(BinBench::default()));
+    let m = measure(plan, |inner, count| {
+        team.time_batch(&states, inner, count, |b, passes| {
+            if scatter {
+                b.scatter(passes)
+            } else {
+                b.histogram(passes)
+            }
+        })
+    })?;
+    Ok(m.per_unit.map(|pass| pass / SEQUENCE as f64)?.summary())
+}
+
+fn increments<'a>(
+    team: &Team,
+    plan: &Plan,
+    counter: impl Fn(usize) -> &'a AtomicU64,
+) -> Result<Stats> {
+    let states: Vec<std::sync::Mutex<&AtomicU64>> = (0..team.threads())
+        .map(|i| std::sync::Mutex::new(counter(i)))
+        .collect();
+    let m = measure(plan, |inner, count| {
+        team.time_batch(&states, inner, count, |c, n| bump(c, n))
+    })?;
+    Ok(m.per_unit.summary())
+}
+
+/// Thread counts for the shared-line increments: 2, 4, 8 and the run's
+/// count, as far as the run and [`MAX_SHARERS`] allow.
+pub fn sharer_counts(cpus: usize) -> Vec<usize> {
+    let top = cpus.min(MAX_SHARERS);
+    let mut v: Vec<usize> = [2, 4, 8].into_iter().filter(|&p| p <= top).collect();
+    if top >= 2 && !v.contains(&top) {
+        v.push(top);
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loops_run_on_two_threads() {
+        let cpus = crate::pin::allowed_cpus();
+        if cpus.len() < 2 {
+            return;
+        }
+        let plan = Plan::quick().with_reps(3);
+        let team = Team::new(&cpus[..2]).unwrap();
+        assert!(shared_line_increments(&team, &plan).unwrap().median > 0.0);
+        assert!(own_line_increments(&team, &plan).unwrap().median > 0.0);
+        assert!(local_sum_steps(&team, &plan).unwrap().median > 0.0);
+        assert!(bin_items(&team, &plan, false).unwrap().median > 0.0);
+        assert!(bin_items(&team, &plan, true).unwrap().median > 0.0);
+    }
+
+    #[test]
+    fn sharer_counts_double_up_to_eight() {
+        assert_eq!(sharer_counts(2), vec![2]);
+        assert_eq!(sharer_counts(6), vec![2, 4, 6]);
+        assert_eq!(sharer_counts(64), vec![2, 4, 8]);
+        assert!(sharer_counts(1).is_empty());
+    }
+}

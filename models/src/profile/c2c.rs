@@ -1,0 +1,170 @@
+//! The `c2c` section: a cache line between two cores (ping-pong and
+//! hand-off of growing buffers) and the time per increment, local step
+//! and binning item with all threads (§4.5, §4.6).
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::network::NetworkRegime;
+use super::sample::Sample;
+
+/// Results of the core-to-core benchmark.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct C2cSection {
+    /// The two logical CPUs measured.
+    pub cpus: Vec<usize>,
+    /// Round trip of a line, twice the one-way figures.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub round_trip_s: Option<Sample>,
+    /// One-way time of a line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub one_way_s: Option<Sample>,
+    /// Buffers handed from one core to the other.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub handoff: Option<Handoff>,
+    /// Counters, local sums and binning loops on all threads.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub increments: Option<Increments>,
+}
+
+/// The hand-off sweep and its T(n) = T0 + n/B fits.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Handoff {
+    pub points: Vec<HandoffPoint>,
+    /// One line through all points.
+    pub fit: NetworkRegime,
+    /// The regimes fitted separately.
+    #[serde(default)]
+    pub regimes: Vec<NetworkRegime>,
+}
+
+/// One hand-off size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct HandoffPoint {
+    pub bytes: u64,
+    pub time_s: Sample,
+}
+
+/// Time per dependent increment, local step or binning item.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct Increments {
+    /// Each thread increments a counter on its own line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub own_line: Option<Increment>,
+    /// `threads` threads increment counters on one line.
+    pub shared_line: Vec<Increment>,
+    /// A local sum: one L1 load and one dependent add per step.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub local: Option<Increment>,
+    /// The counting sort's histogram loop.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub histogram: Option<Increment>,
+    /// The counting sort's scatter loop.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scatter: Option<Increment>,
+}
+
+/// One increment-like figure; the time sits under a key naming its unit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Increment {
+    pub threads: usize,
+    /// Bins of a binning loop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bins: Option<usize>,
+    /// Seconds per increment (own and shared line).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_increment_s: Option<Sample>,
+    /// Seconds per step (local sum).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_step_s: Option<Sample>,
+    /// Seconds per item (binning loops).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_item_s: Option<Sample>,
+}
+
+impl Increment {
+    /// The median time of whichever figure it holds, seconds.
+    pub fn median_s(&self) -> Option<f64> {
+        [&self.per_increment_s, &self.per_step_s, &self.per_item_s]
+            .into_iter()
+            .flatten()
+            .next()
+            .map(|s| s.median)
+    }
+}
+
+impl C2cSection {
+    /// Time per dependent increment of a counter, per thread, with
+    /// `sharers` threads' counters on one line (1: a line each), and the
+    /// thread count it was measured with: the shared-line figure of the
+    /// measured count nearest to `sharers` (the first on a tie).
+    pub fn increment_s(&self, sharers: usize) -> Option<(f64, usize)> {
+        let inc = self.increments.as_ref()?;
+        if sharers <= 1 {
+            return Some((inc.own_line.as_ref()?.per_increment_s.as_ref()?.median, 1));
+        }
+        inc.shared_line
+            .iter()
+            .filter_map(|p| Some((p.per_increment_s.as_ref()?.median, p.threads)))
+            .min_by_key(|(_, at)| at.abs_diff(sharers))
+    }
+
+    /// Time per step of a local sum, per thread with all threads at once.
+    pub fn local_step_s(&self) -> Option<f64> {
+        Some(
+            self.increments
+                .as_ref()?
+                .local
+                .as_ref()?
+                .per_step_s
+                .as_ref()?
+                .median,
+        )
+    }
+
+    /// Time per item of the counting sort's `loop_name` loop ("histogram"
+    /// or "scatter"), per thread with all threads at once.
+    pub fn bin_item_s(&self, loop_name: &str) -> Option<f64> {
+        let inc = self.increments.as_ref()?;
+        let l = match loop_name {
+            "histogram" => inc.histogram.as_ref(),
+            "scatter" => inc.scatter.as_ref(),
+            _ => None,
+        }?;
+        Some(l.per_item_s.as_ref()?.median)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inc(threads: usize, t: f64) -> Increment {
+        Increment {
+            threads,
+            bins: None,
+            per_increment_s: Some(Sample::new(t, t, t)),
+            per_step_s: None,
+            per_item_s: None,
+        }
+    }
+
+    #[test]
+    fn the_nearest_sharer_count_answers() {
+        let s = C2cSection {
+            increments: Some(Increments {
+                own_line: Some(inc(2, 1.0)),
+                shared_line: vec![inc(2, 2.0), inc(4, 4.0), inc(8, 8.0)],
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        assert_eq!(s.increment_s(1), Some((1.0, 1)));
+        assert_eq!(s.increment_s(3), Some((2.0, 2)), "first on a tie");
+        assert_eq!(s.increment_s(7), Some((8.0, 8)));
+        assert_eq!(s.local_step_s(), None);
+        assert_eq!(s.bin_item_s("histogram"), None);
+    }
+}

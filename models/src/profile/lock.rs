@@ -1,0 +1,162 @@
+//! The `lock` section: throughput of each lock kind against the thread
+//! count, and the serialized-lock model fitted to it (§4.5).
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::sample::Sample;
+use crate::Estimate;
+
+/// Results of the lock benchmark.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct LockSection {
+    /// Free-form note of a hand-written section.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// Asked length of the critical section, ns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub critical_ns: Option<f64>,
+    /// Dependent steps run inside the critical section.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub critical_steps: Option<u64>,
+    /// Seconds of one dependent step.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step_s: Option<f64>,
+    /// Seconds each thread count ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration_s: Option<f64>,
+    /// One entry per lock kind measured.
+    pub kinds: Vec<LockKindResult>,
+    /// A hand-written section's t_crit (textbook profiles); the measured
+    /// ones are per kind.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub t_crit_s: Option<Estimate>,
+}
+
+/// One lock kind's curve and model.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct LockKindResult {
+    /// "mutex", "mutex_empty", "spinlock", ...
+    pub kind: String,
+    /// Throughput per thread count, fewest threads first.
+    pub points: Vec<LockPoint>,
+    /// Time the lock is held per operation, 1 / saturated throughput, s.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub t_crit_s: Option<Estimate>,
+    /// Time outside the lock per operation, s.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub t_work_s: Option<f64>,
+    /// (t_crit + t_work) / t_crit: threads at which the lock saturates.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub saturation_threads: Option<f64>,
+}
+
+/// Throughput of one lock kind on one thread count.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LockPoint {
+    pub threads: usize,
+    /// More threads than logical CPUs.
+    #[serde(default)]
+    pub oversubscribed: bool,
+    /// Lock operations per second, all threads together.
+    pub throughput_ops: Sample,
+    /// The model's throughput at this thread count, op/s.
+    #[serde(default)]
+    pub model_ops: Option<f64>,
+    /// (measured − model) / model.
+    #[serde(default)]
+    pub model_error: Option<f64>,
+}
+
+impl LockSection {
+    /// The results of lock kind `kind`.
+    pub fn kind(&self, kind: &str) -> Option<&LockKindResult> {
+        self.kinds.iter().find(|k| k.kind == kind)
+    }
+
+    /// Wall time per operation of lock `kind` on `threads` threads: the
+    /// inverse of its median throughput there (§4.5: 1/t_crit once
+    /// contended); oversubscribed points are not used.
+    pub fn op_s(&self, kind: &str, threads: usize) -> Option<f64> {
+        self.kind(kind)?
+            .points
+            .iter()
+            .find(|p| p.threads == threads && !p.oversubscribed)
+            .map(|p| 1.0 / p.throughput_ops.median)
+    }
+
+    /// Length of the measured critical section, critical_steps · step_s
+    /// (0 when not recorded), seconds.
+    pub fn measured_critical_s(&self) -> f64 {
+        self.critical_steps.unwrap_or(0) as f64 * self.step_s.unwrap_or(0.0)
+    }
+
+    /// Wall time per operation of a std mutex on `threads` threads around
+    /// a critical section of `critical_s` seconds, and the measured
+    /// section's length: linear in the length through `mutex_empty` (0 s)
+    /// and `mutex` (the measured length), extrapolated beyond them, never
+    /// below the smaller of the two. `Err` names the kind that is missing.
+    pub fn mutex_op_s(&self, threads: usize, critical_s: f64) -> Result<(f64, f64), &'static str> {
+        let measured_s = self.measured_critical_s();
+        let full = self.op_s("mutex", threads).ok_or("mutex")?;
+        if measured_s <= 0.0 {
+            return Ok((full, measured_s));
+        }
+        let empty = self.op_s("mutex_empty", threads).ok_or("mutex_empty")?;
+        let t = empty + (full - empty) * critical_s / measured_s;
+        Ok((t.max(empty.min(full)), measured_s))
+    }
+
+    /// (t_crit, t_work) of the mutex, else of the first kind measured: the
+    /// contention figures of §4.5, each `None` where not recorded.
+    pub fn contention(&self) -> (Option<Estimate>, Option<f64>) {
+        match self.kind("mutex").or(self.kinds.first()) {
+            Some(k) => (k.t_crit_s, k.t_work_s),
+            None => (None, None),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(threads: usize, ops: f64) -> LockPoint {
+        LockPoint {
+            threads,
+            oversubscribed: false,
+            throughput_ops: Sample::new(ops, ops, ops),
+            model_ops: None,
+            model_error: None,
+        }
+    }
+
+    #[test]
+    fn mutex_time_is_linear_in_the_critical_length() {
+        let kind = |name: &str, ops: f64| LockKindResult {
+            kind: name.into(),
+            points: vec![point(2, ops)],
+            ..Default::default()
+        };
+        let s = LockSection {
+            critical_steps: Some(10),
+            step_s: Some(1e-9),
+            kinds: vec![kind("mutex", 1e7), kind("mutex_empty", 2e7)],
+            ..Default::default()
+        };
+        assert_eq!(s.op_s("mutex", 2), Some(1e-7));
+        assert_eq!(s.op_s("mutex", 3), None);
+        let (t, m) = s.mutex_op_s(2, 20e-9).unwrap();
+        assert!((m - 1e-8).abs() < 1e-20);
+        // 50 ns + (100 − 50) ns · 2 = 150 ns.
+        assert!((t - 150e-9).abs() < 1e-15, "{t}");
+        assert_eq!(s.contention(), (None, None));
+        let old: LockSection = serde_json::from_str(
+            r#"{"note": "textbook", "t_crit_s": {"point": 6e-7, "lo": 4e-7, "hi": 7e-7}}"#,
+        )
+        .unwrap();
+        assert!(old.contention() == (None, None) && old.t_crit_s.is_some());
+    }
+}

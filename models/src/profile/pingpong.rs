@@ -1,0 +1,116 @@
+//! The `pingpong` section: MPI ping-pong between ranks 0 and 1, blocking
+//! and non-blocking, with the regimes fitted to each (§4.1), the overlap
+//! of a large message with computation and the drift over the run.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::network::NetworkRegime;
+use crate::stats::Summary;
+use crate::Estimate;
+
+/// Results of the ping-pong.
+#[allow(non_snake_case)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct PingpongSection {
+    /// How the figures were measured and fitted.
+    pub method: String,
+    pub transport: Transport,
+    pub hosts: Vec<String>,
+    /// The headline T0 and B (blocking, first and last regime).
+    pub headline: Headline,
+    pub blocking: ModeFit,
+    pub nonblocking: ModeFit,
+    /// A large message posted non-blocking around computation.
+    pub overlap: Option<Overlap>,
+    /// Sizes measured again at the end.
+    pub drift: Vec<Drift>,
+    pub options: PingpongOptions,
+    pub warnings: Vec<String>,
+}
+
+/// The transport as configured.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct Transport {
+    /// Short name: `tcp`, `shared memory (library default)`, `ucx`, ...
+    pub name: String,
+    /// One line: library, selection and hosts.
+    pub detail: String,
+    /// The selection variables that were set, by name.
+    pub selection: BTreeMap<String, String>,
+    /// The MPI library's version line.
+    pub library: String,
+    /// Whether ranks 0 and 1 ran on the same host.
+    pub same_host: bool,
+}
+
+/// The headline figures.
+#[allow(non_snake_case)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Headline {
+    pub t0_s: Estimate,
+    pub bandwidth_Bps: Estimate,
+}
+
+/// The regimes of one mode.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct ModeFit {
+    /// The regimes in increasing size.
+    pub regimes: Vec<NetworkRegime>,
+    /// Points in each regime.
+    pub points_per_regime: Vec<usize>,
+    /// Breakpoints between regimes, bytes.
+    pub breakpoints_bytes: Vec<f64>,
+    /// The penalised BIC of 1, 2, … regimes (null where not finite).
+    pub criterion: Vec<Option<f64>>,
+    /// Caveats on individual regimes.
+    pub notes: Vec<String>,
+}
+
+/// Overlap of communication with computation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Overlap {
+    /// Bytes sent each way.
+    pub bytes: u64,
+    /// Iterations of the compute chain.
+    pub spin_iters: u64,
+    /// Share of the communication hidden, per triple.
+    pub fraction: Summary,
+    /// Communication alone, seconds.
+    pub comm_s: Summary,
+    /// Computation alone, seconds.
+    pub comp_s: Summary,
+    /// Both together, seconds.
+    pub total_s: Summary,
+}
+
+/// A size measured first and again at the end.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Drift {
+    pub bytes: u64,
+    /// Median one-way time in the first pass, seconds.
+    pub first_s: f64,
+    /// Median one-way time at the end, seconds.
+    pub again_s: f64,
+    /// again / first − 1.
+    pub change: f64,
+}
+
+/// The options of the run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct PingpongOptions {
+    pub quick: bool,
+    pub max_bytes: u64,
+    pub min_sample_s: f64,
+    pub samples: usize,
+    pub overlap_bytes: u64,
+    pub overlap_triples: usize,
+    pub max_regimes: usize,
+    pub watchdog_timeout_s: f64,
+}

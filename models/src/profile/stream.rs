@@ -1,0 +1,206 @@
+//! The `stream` section: STREAM bandwidth of each kernel against the
+//! working set per thread, on one and on all threads, the bandwidth of
+//! each detected level and the DRAM figures (§2: bandwidth of each level
+//! of the hierarchy; §4.4: the sloped roofs).
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::latency::log_interpolate;
+use super::sample::{whole, whole_opt, Sample};
+use crate::Estimate;
+
+/// Results of the STREAM benchmark.
+#[allow(non_snake_case)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct StreamSection {
+    /// Instruction set of the kernels.
+    pub isa: String,
+    /// Pages of the arrays.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pages: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub non_temporal_stores: Option<bool>,
+    /// Bytes each kernel moves per element, by kernel name.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub bytes_per_elem: BTreeMap<String, BytesPerElem>,
+    /// Working set of the DRAM points, all threads together, bytes.
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "whole_opt"
+    )]
+    pub dram_bytes: Option<u64>,
+    /// The sweeps over working sets, one per thread count.
+    pub sweeps: Vec<StreamSweep>,
+    /// Read bandwidth of each detected level.
+    pub levels: Vec<StreamLevel>,
+    /// Every kernel at the DRAM working set, on each thread count.
+    pub dram: Vec<StreamPoint>,
+}
+
+/// Bytes a STREAM kernel moves per element.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct BytesPerElem {
+    /// As STREAM counts them (loads + stores).
+    pub stream: f64,
+    /// With the write-allocate reads of ordinary stores.
+    pub write_allocate: f64,
+    /// Loaded bytes (profiles from before this key lack it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<f64>,
+    /// Stored bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store: Option<f64>,
+    /// Write-allocate bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocate: Option<f64>,
+}
+
+/// A sweep on one thread count.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct StreamSweep {
+    pub threads: usize,
+    pub points: Vec<StreamPoint>,
+}
+
+/// One kernel at one working set.
+#[allow(non_snake_case)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct StreamPoint {
+    #[serde(deserialize_with = "whole")]
+    pub per_thread_bytes: u64,
+    /// All threads' working set (hand-written sections may leave it out).
+    #[serde(default, deserialize_with = "whole")]
+    pub total_bytes: u64,
+    /// "copy", "scale", "add", "triad" or "load".
+    pub kernel: String,
+    /// Threads (DRAM points only; a sweep's points take its count).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<usize>,
+    /// Bandwidth of all threads together, counted as STREAM does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bandwidth_Bps: Option<Sample>,
+    /// The capability bandwidth counted with write-allocate traffic.
+    pub bandwidth_write_allocate_Bps: f64,
+}
+
+/// Read bandwidth on the plateau of one detected level.
+#[allow(non_snake_case)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct StreamLevel {
+    pub name: String,
+    pub threads: usize,
+    pub from_bytes: f64,
+    pub to_bytes: f64,
+    /// Working sets on the plateau, bytes per thread.
+    pub points: Vec<f64>,
+    pub read_bandwidth_Bps: Estimate,
+}
+
+/// Why a STREAM bandwidth cannot be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamGap {
+    /// No sweep point of that kernel on that thread count.
+    Sweep,
+    /// No DRAM point of that kernel on that thread count.
+    Dram,
+}
+
+impl StreamSection {
+    /// The sweep's points on `threads` threads, of every kernel and size.
+    pub fn sweep_points(&self, threads: usize) -> impl Iterator<Item = &StreamPoint> {
+        self.sweeps
+            .iter()
+            .filter(move |w| w.threads == threads)
+            .flat_map(|w| w.points.iter())
+    }
+
+    /// The DRAM points on `threads` threads.
+    pub fn dram_points(&self, threads: usize) -> impl Iterator<Item = &StreamPoint> {
+        self.dram.iter().filter(move |p| p.threads == Some(threads))
+    }
+
+    /// Bandwidth of kernel `kernel` on `threads` threads for a working set
+    /// of `per_thread_bytes` per thread, counted with write-allocate
+    /// traffic. A working set inside the sweep reads the curve, linear in
+    /// log-size between its two nearest points; one beyond the sweep (or
+    /// of at least the DRAM working set) takes the DRAM figure.
+    pub fn bandwidth_wa(
+        &self,
+        kernel: &str,
+        threads: usize,
+        per_thread_bytes: f64,
+    ) -> Result<f64, StreamGap> {
+        let dram = || {
+            self.dram_points(threads)
+                .find(|p| p.kernel == kernel)
+                .map(|p| p.bandwidth_write_allocate_Bps)
+                .ok_or(StreamGap::Dram)
+        };
+        let dram_total = self.dram_bytes.map_or(f64::INFINITY, |b| b as f64);
+        if per_thread_bytes * threads as f64 >= dram_total {
+            return dram();
+        }
+        let mut curve: Vec<(f64, f64)> = self
+            .sweep_points(threads)
+            .filter(|p| p.kernel == kernel)
+            .map(|p| (p.per_thread_bytes as f64, p.bandwidth_write_allocate_Bps))
+            .collect();
+        curve.sort_by(|a, b| a.0.total_cmp(&b.0));
+        match curve.as_slice() {
+            [] => Err(StreamGap::Sweep),
+            [.., last] if per_thread_bytes > last.0 => dram(),
+            [first, ..] if per_thread_bytes <= first.0 => Ok(first.1),
+            points => Ok(log_interpolate(points, per_thread_bytes)),
+        }
+    }
+
+    /// Load, store and allocate bytes per element of kernel `kernel`, when
+    /// the section lists them.
+    pub fn mix(&self, kernel: &str) -> Option<(f64, f64, f64)> {
+        let b = self.bytes_per_elem.get(kernel)?;
+        Some((b.load?, b.store?, b.allocate?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(kernel: &str, bytes: u64, bw: f64, threads: Option<usize>) -> StreamPoint {
+        StreamPoint {
+            per_thread_bytes: bytes,
+            total_bytes: bytes,
+            kernel: kernel.into(),
+            threads,
+            bandwidth_Bps: None,
+            bandwidth_write_allocate_Bps: bw,
+        }
+    }
+
+    #[test]
+    fn bandwidth_reads_the_sweep_then_dram() {
+        let s = StreamSection {
+            dram_bytes: Some(1 << 30),
+            sweeps: vec![StreamSweep {
+                threads: 1,
+                points: vec![
+                    point("triad", 1 << 14, 100.0, None),
+                    point("triad", 1 << 16, 50.0, None),
+                ],
+            }],
+            dram: vec![point("triad", 1 << 30, 10.0, Some(1))],
+            ..Default::default()
+        };
+        assert_eq!(s.bandwidth_wa("triad", 1, 1000.0), Ok(100.0));
+        assert!((s.bandwidth_wa("triad", 1, 32768.0).unwrap() - 75.0).abs() < 1e-9);
+        assert_eq!(s.bandwidth_wa("triad", 1, 1e6), Ok(10.0));
+        assert_eq!(s.bandwidth_wa("triad", 1, 2e9), Ok(10.0));
+        assert_eq!(s.bandwidth_wa("copy", 1, 1e3), Err(StreamGap::Sweep));
+        assert_eq!(s.bandwidth_wa("triad", 2, 2e9), Err(StreamGap::Dram));
+        assert_eq!(s.mix("triad"), None);
+    }
+}
