@@ -28,7 +28,7 @@ pub enum Command {
         model: Model,
     },
     /// Run the lecture's kernels and compare them with the model's predictions.
-    Run(crate::run_cmd::RunArgs),
+    Run(crate::run::threads::RunArgs),
     /// The MPI ghost-row stencil: `predict run --kernel ghost-stencil ...`
     /// is routed here (see [`route_mpi_kernels`]).
     #[command(name = "run-ghost-stencil", hide = true)]

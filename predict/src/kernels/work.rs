@@ -61,7 +61,7 @@ pub enum Demand {
     /// each, at the calibrated time per step (§3.4's fix for false sharing).
     LocalSum { steps_per_thread: f64 },
     /// Items of one of the counting sort's loops
-    /// (`calibrate::kernels::bins`), per thread, at the calibrated time per
+    /// (`calibrate::harness::kernels::bins`), per thread, at the calibrated time per
     /// item in L1. This is load/store-port work, which the core does not
     /// overlap with the same loop's cache-line transfers, so its time adds
     /// to the memory term instead of competing with it (the ECM model's

@@ -13,9 +13,8 @@ use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use serde_json::json;
 
-use super::atomic::AtomicFile;
-use super::record::{self, Provenance, Record};
 use super::{load_profile, ProfileSource, RunArgs, VariantChoice};
+use crate::error::BadInput;
 use crate::mpi_stencil::driver::{
     host_names, max_ranks_per_host, run_variant, verify_runs, RunConfig, VariantRun,
 };
@@ -25,8 +24,9 @@ use crate::mpi_stencil::model::{
     self, Prediction, Setup, BYTES_PER_UPDATE, COUNTED_BYTES_PER_UPDATE,
 };
 use crate::mpi_stencil::Variant;
-use crate::BadInput;
-use calibrate::pingpong::watchdog::Watchdog;
+use crate::record::{self, Provenance, Record};
+use calibrate::harness::atomic::AtomicFile;
+use calibrate::harness::watchdog::Watchdog;
 
 const KERNEL: &str = "ghost-stencil";
 const DEFAULT_N: f64 = 2048.0;
@@ -117,7 +117,7 @@ fn prepare(args: &RunArgs) -> anyhow::Result<Prepared> {
     let profile = load_profile(args.profile.as_deref())?;
     let csv =
         match &args.csv {
-            Some(path) => Some(AtomicFile::create(path).map_err(|e| {
+            Some(path) => Some(AtomicFile::create_all(path).map_err(|e| {
                 BadInput(format!("cannot write the CSV file {}: {e}", path.display()))
             })?),
             None => None,

@@ -1,6 +1,5 @@
-//! `predict run`: real kernels, measured and predicted side by side
-//! (issue 5's contract; this first version runs the ghost-row MPI stencil
-//! of issue 4).
+//! `predict run --kernel ghost-stencil`: the ghost-row MPI stencil,
+//! measured and predicted side by side in the records of [`record`].
 //!
 //! ```text
 //! mpirun -np P predict run --kernel ghost-stencil --n N --iters I
@@ -16,9 +15,9 @@
 //! and the table says how to make one. Bad input gets one line from rank 0
 //! and exit status 2 on every rank.
 
-pub mod atomic;
 pub mod budget;
-pub mod record;
+pub mod report;
+pub mod threads;
 
 #[cfg(feature = "mpi")]
 mod ghost;
@@ -154,7 +153,7 @@ fn ghost_stencil(args: &RunArgs, out: &mut dyn std::io::Write) -> anyhow::Result
 
 #[cfg(not(feature = "mpi"))]
 fn ghost_stencil(_: &RunArgs, _: &mut dyn std::io::Write) -> anyhow::Result<()> {
-    Err(crate::BadInput(
+    Err(crate::error::BadInput(
         "the ghost-stencil kernel needs MPI, and this predict was built without it; rebuild with the default `mpi` feature".into(),
     )
     .into())

@@ -4,17 +4,17 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use calibrate::timer::Plan;
+use calibrate::harness::timer::Plan;
 use clap::Args;
 
-use crate::kernels::{self, Options};
+use super::report;
+use crate::error::BadInput;
+use crate::kernels::{self, Kernel, Options, KERNELS};
 use crate::machine::Machine;
 use crate::profiles::DEFAULT_MEASUREMENTS;
-use crate::report;
-use crate::run::atomic::AtomicFile;
-use crate::run::record::{self, Provenance};
+use crate::record::{self, Provenance};
 use crate::run::ProfileSource;
-use crate::BadInput;
+use calibrate::harness::atomic::AtomicFile;
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -57,20 +57,21 @@ pub struct RunArgs {
 }
 
 pub fn run(a: &RunArgs, out: &mut dyn std::io::Write) -> Result<()> {
-    let names: Vec<String> = if a.kernels.is_empty() {
-        kernels::NAMES.iter().map(|s| s.to_string()).collect()
+    let chosen: Vec<&dyn Kernel> = if a.kernels.is_empty() {
+        KERNELS.to_vec()
     } else {
-        a.kernels.clone()
+        a.kernels
+            .iter()
+            .map(|n| {
+                kernels::find(n).ok_or_else(|| {
+                    BadInput(format!(
+                        "unknown kernel '{n}': expected one of {} (ghost-stencil runs under mpirun)",
+                        kernels::names().join(", ")
+                    ))
+                })
+            })
+            .collect::<Result<_, _>>()?
     };
-    for n in &names {
-        if !kernels::NAMES.contains(&n.as_str()) {
-            return Err(BadInput(format!(
-                "unknown kernel '{n}': expected one of {} (ghost-stencil runs under mpirun)",
-                kernels::NAMES.join(", ")
-            ))
-            .into());
-        }
-    }
     let size = match a.size {
         Some(s) if s < 1.0 || s.fract() != 0.0 => {
             return Err(BadInput(format!(
@@ -84,17 +85,17 @@ pub fn run(a: &RunArgs, out: &mut dyn std::io::Write) -> Result<()> {
         .csv
         .as_deref()
         .map(|p| {
-            AtomicFile::create(p)
+            AtomicFile::create_all(p)
                 .map_err(|e| BadInput(format!("cannot write --csv {}: {e}", p.display())))
         })
         .transpose()?;
-    let cpus = calibrate::pin::allowed_cpus().len();
+    let cpus = calibrate::harness::pin::allowed_cpus().len();
     let threads = a.threads.unwrap_or(cpus);
     kernels::team::team(threads)?; // checks --threads before any work
-    let sys = calibrate::sysinfo::SysInfo::read(cpus);
+    let sys = calibrate::harness::sysinfo::SysInfo::read(cpus);
     let (have, source) = crate::run::budget::budget(a.max_memory, sys.ram_bytes)?;
-    for n in &names {
-        crate::run::budget::check(n, size, threads, (have, &source))?;
+    for k in &chosen {
+        crate::run::budget::check(k.name(), size, threads, (have, &source))?;
     }
     let (profile, label, note) = match crate::run::load_profile(a.profile.as_deref())? {
         ProfileSource::Loaded { profile, label } => (Some(*profile), Some(label), None),
@@ -114,8 +115,8 @@ pub fn run(a: &RunArgs, out: &mut dyn std::io::Write) -> Result<()> {
         cache_bytes,
     };
     let mut measurements = Vec::new();
-    for n in &names {
-        measurements.extend(kernels::run(n, &options)?);
+    for k in &chosen {
+        measurements.extend(k.run(&options)?);
     }
     let provenance = Provenance::now(vec![sys.hostname], label);
     if let Some(note) = note {
