@@ -53,9 +53,8 @@ pub fn run(cli: &Cli, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
                 write!(out, "{}", d.to_text())?;
             }
         }
-        Command::Run(a) => run::threads::run(a, out)?,
+        Command::Run(a) => run::execute(a, out)?,
         Command::Kernel(a) => kernel_cmd::run(a, out)?,
-        Command::RunGhostStencil(args) => run::execute(args, out)?,
         Command::Roofline(a) => roofline::run_roofline(a, out)?,
         Command::Mountain(a) => roofline::run_mountain(a, out)?,
         Command::Scaling(a) => scaling::run(a, out)?,

@@ -28,8 +28,10 @@ use crate::record::{self, Provenance, Record};
 use calibrate::harness::atomic::AtomicFile;
 use calibrate::harness::watchdog::Watchdog;
 
-const KERNEL: &str = "ghost-stencil";
+const KERNEL: &str = super::GHOST_STENCIL;
 const DEFAULT_N: f64 = 2048.0;
+const DEFAULT_CHECK_EVERY: f64 = 10.0;
+const DEFAULT_TIMEOUT_S: f64 = 120.0;
 const DEFAULT_ITERS: f64 = 200.0;
 /// Largest accepted grid side (2¹⁶: 32 GiB per array).
 const MAX_N: f64 = 65536.0;
@@ -66,26 +68,37 @@ fn whole(flag: &str, v: f64, min: f64, max: f64) -> Result<usize, BadInput> {
 
 /// The same checks on every rank, so every rank stops alike.
 fn check(args: &RunArgs, p: usize) -> Result<Checked, BadInput> {
-    let n = whole("n", args.n.unwrap_or(DEFAULT_N), 1.0, MAX_N)?;
+    args.refuse_foreign()?;
+    let (n, flag) = match (args.n, args.size) {
+        (Some(_), Some(_)) => return Err(BadInput("give --n or --size, not both".into())),
+        (None, Some(s)) => (s, "size"),
+        (n, None) => (n.unwrap_or(DEFAULT_N), "n"),
+    };
+    let n = whole(flag, n, 1.0, MAX_N)?;
     let iters = whole("iters", args.iters.unwrap_or(DEFAULT_ITERS), 2.0, 1e9).map_err(|e| {
         BadInput(format!(
             "{} (the time per sweep is a sample of sweeps)",
             e.0
         ))
     })?;
-    let check_every = whole("check-every", args.check_every, 1.0, 1e9)?;
+    let check_every = whole(
+        "check-every",
+        args.check_every.unwrap_or(DEFAULT_CHECK_EVERY),
+        1.0,
+        1e9,
+    )?;
     if let Some(t) = args.tol {
         if !(t.is_finite() && t >= 0.0) {
             return Err(BadInput(format!("--tol must be a number >= 0, got {t}")));
         }
     }
-    if !(args.timeout.is_finite() && args.timeout >= 0.0) {
+    let timeout = args.timeout.unwrap_or(DEFAULT_TIMEOUT_S);
+    if !(timeout.is_finite() && timeout >= 0.0) {
         return Err(BadInput(format!(
-            "--timeout must be a number of seconds >= 0, got {}",
-            args.timeout
+            "--timeout must be a number of seconds >= 0, got {timeout}"
         )));
     }
-    let variants = match args.variant {
+    let variants = match args.variant.unwrap_or(VariantChoice::All) {
         VariantChoice::Blocking => vec![Variant::Blocking],
         VariantChoice::Nonblocking => vec![Variant::Nonblocking],
         VariantChoice::TwoD => vec![Variant::TwoD],
@@ -103,7 +116,7 @@ fn check(args: &RunArgs, p: usize) -> Result<Checked, BadInput> {
             verify: args.verify,
         },
         variants,
-        timeout: Duration::from_secs_f64(args.timeout),
+        timeout: Duration::from_secs_f64(timeout),
     })
 }
 

@@ -1,62 +1,21 @@
-//! `predict run`: the kernels measured on this machine next to the model's
-//! prediction from the machine profile.
-
-use std::path::PathBuf;
+//! `predict run` of the thread kernels: each measured on this machine next
+//! to the model's prediction from the machine profile.
 
 use anyhow::{Context, Result};
 use calibrate::harness::timer::Plan;
-use clap::Args;
 
 use super::report;
 use crate::error::BadInput;
 use crate::kernels::{self, Kernel, Options, KERNELS};
 use crate::machine::Machine;
-use crate::profiles::DEFAULT_MEASUREMENTS;
 use crate::record::{self, Provenance};
-use crate::run::ProfileSource;
+use crate::run::{ProfileSource, RunArgs};
 use calibrate::harness::atomic::AtomicFile;
 
-#[derive(Debug, Args)]
-pub struct RunArgs {
-    /// Machine profile written by `calibrate`: a file, or a name under
-    /// data/profiles/ such as `textbook`.
-    #[arg(long)]
-    pub profile: Option<PathBuf>,
-    /// Kernels to run (repeat the flag); all when absent.
-    #[arg(long = "kernel", value_name = "NAME")]
-    pub kernels: Vec<String>,
-    /// Threads of the all-core runs (default: every allowed CPU).
-    #[arg(long)]
-    pub threads: Option<usize>,
-    /// Size parameter, per kernel: fusion elements per array, stencil row
-    /// width, false-sharing increments per thread, binning particles, matmul n.
-    #[arg(long, value_parser = crate::args::number)]
-    pub size: Option<f64>,
-    /// Memory the kernels' arrays may take, e.g. 4GiB [default: a quarter
-    /// of the RAM, as `calibrate`]; a --size that needs more is refused.
-    #[arg(long, value_parser = crate::args::bytes)]
-    pub max_memory: Option<f64>,
-    /// One JSON array of records on stdout instead of the table.
-    #[arg(long)]
-    pub json: bool,
-    /// Also write the records as CSV to this file.
-    #[arg(long)]
-    pub csv: Option<PathBuf>,
-    /// Show each prediction's formula and values.
-    #[arg(long)]
-    pub explain: bool,
-    /// Fewer repetitions (for tests and quick looks).
-    #[arg(long)]
-    pub quick: bool,
-    /// Folder whose `records.jsonl` the records are appended to.
-    #[arg(long, default_value = DEFAULT_MEASUREMENTS)]
-    pub measurements: PathBuf,
-    /// Do not append the records to the measurements folder.
-    #[arg(long)]
-    pub no_record: bool,
-}
-
+/// Runs the thread kernels `a` names (all when none), each variant
+/// measured and predicted, and reports them.
 pub fn run(a: &RunArgs, out: &mut dyn std::io::Write) -> Result<()> {
+    a.refuse_foreign()?;
     let chosen: Vec<&dyn Kernel> = if a.kernels.is_empty() {
         KERNELS.to_vec()
     } else {
