@@ -16,30 +16,8 @@ use calibrate::harness::atomic::AtomicFile;
 /// measured and predicted, and reports them.
 pub fn run(a: &RunArgs, out: &mut dyn std::io::Write) -> Result<()> {
     a.refuse_foreign()?;
-    let chosen: Vec<&dyn Kernel> = if a.kernels.is_empty() {
-        KERNELS.to_vec()
-    } else {
-        a.kernels
-            .iter()
-            .map(|n| {
-                kernels::find(n).ok_or_else(|| {
-                    BadInput(format!(
-                        "unknown kernel '{n}': expected one of {} (ghost-stencil runs under mpirun)",
-                        kernels::names().join(", ")
-                    ))
-                })
-            })
-            .collect::<Result<_, _>>()?
-    };
-    let size = match a.size {
-        Some(s) if s < 1.0 || s.fract() != 0.0 => {
-            return Err(BadInput(format!(
-                "--size {s} is not accepted: it must be a whole number >= 1"
-            ))
-            .into())
-        }
-        s => s.map(|s| s as usize),
-    };
+    let chosen = chosen(a)?;
+    let size = size(a)?;
     let csv = a
         .csv
         .as_deref()
@@ -98,4 +76,32 @@ pub fn run(a: &RunArgs, out: &mut dyn std::io::Write) -> Result<()> {
             .with_context(|| format!("appending to {}", path.display()))?;
     }
     Ok(())
+}
+
+/// The kernels `--kernel` names, all when none.
+fn chosen(a: &RunArgs) -> Result<Vec<&'static dyn Kernel>, BadInput> {
+    if a.kernels.is_empty() {
+        return Ok(KERNELS.to_vec());
+    }
+    a.kernels
+        .iter()
+        .map(|n| {
+            kernels::find(n).ok_or_else(|| {
+                BadInput(format!(
+                    "unknown kernel '{n}': expected one of {} (ghost-stencil runs under mpirun)",
+                    kernels::names().join(", ")
+                ))
+            })
+        })
+        .collect()
+}
+
+/// `--size` as a whole number, if given.
+fn size(a: &RunArgs) -> Result<Option<usize>, BadInput> {
+    match a.size {
+        Some(s) if s < 1.0 || s.fract() != 0.0 => Err(BadInput(format!(
+            "--size {s} is not accepted: it must be a whole number >= 1"
+        ))),
+        s => Ok(s.map(|s| s as usize)),
+    }
 }
