@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sets up and runs every test: formatting, lints, the Rust test suites
+# Sets up and runs every test: formatting, unused dependencies, lints, the Rust test suites
 # (release build: the microbenchmarks are exercised optimised).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -7,6 +7,8 @@ bash scripts/setup.sh
 source scripts/env.sh
 
 cargo fmt --all -- --check
+# Every declared dependency is used (cargo machete's check).
+python3 scripts/unused_deps.py
 cargo clippy --workspace --all-targets --release -- -D warnings
 cargo test --workspace --release
 # Two hosts in namespaces over a shaped link: the bad cases end in one line

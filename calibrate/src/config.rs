@@ -5,9 +5,9 @@
 
 use std::path::PathBuf;
 
-use crate::output::binary_size;
 use core_affinity::CoreId;
 use models::profile::Profile;
+use models::units::binary_bytes;
 use thiserror::Error;
 
 use crate::cli::{BenchName, RunArgs, BENCHES};
@@ -182,20 +182,20 @@ impl Config {
             return Err(UsageError::CriticalNs(args.critical_ns));
         }
         let (budget_bytes, budget_source) = match args.max_memory {
-            Some(b) => (b, format!("--max-memory {}", binary_size(b as f64))),
+            Some(b) => (b, format!("--max-memory {}", binary_bytes(b as f64))),
             None => (
                 sys.ram_bytes / 4,
                 format!(
                     "a quarter of the {} of RAM",
-                    binary_size(sys.ram_bytes as f64)
+                    binary_bytes(sys.ram_bytes as f64)
                 ),
             ),
         };
         if let Some(b) = args.max_memory {
             if sys.ram_bytes > 0 && b > sys.ram_bytes {
                 return Err(UsageError::MemoryAboveRam {
-                    given: binary_size(b as f64),
-                    ram: binary_size(sys.ram_bytes as f64),
+                    given: binary_bytes(b as f64),
+                    ram: binary_bytes(sys.ram_bytes as f64),
                 });
             }
         }
@@ -225,7 +225,7 @@ impl Config {
 /// The DRAM level needs [`DRAM_MIN_BYTES`], and at least
 /// [`RESIDENT_FACTOR`] × the largest cache an earlier run detected.
 fn check_budget(budget: u64, existing: Option<&Profile>, source: &str) -> Result<(), UsageError> {
-    let given = binary_size(budget as f64);
+    let given = binary_bytes(budget as f64);
     let given = if source.starts_with("--max-memory") {
         given
     } else {
@@ -235,7 +235,7 @@ fn check_budget(budget: u64, existing: Option<&Profile>, source: &str) -> Result
         return Err(UsageError::MemoryTooSmall {
             given,
             level: "DRAM".into(),
-            needs: binary_size(DRAM_MIN_BYTES as f64),
+            needs: binary_bytes(DRAM_MIN_BYTES as f64),
             why: "the smallest working set that is sure to leave the caches".into(),
         });
     }
@@ -252,10 +252,10 @@ fn check_budget(budget: u64, existing: Option<&Profile>, source: &str) -> Result
             return Err(UsageError::MemoryTooSmall {
                 given,
                 level: "DRAM".into(),
-                needs: binary_size(needs),
+                needs: binary_bytes(needs),
                 why: format!(
                     "{RESIDENT_FACTOR}× the {} {name} detected in the existing profile",
-                    binary_size(size)
+                    binary_bytes(size)
                 ),
             });
         }

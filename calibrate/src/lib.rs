@@ -25,13 +25,19 @@
 //! The binary is glue: [`cli`] parses, [`run`] (or [`point`] for one
 //! figure) does the work, `main` prints one error line and exits 2 on bad
 //! input.
+//!
+//! `predict` uses this library only through [`harness`]: the timer, the
+//! pinned teams, the huge-page buffers, the kernels and the atomic file
+//! writer, so that its kernels are measured as the profile was.
 
+pub mod atomic;
 pub mod bench;
 pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod counters;
 pub mod exit;
+pub mod harness;
 pub mod kernels;
 pub mod levels;
 pub mod mem;

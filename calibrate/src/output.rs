@@ -1,39 +1,24 @@
 //! The human table, and the profile file written atomically.
 //!
 //! The `--out` path is checked before anything is measured
-//! ([`OutFile::prepare`]): its directory is created if missing and a probe
-//! file is created and removed in it, so a path that cannot be written fails
-//! at once. The profile is written to a temporary file in the same directory,
-//! flushed to disk, then renamed over the target: a run that is interrupted
-//! or fails leaves an existing profile untouched.
+//! ([`OutFile::prepare`]): its directory is created if missing and an
+//! [`AtomicFile`] is opened and dropped there, so a path that cannot be
+//! written fails at once. The profile itself is written through a new
+//! [`AtomicFile`]: a run that is interrupted or fails leaves an existing
+//! profile untouched.
 
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
 use models::profile::Profile;
-use models::units::Si;
+use models::units::{binary_bytes, Si};
 
+use crate::atomic::AtomicFile;
 use crate::config::UsageError;
 
-/// A size in binary units, as caches are named: "48 KiB", "2 MiB", "1.5 GiB".
-pub fn binary_size(bytes: f64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = bytes;
-    let mut u = 0;
-    while v >= 1024.0 && u < UNITS.len() - 1 {
-        v /= 1024.0;
-        u += 1;
-    }
-    if (v - v.round()).abs() < 0.05 {
-        format!("{:.0} {}", v.round(), UNITS[u])
-    } else if v < 10.0 {
-        format!("{v:.2} {}", UNITS[u])
-    } else {
-        format!("{v:.1} {}", UNITS[u])
-    }
-}
+/// The workspace's one size formatter, under the name the benchmarks use.
+pub use models::units::binary_bytes as binary_size;
 
 /// The checked `--out` target.
 #[derive(Debug, Clone)]
@@ -45,25 +30,10 @@ impl OutFile {
     /// Creates the parent directory if needed and checks that a file can be
     /// created there and that `path` is not a directory.
     pub fn prepare(path: &Path) -> Result<Self, UsageError> {
-        let fail = |reason: String| UsageError::Out {
+        AtomicFile::create_all(path).map_err(|e| UsageError::Out {
             path: path.display().to_string(),
-            reason,
-        };
-        if path.is_dir() {
-            return Err(fail("it is a directory".into()));
-        }
-        if path.file_name().is_none() {
-            return Err(fail("it names no file".into()));
-        }
-        let dir = parent_dir(path);
-        fs::create_dir_all(&dir).map_err(|e| fail(e.to_string()))?;
-        let probe = dir.join(format!(".calibrate-probe-{}.tmp", std::process::id()));
-        fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&probe)
-            .map_err(|e| fail(e.to_string()))?;
-        let _ = fs::remove_file(&probe);
+            reason: e.to_string(),
+        })?;
         Ok(Self {
             path: path.to_path_buf(),
         })
@@ -86,38 +56,14 @@ impl OutFile {
         }
     }
 
-    /// Writes `text` atomically: temporary file in the same directory,
-    /// fsync, rename.
+    /// Writes `text` and a final newline atomically.
     pub fn write(&self, text: &str) -> Result<()> {
-        let dir = parent_dir(&self.path);
-        let name = self
-            .path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-        let result = (|| -> Result<()> {
-            let mut f =
-                fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
-            f.write_all(text.as_bytes())?;
-            f.write_all(b"\n")?;
-            f.sync_all()?;
-            fs::rename(&tmp, &self.path).with_context(|| {
-                format!("renaming {} to {}", tmp.display(), self.path.display())
-            })?;
-            Ok(())
-        })();
-        if result.is_err() {
-            let _ = fs::remove_file(&tmp);
-        }
-        result.with_context(|| format!("writing the profile to {}", self.path.display()))
-    }
-}
-
-fn parent_dir(path: &Path) -> PathBuf {
-    match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
+        let what = || format!("writing the profile to {}", self.path.display());
+        let file = AtomicFile::create_all(&self.path)
+            .map_err(anyhow::Error::from)
+            .with_context(what)?;
+        file.commit(format!("{text}\n").as_bytes())
+            .with_context(what)
     }
 }
 
@@ -160,7 +106,7 @@ pub fn table(p: &Profile, bench_lines: &[String], warnings: &[String]) -> String
             t += &format!(
                 "{:<6} {:>10} {:>12} {:>8} {:>14} {:>14}\n",
                 l.name,
-                opt(l.size_bytes, binary_size),
+                opt(l.size_bytes, binary_bytes),
                 opt(lat, |s| Si(s, "s").to_string()),
                 opt(lat.zip(clock).map(|(s, h)| s * h), |c| format!("{c:.1}")),
                 opt(l.bandwidth_1t_Bps.map(|e| e.point), |b| Si(b, "B/s")
@@ -236,15 +182,6 @@ fn summary_row(p: &Profile, key: &str, v: Option<f64>, unit: &'static str) -> St
 mod tests {
     use super::*;
     use models::profile::{FigureTrust, Provenance};
-
-    #[test]
-    fn binary_sizes() {
-        assert_eq!(binary_size(48.0 * 1024.0), "48 KiB");
-        assert_eq!(binary_size(2.0 * 1048576.0), "2 MiB");
-        assert_eq!(binary_size(1.5 * 1073741824.0), "1.50 GiB");
-        assert_eq!(binary_size(100.0), "100 B");
-        assert_eq!(binary_size(11.3 * 1048576.0), "11.3 MiB");
-    }
 
     #[test]
     fn atomic_write_replaces_and_leaves_no_temp() {

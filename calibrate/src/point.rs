@@ -21,12 +21,12 @@ use crate::kernels::fma::{FlopKernel, Op, Precision};
 use crate::kernels::stream::Kernel;
 use crate::kernels::Isa;
 use crate::mem::Pages;
-use crate::output::binary_size;
 use crate::pin::{allowed_cpus, Team};
 use crate::sysinfo::SysInfo;
 use crate::timer::{record, take_recorded, Plan};
 use crate::trust::trust_of;
 use models::stats::{Better, Summary as Stats};
+use models::units::binary_bytes;
 
 /// Measures and prints one figure.
 pub fn run(args: &PointArgs) -> Result<()> {
@@ -53,8 +53,8 @@ pub fn run(args: &PointArgs) -> Result<()> {
             if sys.ram_bytes > 0 && s > sys.ram_bytes / 2 {
                 return Err(UsageError::Point(format!(
                     "--size {} is more than half of this machine's {} of RAM",
-                    binary_size(s as f64),
-                    binary_size(sys.ram_bytes as f64)
+                    binary_bytes(s as f64),
+                    binary_bytes(sys.ram_bytes as f64)
                 ))
                 .into());
             }
@@ -143,7 +143,7 @@ fn print(p: &Shown, stats: &Stats, unit: &'static str, extra: serde_json::Value,
         println!("{j}");
     } else {
         let setting = match p.size {
-            Some(s) => format!("{} with {} pages", binary_size(s as f64), p.pages.label()),
+            Some(s) => format!("{} with {} pages", binary_bytes(s as f64), p.pages.label()),
             None => "in registers".to_string(),
         };
         println!(

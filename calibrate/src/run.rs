@@ -13,11 +13,12 @@ use crate::bench::{by_name, Context, Outcome};
 use crate::cli::RunArgs;
 use crate::clock::{self, Clock};
 use crate::config::{Config, UsageError};
-use crate::output::{binary_size, table, OutFile};
+use crate::output::{table, OutFile};
 use crate::pin::{allowed_cpus, Team};
 use crate::progress::Progress;
 use crate::sysinfo::SysInfo;
 use crate::timer::Plan;
+use models::units::binary_bytes;
 
 /// Runs a calibration with `args`.
 pub fn run(args: &RunArgs) -> Result<()> {
@@ -148,7 +149,7 @@ fn provenance(config: &Config, sys: &SysInfo, clock: Option<&Clock>, all: &Team)
     let mut notes = vec![format!(
         "[run] {} mode; memory budget {} ({})",
         if config.quick { "quick" } else { "full" },
-        binary_size(config.budget_bytes as f64),
+        binary_bytes(config.budget_bytes as f64),
         config.budget_source
     )];
     if let Some(hz) = sys.cpuinfo_hz {

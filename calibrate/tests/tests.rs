@@ -262,7 +262,7 @@ fn one_quick_run_is_sane_on_this_machine() {
     assert_eq!(
         (s.mpi_t0_s, s.mpi_bandwidth_Bps),
         (None, None),
-        "filled by the MPI issue"
+        "filled by `calibrate network`, not by this run"
     );
     if p.provenance.logical_cpus >= 2 {
         measured_or_unreliable(&p, "core_to_core_latency_s");

@@ -12,20 +12,22 @@ use crate::error::{count, non_negative, positive, ModelError, Result};
 /// assert!((net.time_s(32768.0) - 7.12e-6).abs() < 1e-12);
 /// assert_eq!(net.half_peak_bytes(), 12800.0);
 /// ```
+#[allow(non_snake_case)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct AlphaBeta {
     /// T0, start-up latency: the time until the first bit arrives, seconds.
     pub t0_s: f64,
     /// B, link bandwidth, bytes per second.
-    pub bandwidth_bps: f64,
+    pub bandwidth_Bps: f64,
 }
 
 impl AlphaBeta {
     /// Checks T0 ≥ 0 and B > 0.
-    pub fn new(t0_s: f64, bandwidth_bps: f64) -> Result<Self> {
+    #[allow(non_snake_case)]
+    pub fn new(t0_s: f64, bandwidth_Bps: f64) -> Result<Self> {
         Ok(Self {
             t0_s: non_negative("t0", t0_s)?,
-            bandwidth_bps: positive("bandwidth", bandwidth_bps)?,
+            bandwidth_Bps: positive("bandwidth", bandwidth_Bps)?,
         })
     }
 
@@ -35,10 +37,11 @@ impl AlphaBeta {
     /// large-message regime can have it negative (the protocol's fixed cost
     /// drops as messages grow); the line is refused only when it gives no
     /// positive time from `from_bytes` on. B > 0.
-    pub fn regime(t0_s: f64, bandwidth_bps: f64, from_bytes: f64) -> Result<Self> {
-        let bandwidth_bps = positive("bandwidth", bandwidth_bps)?;
+    #[allow(non_snake_case)]
+    pub fn regime(t0_s: f64, bandwidth_Bps: f64, from_bytes: f64) -> Result<Self> {
+        let bandwidth_Bps = positive("bandwidth", bandwidth_Bps)?;
         let from = non_negative("regime start", from_bytes)?;
-        if !t0_s.is_finite() || t0_s + from / bandwidth_bps <= 0.0 {
+        if !t0_s.is_finite() || t0_s + from / bandwidth_Bps <= 0.0 {
             return Err(ModelError::OutOfRange {
                 name: "t0",
                 value: t0_s,
@@ -47,31 +50,32 @@ impl AlphaBeta {
         }
         Ok(Self {
             t0_s,
-            bandwidth_bps,
+            bandwidth_Bps,
         })
     }
 
     /// T(n) = T0 + n/B: time of one message of `bytes` bytes, seconds (§2.2).
     pub fn time_s(&self, bytes: f64) -> f64 {
-        self.t0_s + bytes / self.bandwidth_bps
+        self.t0_s + bytes / self.bandwidth_Bps
     }
 
     /// BW_eff(n) = n / T(n) = B / (1 + T0·B/n), bytes/s (§4.1). Always below B
     /// when T0 > 0.
-    pub fn effective_bandwidth_bps(&self, bytes: f64) -> f64 {
+    #[allow(non_snake_case)]
+    pub fn effective_bandwidth_Bps(&self, bytes: f64) -> f64 {
         bytes / self.time_s(bytes)
     }
 
     /// BW_eff(n) / B = 1 / (1 + T0·B/n), the fraction of the link's peak a
     /// message of `bytes` reaches (§4.1).
     pub fn fraction_of_peak(&self, bytes: f64) -> f64 {
-        self.effective_bandwidth_bps(bytes) / self.bandwidth_bps
+        self.effective_bandwidth_Bps(bytes) / self.bandwidth_Bps
     }
 
     /// n½ = T0·B: the message size at which half the peak bandwidth is
     /// reached, bytes (§2.2, §4.1).
     pub fn half_peak_bytes(&self) -> f64 {
-        self.t0_s * self.bandwidth_bps
+        self.t0_s * self.bandwidth_Bps
     }
 
     /// `k` messages of `bytes_each` bytes sent one after another, none
@@ -85,7 +89,7 @@ impl AlphaBeta {
     /// all: (k·T0 + n/B) / (T0 + n/B).
     pub fn coalescing_gain(&self, k: f64, total_bytes: f64) -> Result<f64> {
         let k = count("messages", k)?;
-        Ok((k * self.t0_s + total_bytes / self.bandwidth_bps) / self.time_s(total_bytes))
+        Ok((k * self.t0_s + total_bytes / self.bandwidth_Bps) / self.time_s(total_bytes))
     }
 
     /// Steady-state message rate when messages are not pipelined: 1/T(n),
@@ -162,7 +166,7 @@ pub fn bytes_for_fraction(net: &AlphaBeta, fraction: f64) -> Result<f64> {
                 "strictly between 0 and 1 (the full bandwidth is reached only at infinite size)",
         });
     }
-    Ok(f * net.t0_s * net.bandwidth_bps / (1.0 - f))
+    Ok(f * net.t0_s * net.bandwidth_Bps / (1.0 - f))
 }
 
 #[cfg(test)]

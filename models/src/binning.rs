@@ -6,6 +6,7 @@ use serde::Serialize;
 use crate::error::{non_negative, positive, Result};
 
 /// Machine and problem figures for the binning decision.
+#[allow(non_snake_case)]
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct BinningInputs {
     /// Items to place.
@@ -19,7 +20,7 @@ pub struct BinningInputs {
     /// read x,y 8 B, write sorted index and cell 8 B, re-read cell 4 B).
     pub sort_bytes_per_item: f64,
     /// Streaming bandwidth available to the sort, bytes/s.
-    pub bandwidth_bps: f64,
+    pub bandwidth_Bps: f64,
     /// Per-item compute of the sort beyond its traffic, wall seconds (0 if unknown).
     pub sort_op_s: f64,
 }
@@ -31,6 +32,17 @@ pub enum Strategy {
     GlobalLock,
     BucketLocks,
     DataParallel,
+}
+
+impl Strategy {
+    /// The strategy's name in tables and legends, e.g. "16 bucket locks".
+    pub fn name(self, buckets: f64) -> String {
+        match self {
+            Strategy::GlobalLock => "global lock".into(),
+            Strategy::BucketLocks => format!("{buckets} bucket locks"),
+            Strategy::DataParallel => "data-parallel sort".into(),
+        }
+    }
 }
 
 /// The estimated time of each strategy and the pick.
@@ -54,7 +66,7 @@ pub fn costs(inp: &BinningInputs) -> Result<BinningCosts> {
     let global = n * positive("global-lock-op", inp.global_lock_op_s)?;
     let bucket = n * positive("bucket-lock-op", inp.bucket_lock_op_s)?;
     let traffic = n * non_negative("sort-bytes", inp.sort_bytes_per_item)?
-        / positive("bandwidth", inp.bandwidth_bps)?;
+        / positive("bandwidth", inp.bandwidth_Bps)?;
     let data_parallel = traffic.max(n * non_negative("sort-op", inp.sort_op_s)?);
     let choice = [
         (global, Strategy::GlobalLock),
@@ -83,7 +95,7 @@ mod tests {
             global_lock_op_s: 10e-9,
             bucket_lock_op_s: 12e-9,
             sort_bytes_per_item: 20.0,
-            bandwidth_bps: 1e9,
+            bandwidth_Bps: 1e9,
             sort_op_s: 0.0,
         }
     }
@@ -98,7 +110,7 @@ mod tests {
     #[test]
     fn sort_work_can_dominate_traffic() {
         let mut i = inputs();
-        i.bandwidth_bps = 100e9;
+        i.bandwidth_Bps = 100e9;
         i.sort_op_s = 3e-9;
         let c = costs(&i).unwrap();
         assert!((c.data_parallel_s - 3e-3).abs() < 1e-12);

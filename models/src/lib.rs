@@ -3,7 +3,7 @@
 //! them to a machine.
 //!
 //! Every formula names the lecture section it comes from. Quantities are SI
-//! base units with the unit in the name (`t0_s`, `bandwidth_bps`); inputs
+//! base units with the unit in the name (`t0_s`, `bandwidth_Bps`); inputs
 //! that make no sense are refused with a [`ModelError`] naming the parameter.
 //! The library measures nothing and does no I/O: `calibrate` measures,
 //! `predict` presents.
@@ -18,6 +18,7 @@
 //! | [`little`] | §4.3 | Little's law, memory-level parallelism |
 //! | [`roofline`] | §4.4 | ceilings, ridge point, binding roof |
 //! | [`speedup`] | §4.6 | Amdahl, Gustafson, Karp–Flatt |
+//! | [`amdahl_comm`] | §4.6, §4.1, §4.2 | Amdahl plus a communication term c·g(P), fitted to runs |
 //! | [`contention`] | §2.8, §4.5 | locks, combining trees, queues |
 //! | [`binning`] | §2.9, §3.5, thought question 3 | lock vs data-parallel binning |
 //! | [`stencil`] | §3.1, §4.1, §4.2 | ghost-row strong and weak scaling |
@@ -26,6 +27,7 @@
 //! | [`fit`], [`stats`], [`quantile`], [`interference`] | — | fits with intervals, sample statistics, capability estimates, disturbed batches |
 
 pub mod alpha_beta;
+pub mod amdahl_comm;
 pub mod binning;
 pub mod contention;
 pub mod decomposition;

@@ -7,9 +7,10 @@ pub const LINE_BYTES: f64 = 64.0;
 
 /// Requests that must be in flight to sustain a bandwidth (§4.3):
 /// MLP = B·L / line, with B in bytes/s, L in seconds, line in bytes.
-pub fn outstanding_lines(bandwidth_bps: f64, latency_s: f64, line_bytes: f64) -> Result<f64> {
+#[allow(non_snake_case)]
+pub fn outstanding_lines(bandwidth_Bps: f64, latency_s: f64, line_bytes: f64) -> Result<f64> {
     Ok(
-        positive("bandwidth", bandwidth_bps)? * positive("latency", latency_s)?
+        positive("bandwidth", bandwidth_Bps)? * positive("latency", latency_s)?
             / positive("line-bytes", line_bytes)?,
     )
 }
@@ -28,8 +29,9 @@ pub fn bandwidth_from_concurrency(
 }
 
 /// Line transfers per second that carry a bandwidth (§4.3): B / line.
-pub fn lines_per_s(bandwidth_bps: f64, line_bytes: f64) -> Result<f64> {
-    Ok(positive("bandwidth", bandwidth_bps)? / positive("line-bytes", line_bytes)?)
+#[allow(non_snake_case)]
+pub fn lines_per_s(bandwidth_Bps: f64, line_bytes: f64) -> Result<f64> {
+    Ok(positive("bandwidth", bandwidth_Bps)? / positive("line-bytes", line_bytes)?)
 }
 
 /// Misses each of `cores` cores must keep in flight so that together they
@@ -38,10 +40,11 @@ pub fn mlp_per_core(outstanding: f64, cores: f64) -> Result<f64> {
     Ok(positive("outstanding", outstanding)? / crate::error::count("cores", cores)?)
 }
 
-/// Lower bound on the time of a pass over `bytes` at `bandwidth_bps`:
+/// Lower bound on the time of a pass over `bytes` at `bandwidth_Bps`:
 /// t = bytes / B (§4.3, "every full sweep costs at least this").
-pub fn sweep_time_s(bytes: f64, bandwidth_bps: f64) -> Result<f64> {
-    Ok(positive("bytes", bytes)? / positive("bandwidth", bandwidth_bps)?)
+#[allow(non_snake_case)]
+pub fn sweep_time_s(bytes: f64, bandwidth_Bps: f64) -> Result<f64> {
+    Ok(positive("bytes", bytes)? / positive("bandwidth", bandwidth_Bps)?)
 }
 
 #[cfg(test)]

@@ -55,7 +55,8 @@ pub fn peak_flops(
 
 impl Roofline {
     /// The classic two-line Roofline: one peak and one bandwidth.
-    pub fn simple(peak_flops: f64, bandwidth_bps: f64) -> Result<Self> {
+    #[allow(non_snake_case)]
+    pub fn simple(peak_flops: f64, bandwidth_Bps: f64) -> Result<Self> {
         Ok(Self {
             compute: vec![Ceiling {
                 name: "peak".into(),
@@ -63,7 +64,7 @@ impl Roofline {
             }],
             memory: vec![Ceiling {
                 name: "memory".into(),
-                value: positive("bandwidth", bandwidth_bps)?,
+                value: positive("bandwidth", bandwidth_Bps)?,
             }],
         })
     }
@@ -134,15 +135,16 @@ fn max_by_value(c: &[Ceiling]) -> &Ceiling {
 /// ridge point (§4.4): with 2n³ flops and about 2·elem·n³/b bytes of DRAM
 /// traffic its intensity is AI = b/elem, so AI ≥ peak/B needs
 /// b ≥ elem·peak/B (4 B × 38.4 flop/B = 153.6 → 154 in the lecture).
+#[allow(non_snake_case)]
 pub fn ridge_block_side(
     peak_flops: f64,
-    bandwidth_bps: f64,
+    bandwidth_Bps: f64,
     elem_bytes: f64,
 ) -> crate::Result<f64> {
     use crate::error::positive;
     Ok(
         positive("elem-bytes", elem_bytes)? * positive("peak-flops", peak_flops)?
-            / positive("bandwidth", bandwidth_bps)?,
+            / positive("bandwidth", bandwidth_Bps)?,
     )
 }
 

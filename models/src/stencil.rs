@@ -76,7 +76,7 @@ impl GhostStencil {
             0.0
         } else {
             self.messages * self.network.t0_s
-                + 2.0 * n * self.elem_bytes / self.network.bandwidth_bps
+                + 2.0 * n * self.elem_bytes / self.network.bandwidth_Bps
         }
     }
 

@@ -292,6 +292,61 @@ impl fmt::Display for Si {
     }
 }
 
+/// The binary byte units and their factors, smallest first.
+pub const BINARY_BYTES: [(f64, &str); 5] = [
+    (1.0, "B"),
+    (KIBI, "KiB"),
+    (KIBI * KIBI, "MiB"),
+    (KIBI * KIBI * KIBI, "GiB"),
+    (KIBI * KIBI * KIBI * KIBI, "TiB"),
+];
+
+/// A byte count in binary units, as caches and buffers are named, to three
+/// significant digits without trailing zeros: "4 KiB", "29.9 KiB",
+/// "540 KiB", "1.5 GiB".
+pub fn binary_bytes(v: f64) -> String {
+    let mut x = v;
+    let mut i = 0;
+    while x >= KIBI && i + 1 < BINARY_BYTES.len() {
+        x /= KIBI;
+        i += 1;
+    }
+    let digits = if x >= 99.95 {
+        0
+    } else if x >= 9.995 {
+        1
+    } else {
+        2
+    };
+    let s = format!("{x:.digits$}");
+    let s = if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    };
+    format!("{s} {}", BINARY_BYTES[i].1)
+}
+
+/// A whole number of bytes in the largest binary unit of at least a KiB
+/// that divides it exactly, as (count, unit): 4096 -> (4, "KiB"); None when
+/// no such unit divides it.
+pub fn exact_binary(bytes: f64) -> Option<(f64, &'static str)> {
+    BINARY_BYTES[1..]
+        .iter()
+        .rev()
+        .find(|(f, _)| bytes.abs() >= *f && bytes % f == 0.0)
+        .map(|(f, u)| (bytes / f, *u))
+}
+
+/// A message or buffer size as exactly as it was chosen: "4 KiB",
+/// "16 MiB", "3444 B".
+pub fn exact_binary_bytes(bytes: u64) -> String {
+    match exact_binary(bytes as f64) {
+        Some((n, unit)) => format!("{n} {unit}"),
+        None => format!("{bytes} B"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -404,5 +459,24 @@ mod tests {
         assert_eq!(Si(768e9, "FLOP/s").to_string(), "768 GFLOP/s");
         assert_eq!(Si(0.0, "s").to_string(), "0 s");
         assert_eq!(Si(999.96, "B").to_string(), "1.00 kB");
+    }
+
+    #[test]
+    fn binary_byte_counts() {
+        let v: Vec<String> = [4096.0, 65536.0, 1048576.0, 16777216.0, 268435456.0]
+            .iter()
+            .map(|&b| binary_bytes(b))
+            .collect();
+        assert_eq!(v, ["4 KiB", "64 KiB", "1 MiB", "16 MiB", "256 MiB"]);
+        assert_eq!(binary_bytes(1536.0), "1.5 KiB");
+        assert_eq!(binary_bytes(30583.9), "29.9 KiB");
+        assert_eq!(binary_bytes(553060.6), "540 KiB");
+        assert_eq!(binary_bytes(1.5 * 1073741824.0), "1.5 GiB");
+        assert_eq!(binary_bytes(100.0), "100 B");
+        assert_eq!(exact_binary_bytes(4096), "4 KiB");
+        assert_eq!(exact_binary_bytes(3444), "3444 B");
+        assert_eq!(exact_binary_bytes(16 << 20), "16 MiB");
+        assert_eq!(exact_binary(3.0 * 1073741824.0), Some((3.0, "GiB")));
+        assert_eq!(exact_binary(1000.0), None);
     }
 }

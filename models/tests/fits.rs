@@ -139,7 +139,7 @@ fn least_squares_recovers_a_quadratic() {
     for (e, truth) in fit.coefficients.iter().zip([1.0, 2.0, -0.5]) {
         assert!(contains(e, truth), "{e:?} vs {truth}");
     }
-    assert_eq!(fit.dof, 22);
+    assert_eq!(fit.goodness.dof, 22);
     assert!((fit.predict(&[1.0, 2.0, 4.0]) - (1.0 + 4.0 - 2.0)).abs() < 0.3);
 }
 
@@ -456,9 +456,9 @@ fn nonlinear_recovers_amdahl_with_communication() {
         }
         assert!(rel(t1.point, 10.0) < 0.03, "seed {seed}: {t1:?}");
         assert!(rel(f.point, 0.05) < 0.2, "seed {seed}: {f:?}");
-        assert_eq!((fit.n, fit.dof), (36, 33));
-        assert!(fit.r_squared > 0.99);
-        assert!((fit.residual_std_error - 0.02).abs() < 0.008);
+        assert_eq!((fit.goodness.n, fit.goodness.dof), (36, 33));
+        assert!(fit.goodness.r_squared > 0.99);
+        assert!((fit.goodness.residual_std_error - 0.02).abs() < 0.008);
     }
 }
 

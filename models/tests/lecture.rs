@@ -50,7 +50,7 @@ fn s4_1_example_a_one_message_of_two_rows() {
     let bytes = 2.0 * 4096.0 * 4.0;
     assert_eq!(bytes, 32_768.0);
     assert_close!(net.time_s(bytes), 7.12e-6, 1e-3);
-    assert_close!(net.effective_bandwidth_bps(bytes), 4.60e9, 1e-3);
+    assert_close!(net.effective_bandwidth_Bps(bytes), 4.60e9, 1e-3);
     assert_close!(net.fraction_of_peak(bytes), 0.72, 5e-3);
 }
 
@@ -306,7 +306,7 @@ fn q3_binning_strategy_choice() {
         global_lock_op_s: 600e-9,
         bucket_lock_op_s: 290e-9,
         sort_bytes_per_item: 20.0,
-        bandwidth_bps: 20e9,
+        bandwidth_Bps: 20e9,
         sort_op_s: 1.1e-9,
     })
     .unwrap();

@@ -31,7 +31,7 @@ proptest! {
     #[test]
     fn effective_bandwidth_stays_below_b(t0 in 1e-9f64..1e-3, bw in 1e6f64..1e12, n in 1f64..1e10) {
         let ab = AlphaBeta::new(t0, bw).unwrap();
-        prop_assert!(ab.effective_bandwidth_bps(n) < bw);
+        prop_assert!(ab.effective_bandwidth_Bps(n) < bw);
         prop_assert!(ab.fraction_of_peak(n) < 1.0);
     }
 

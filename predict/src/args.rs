@@ -12,12 +12,12 @@ impl Time {
     pub fn seconds(&self, flag: &str, clock_hz: Option<f64>) -> anyhow::Result<f64> {
         match (self.0.cycles, clock_hz) {
             (false, _) => Ok(self.0.value),
-            (true, Some(f)) if !(f.is_finite() && f > 0.0) => Err(crate::BadInput(format!(
+            (true, Some(f)) if !(f.is_finite() && f > 0.0) => Err(crate::error::BadInput(format!(
                 "--clock {f} Hz is not accepted: --{flag} is given in cycles and needs a clock > 0 to convert it"
             ))
             .into()),
             (true, Some(f)) => Ok(cycles_to_seconds(self.0.value, f)),
-            (true, None) => Err(crate::BadInput(format!(
+            (true, None) => Err(crate::error::BadInput(format!(
                 "--{flag} is given in cycles: add --clock (e.g. --clock 3GHz) to convert it"
             ))
             .into()),

@@ -28,11 +28,9 @@ pub enum Command {
         model: Model,
     },
     /// Run the lecture's kernels and compare them with the model's predictions.
-    Run(crate::run_cmd::RunArgs),
-    /// The MPI ghost-row stencil: `predict run --kernel ghost-stencil ...`
-    /// is routed here (see [`route_mpi_kernels`]).
-    #[command(name = "run-ghost-stencil", hide = true)]
-    RunGhostStencil(crate::run::RunArgs),
+    /// `--kernel ghost-stencil` runs the ghost-row stencil across the MPI
+    /// ranks of `mpirun` instead.
+    Run(crate::run::RunArgs),
     /// Your own loop, described by its work (arrays, flops, chains):
     /// its time from the profile with every term shown, checked against a
     /// time you measured.
@@ -49,29 +47,6 @@ pub enum Command {
     Scaling(Box<crate::scaling::ScalingArgs>),
 }
 
-/// Sends `predict run --kernel ghost-stencil ...` (only that kernel) to the
-/// MPI path `run-ghost-stencil`, whose options (`--n`, `--iters`,
-/// `--variant`, ...) differ from the thread kernels'.
-pub fn route_mpi_kernels(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
-    if args.get(1).map_or(true, |a| a != "run") {
-        return args;
-    }
-    let mut kernels = Vec::new();
-    let mut it = args.iter().skip(2);
-    while let Some(a) = it.next() {
-        let a = a.to_string_lossy();
-        if a == "--kernel" {
-            kernels.extend(it.next().map(|k| k.to_string_lossy().into_owned()));
-        } else if let Some(k) = a.strip_prefix("--kernel=") {
-            kernels.push(k.to_string());
-        }
-    }
-    if !kernels.is_empty() && kernels.iter().all(|k| k == "ghost-stencil") {
-        args[1] = "run-ghost-stencil".into();
-    }
-    args
-}
-
 /// Parses the process arguments. Values may start with a hyphen everywhere
 /// (so `--serial-fraction -0.1` and `--t0 -2us` reach the range checks and
 /// get their message instead of "unexpected argument").
@@ -86,7 +61,6 @@ where
     T: Into<std::ffi::OsString> + Clone,
 {
     use clap::{CommandFactory, FromArgMatches};
-    let args = route_mpi_kernels(args.into_iter().map(Into::into).collect());
     let matches = allow_negatives(Cli::command()).try_get_matches_from(args)?;
     Cli::from_arg_matches(&matches)
 }

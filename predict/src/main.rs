@@ -3,11 +3,11 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     // A bug must still end in one line, not a backtrace; a closed pipe
     // ends quietly.
-    calibrate::exit::install();
+    calibrate::harness::exit::install();
     let cli = match predict::cli::parse() {
         Ok(cli) => cli,
         Err(e) => {
-            return match calibrate::cli::clap_error_line(&e) {
+            return match calibrate::harness::clap_error_line(&e) {
                 Some(line) => {
                     eprintln!("error: {line}");
                     ExitCode::from(2)
@@ -23,7 +23,7 @@ fn main() -> ExitCode {
     };
     match predict::run(&cli, &mut std::io::stdout().lock()) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) if calibrate::exit::is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) if calibrate::harness::exit::is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::from(predict::exit_code(&e) as u8)

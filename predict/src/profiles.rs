@@ -12,7 +12,7 @@ use std::path::Path;
 use anyhow::Context as _;
 use models::profile::Profile;
 
-use crate::BadInput;
+use crate::error::BadInput;
 
 /// The profile `calibrate` writes and `predict` reads by default.
 pub const DEFAULT_PROFILE: &str = "data/profile.json";

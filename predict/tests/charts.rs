@@ -18,9 +18,10 @@ use predict::chart::layout::{labelled_lines, layout_with, LegendPlace};
 use predict::chart::scene::{convex_intersect, rect_quad, Prim, Scene, TextRole};
 use predict::chart::{figure::Figure, layout::layout, render, PlottersSvg};
 use predict::mountain;
+use predict::record::read as records;
+use predict::roofline::chart;
 use predict::roofline::data::{build, CeilingKind, Inputs, RooflineData, Selection};
 use predict::roofline::points::parse_point;
-use predict::roofline::{chart, records};
 
 fn profile() -> Profile {
     Profile::from_json(&std::fs::read_to_string(reference("profile.json")).unwrap()).unwrap()

@@ -1,19 +1,18 @@
 //! `predict run --kernel ghost-stencil` under `mpirun`: every variant gives
-//! the serial reference's grid bit for bit, the records follow the issue-5
-//! contract, and bad sizes end with one line and status 2. When `mpirun` is
+//! the serial reference's grid bit for bit, the records follow the
+//! record contract, and bad sizes end with one line and status 2. When `mpirun` is
 //! not on PATH each test reports itself skipped (and fails under CI=true). Nothing here depends on speed.
 
 #![cfg(feature = "mpi")]
 
 mod common;
-use common::CONTRACT_KEYS;
+use common::reference;
+use predict::record::CONTRACT_KEYS;
 
 use std::os::unix::fs::MetadataExt;
 use std::process::{Command, Output};
 use std::sync::Mutex;
 
-use models::profile::{Network, NetworkRegime, Profile, Provenance};
-use models::Estimate;
 use predict::mpi_stencil::serial;
 use serde_json::Value;
 
@@ -208,28 +207,11 @@ fn a_profile_gives_predictions_and_csv() {
     if !mpirun_on_path() {
         return;
     }
-    let mut p = Profile::new(Provenance {
-        logical_cpus: 2,
-        ..Default::default()
-    });
-    p.summary.stream_triad_Bps = Some(12e9);
-    p.summary.stream_triad_1t_Bps = Some(9e9);
-    p.network = Some(Network {
-        transport: "test".into(),
-        hosts: vec![],
-        regimes: vec![NetworkRegime {
-            from_bytes: 1.0,
-            to_bytes: 16e6,
-            t0_s: Estimate::exact(1e-6),
-            bandwidth_Bps: Estimate::exact(5e9),
-            r_squared: 1.0,
-        }],
-        overlap_fraction: Some(Estimate::exact(0.25)),
-        points: vec![],
-    });
+    // Triad 12 GB/s on all cores, 9 GB/s on one; one network regime
+    // T0 = 1 µs, B = 5 GB/s; overlap 0.5; 2 CPUs (the model's unit tests
+    // use the same machine).
+    let profile = reference("stencil-profile.json");
     let dir = tempfile::tempdir().unwrap();
-    let profile = dir.path().join("profile.json");
-    std::fs::write(&profile, p.to_json()).unwrap();
     let csv = dir.path().join("out.csv");
     let rs = records(
         2,
@@ -254,7 +236,7 @@ fn a_profile_gives_predictions_and_csv() {
         assert_eq!(r["model"]["memory"]["level"], "DRAM");
         assert!(r["verified"].is_null(), "not checked without --verify");
     }
-    assert_eq!(rs[1]["model"]["overlap_fraction"], 0.25);
+    assert_eq!(rs[1]["model"]["overlap_fraction"], 0.5);
     let text = std::fs::read_to_string(&csv).unwrap();
     assert_eq!(text.lines().count(), 4, "{text}");
     assert!(text.starts_with("kernel,variant,threads,size,measured_s"));

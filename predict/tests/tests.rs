@@ -3,6 +3,7 @@
 mod common;
 mod eval;
 use common::*;
+use predict::record::CONTRACT_KEYS;
 
 use std::process::Command;
 

@@ -1,6 +1,6 @@
 //! MPI ping-pong: the network's start-up time T0 and bandwidth B per
 //! protocol regime, and how much of a message non-blocking posting can hide
-//! (lecture §2.2, §4.1; issue 4). Needs the `mpi` feature.
+//! (lecture §2.2, §4.1). Needs the `mpi` feature.
 //!
 //! ```text
 //! mpirun -np 2 calibrate --only pingpong                      # this host

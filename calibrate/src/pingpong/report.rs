@@ -10,7 +10,7 @@ use models::profile::pingpong::{
     PingpongSection,
 };
 use models::profile::{Network, Profile, Section};
-use models::units::Si;
+use models::units::{exact_binary_bytes, Si};
 use models::Estimate;
 
 use super::drift::Drift;
@@ -100,7 +100,7 @@ impl PingpongReport {
                 .points
                 .iter()
                 .filter(|p| p.one_way_s.noisy)
-                .map(|p| bytes_text(p.bytes))
+                .map(|p| exact_binary_bytes(p.bytes))
                 .collect();
             if !noisy.is_empty() {
                 warnings.push(format!(
@@ -118,7 +118,7 @@ impl PingpongReport {
         for d in drift.iter().filter(|d| d.drifted()) {
             warnings.push(format!(
                 "the machine drifted during the sweep: {} took {} at first and {} at the end ({:+.0}%); another program was probably running, so the figures are unreliable",
-                bytes_text(d.bytes),
+                exact_binary_bytes(d.bytes),
                 Si(d.first_s, "s"),
                 Si(d.again_s, "s"),
                 100.0 * d.change
@@ -242,18 +242,6 @@ impl PingpongReport {
     }
 }
 
-/// `4096` → `4 KiB`, `3444` → `3444 B`.
-pub fn bytes_text(b: u64) -> String {
-    const UNITS: [(u64, &str); 3] = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
-    for (scale, unit) in UNITS {
-        // Scales are powers of two: a multiple has no lower bits set.
-        if b >= scale && b & (scale - 1) == 0 {
-            return format!("{} {unit}", b / scale);
-        }
-    }
-    format!("{b} B")
-}
-
 fn estimate_text(e: &Estimate, unit: &'static str) -> String {
     // f64::MAX marks an open (unbounded) end, see `regimes::bandwidth_from_slope`.
     let v = |x: f64, open: &str| {
@@ -294,8 +282,8 @@ impl fmt::Display for PingpongReport {
             f,
             "  {} sizes per mode, {}..{}; samples of >= {}, {} per size{}; watchdog {:.0} s",
             self.blocking.points.len(),
-            bytes_text(self.blocking.points.first().map_or(0, |p| p.bytes)),
-            bytes_text(self.blocking.points.last().map_or(0, |p| p.bytes)),
+            exact_binary_bytes(self.blocking.points.first().map_or(0, |p| p.bytes)),
+            exact_binary_bytes(self.blocking.points.last().map_or(0, |p| p.bytes)),
             Si(o.min_sample_s, "s"),
             o.samples,
             if o.quick { " (quick)" } else { "" },
@@ -311,7 +299,7 @@ impl fmt::Display for PingpongReport {
             writeln!(
                 f,
                 "  {:<10} {:<34} {:<12} {:<34}",
-                bytes_text(b.bytes),
+                exact_binary_bytes(b.bytes),
                 summary_text(&b.one_way_s),
                 Si(b.bandwidth_Bps, "B/s").to_string(),
                 summary_text(&n.one_way_s),
@@ -332,8 +320,8 @@ impl fmt::Display for PingpongReport {
                     "  {:<22} {:<34} {:<34} {:>7.4} {:>6}",
                     format!(
                         "{}..{}",
-                        bytes_text(r.from_bytes as u64),
-                        bytes_text(r.to_bytes as u64)
+                        exact_binary_bytes(r.from_bytes as u64),
+                        exact_binary_bytes(r.to_bytes as u64)
                     ),
                     estimate_text(&r.t0_s, "s"),
                     estimate_text(&r.bandwidth_Bps, "B/s"),
@@ -354,7 +342,7 @@ impl fmt::Display for PingpongReport {
             writeln!(
                 f,
                 "  overlap of a {} exchange with computation: f = {:.3} [{:.3}, {:.3}] (t_comm {}, t_comp {}, t_total {})",
-                bytes_text(ov.bytes),
+                exact_binary_bytes(ov.bytes),
                 fr.median,
                 fr.ci_lo,
                 fr.ci_hi,
@@ -456,8 +444,5 @@ mod tests {
         assert!(text.contains("headline: T0 = "), "{text}");
         assert!(text.contains("overlap of a 1 MiB exchange"), "{text}");
         assert!(text.contains("drifted during the sweep: 8 B"), "{text}");
-        assert_eq!(bytes_text(4096), "4 KiB");
-        assert_eq!(bytes_text(3444), "3444 B");
-        assert_eq!(bytes_text(16 << 20), "16 MiB");
     }
 }

@@ -1,5 +1,5 @@
-//! A watchdog that ends a stuck MPI run instead of letting it hang forever
-//! (issue 4, "Reliability").
+//! A watchdog that ends a stuck MPI run instead of letting it hang
+//! forever.
 //!
 //! A blocking MPI call whose peer never answers (a rank that is alive but
 //! stuck, a message that is never sent) waits forever. The watchdog is a

@@ -9,9 +9,7 @@
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
 
-use super::{
-    check_data, check_finite, estimate_from_se, t_quantile_95, weighted_r_squared, FitError,
-};
+use super::{check_data, check_finite, estimate_from_se, t_quantile_95, FitError, Goodness};
 use crate::Estimate;
 
 /// Smallest singular value, relative to the largest, of the column-scaled
@@ -25,17 +23,9 @@ pub struct LinearFit {
     pub coefficients: Vec<Estimate>,
     /// The covariance s²(XᵀWX)⁻¹ of the coefficients (p rows of p).
     pub covariance: Vec<Vec<f64>>,
-    /// Weighted R² = 1 − Σwr²/Σw(y − ȳ_w)², with ȳ_w = Σwy/Σw.
-    pub r_squared: f64,
-    /// Residual standard error s = √(Σwᵢrᵢ²/(n − p)), in the units of y
-    /// times √w.
-    pub residual_std_error: f64,
-    /// The weighted residual sum of squares Σwᵢrᵢ².
-    pub weighted_rss: f64,
-    /// Number of points n.
-    pub n: usize,
-    /// Degrees of freedom n − p.
-    pub dof: usize,
+    /// R², residual error and degrees of freedom.
+    #[serde(flatten)]
+    pub goodness: Goodness,
 }
 
 impl LinearFit {
@@ -144,10 +134,9 @@ pub fn least_squares(
     let beta = solver.solve(y);
     let fitted = design * &beta;
     let weighted_rss: f64 = (0..n).map(|i| w[i] * (y[i] - fitted[i]).powi(2)).sum();
-    let dof = n - p;
-    let s2 = weighted_rss / dof as f64;
-    let cov = solver.unscaled_covariance() * s2;
-    let t = t_quantile_95(dof);
+    let goodness = Goodness::new(y, &w, weighted_rss, p);
+    let cov = solver.unscaled_covariance() * goodness.residual_variance();
+    let t = t_quantile_95(goodness.dof);
     let coefficients = (0..p)
         .map(|j| estimate_from_se(beta[j], cov[(j, j)].max(0.0).sqrt(), t))
         .collect();
@@ -157,11 +146,7 @@ pub fn least_squares(
             .row_iter()
             .map(|r| r.iter().copied().collect())
             .collect(),
-        r_squared: weighted_r_squared(y, &w, weighted_rss),
-        residual_std_error: s2.sqrt(),
-        weighted_rss,
-        n,
-        dof,
+        goodness,
     })
 }
 
@@ -229,11 +214,11 @@ pub fn line(x: &[f64], y: &[f64], weights: Option<&[f64]>) -> Result<LineFit, Fi
         intercept: fit.coefficients[0],
         slope: fit.coefficients[1],
         covariance: fit.covariance[0][1],
-        r_squared: fit.r_squared,
-        residual_std_error: fit.residual_std_error,
-        weighted_rss: fit.weighted_rss,
-        n: fit.n,
-        dof: fit.dof,
+        r_squared: fit.goodness.r_squared,
+        residual_std_error: fit.goodness.residual_std_error,
+        weighted_rss: fit.goodness.weighted_rss,
+        n: fit.goodness.n,
+        dof: fit.goodness.dof,
     })
 }
 

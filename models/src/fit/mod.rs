@@ -143,6 +143,45 @@ pub(crate) fn check_data(
     }
 }
 
+/// How well a weighted least-squares fit with p parameters matches its n
+/// points; shared by [`LinearFit`] and [`NonlinearFit`] (and flattened into
+/// their JSON).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Goodness {
+    /// Weighted R² = 1 − Σwr²/Σw(y − ȳ_w)², with ȳ_w = Σwy/Σw.
+    pub r_squared: f64,
+    /// Residual standard error s = √(Σwᵢrᵢ²/(n − p)), in the units of y
+    /// times √w.
+    pub residual_std_error: f64,
+    /// The weighted residual sum of squares Σwᵢrᵢ².
+    pub weighted_rss: f64,
+    /// Number of points n.
+    pub n: usize,
+    /// Degrees of freedom n − p.
+    pub dof: usize,
+}
+
+impl Goodness {
+    /// The figures of a fit of `params` parameters to `y` with weights `w`
+    /// that left `weighted_rss` (n > p, checked by the caller).
+    pub(crate) fn new(y: &[f64], w: &[f64], weighted_rss: f64, params: usize) -> Self {
+        let n = y.len();
+        let dof = n - params;
+        Self {
+            r_squared: weighted_r_squared(y, w, weighted_rss),
+            residual_std_error: (weighted_rss / dof as f64).sqrt(),
+            weighted_rss,
+            n,
+            dof,
+        }
+    }
+
+    /// The residual variance s² = Σwᵢrᵢ²/(n − p).
+    pub fn residual_variance(&self) -> f64 {
+        self.weighted_rss / self.dof as f64
+    }
+}
+
 /// Weighted coefficient of determination R² = 1 − Σwr²/Σw(y − ȳ_w)², with
 /// the weighted mean ȳ_w = Σwy/Σw. When every y is equal it is 1 for an
 /// exact fit and 0 otherwise.

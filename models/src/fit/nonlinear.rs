@@ -19,9 +19,7 @@ use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
 
 use super::linear::WeightedSolver;
-use super::{
-    check_data, check_finite, estimate_from_se, t_quantile_95, weighted_r_squared, FitError,
-};
+use super::{check_data, check_finite, estimate_from_se, t_quantile_95, FitError, Goodness};
 use crate::Estimate;
 
 /// Settings of [`nonlinear_with`].
@@ -62,16 +60,10 @@ pub struct NonlinearFit {
     pub params: Vec<Estimate>,
     /// The covariance s²(JᵀWJ)⁻¹ (p rows of p).
     pub covariance: Vec<Vec<f64>>,
-    /// Weighted R² = 1 − S(θ̂)/Σw(y − ȳ_w)².
-    pub r_squared: f64,
-    /// Residual standard error s = √(S(θ̂)/(n − p)).
-    pub residual_std_error: f64,
-    /// The weighted residual sum of squares S(θ̂).
-    pub weighted_rss: f64,
-    /// Number of points n.
-    pub n: usize,
-    /// Degrees of freedom n − p.
-    pub dof: usize,
+    /// R², residual error and degrees of freedom; the weighted residual
+    /// sum of squares is S(θ̂).
+    #[serde(flatten)]
+    pub goodness: Goodness,
     /// Nelder–Mead iterations used, over all restarts.
     pub iterations: u64,
 }
@@ -241,10 +233,9 @@ pub fn nonlinear_with<F: Fn(&[f64], f64) -> f64>(
         ),
     })?;
     let weighted_rss = problem.sse(&best) * problem.scale;
-    let dof = n - p;
-    let s2 = weighted_rss / dof as f64;
-    let cov = solver.unscaled_covariance() * s2;
-    let t = t_quantile_95(dof);
+    let goodness = Goodness::new(y, &w, weighted_rss, p);
+    let cov = solver.unscaled_covariance() * goodness.residual_variance();
+    let t = t_quantile_95(goodness.dof);
     Ok(NonlinearFit {
         params: (0..p)
             .map(|j| estimate_from_se(best[j], cov[(j, j)].max(0.0).sqrt(), t))
@@ -254,11 +245,7 @@ pub fn nonlinear_with<F: Fn(&[f64], f64) -> f64>(
             .row_iter()
             .map(|r| r.iter().copied().collect())
             .collect(),
-        r_squared: weighted_r_squared(y, &w, weighted_rss),
-        residual_std_error: s2.sqrt(),
-        weighted_rss,
-        n,
-        dof,
+        goodness,
         iterations,
     })
 }

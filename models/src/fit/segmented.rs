@@ -339,7 +339,10 @@ pub fn segmented(
             SegmentKind::Constant => {
                 let ones = DMatrix::from_element(e - s, 1, 1.0);
                 let c = least_squares(&ones, yr, Some(wr))?;
-                (SegmentFit::Constant(c.coefficients[0]), c.weighted_rss)
+                (
+                    SegmentFit::Constant(c.coefficients[0]),
+                    c.goodness.weighted_rss,
+                )
             }
         };
         segments.push(Segment {

@@ -6,16 +6,15 @@
 //! and PDF (svg2pdf, page size = the figure's size in inches) are made from
 //! that path-only SVG, so no step needs any font on the machine.
 
-use std::fs::File;
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
+use calibrate::harness::atomic::{AtomicFile, TargetError};
 use usvg::fontdb;
 
 use super::text::{FAMILY, FONT_BYTES};
 use super::ChartError;
-use crate::BadInput;
+use crate::error::BadInput;
 
 /// A number in a CSV cell of the chart data, written as Rust displays it
 /// (`10`, not serde's `10.0`).
@@ -126,77 +125,19 @@ pub fn encode(svg: &str, format: Format, width_px: u32) -> Result<Vec<u8>, Chart
     }
 }
 
-/// An output file opened before the work starts and put in place only when
-/// it is complete: the bytes go to a temporary file in the same directory,
-/// which is then renamed over the target. A bad path fails at [`create`],
-/// and an interrupted run leaves the old file (or none) behind.
-///
-/// [`create`]: PendingFile::create
-#[derive(Debug)]
-pub struct PendingFile {
-    path: PathBuf,
-    tmp: tempfile::NamedTempFile,
-}
-
-impl PendingFile {
-    /// Creates the temporary file beside `path`.
-    pub fn create(path: &Path) -> Result<Self, BadInput> {
-        if path.is_dir() {
-            return Err(BadInput(format!(
-                "{} is a directory; give a file name",
-                path.display()
-            )));
-        }
-        let name = path
-            .file_name()
-            .ok_or_else(|| BadInput(format!("{} is not a file name", path.display())))?;
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
-        };
-        let tmp = tempfile::Builder::new()
-            .prefix(&format!(".{}.", name.to_string_lossy()))
-            .suffix(".tmp")
-            .tempfile_in(dir)
-            .map_err(|e| BadInput(format!("cannot write {}: {e}", path.display())))?;
-        Ok(Self {
-            path: path.to_path_buf(),
-            tmp,
+/// Opens an output file (chart, CSV) before the work starts, in an existing
+/// directory: a bad path fails here, and the file appears only when its
+/// [`AtomicFile::commit`] succeeds.
+pub fn open(path: &Path) -> Result<AtomicFile, BadInput> {
+    AtomicFile::create(path).map_err(|e| {
+        BadInput(match e {
+            TargetError::Directory => {
+                format!("{} is a directory; give a file name", path.display())
+            }
+            TargetError::NoFileName => format!("{} is not a file name", path.display()),
+            TargetError::Io(e) => format!("cannot write {}: {e}", path.display()),
         })
-    }
-
-    /// The target path.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// Writes `bytes` and renames the file into place.
-    pub fn commit(mut self, bytes: &[u8]) -> anyhow::Result<()> {
-        use anyhow::Context as _;
-        let what = || format!("writing {}", self.path.display());
-        self.tmp.write_all(bytes).with_context(what)?;
-        self.tmp.flush().with_context(what)?;
-        readable(self.tmp.as_file()).with_context(what)?;
-        self.tmp.as_file().sync_all().with_context(what)?;
-        let path = self.path.clone();
-        self.tmp
-            .persist(&path)
-            .map_err(|e| e.error)
-            .with_context(|| format!("renaming the finished file to {}", path.display()))?;
-        Ok(())
-    }
-}
-
-/// Temporary files are created owner-only; a chart or CSV is for sharing.
-#[cfg(unix)]
-fn readable(f: &File) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt as _;
-    f.set_permissions(std::fs::Permissions::from_mode(0o644))
-}
-
-#[cfg(not(unix))]
-fn readable(_: &File) -> std::io::Result<()> {
-    Ok(())
+    })
 }
 
 #[cfg(test)]
@@ -217,16 +158,13 @@ mod tests {
     }
 
     #[test]
-    fn pending_files_appear_only_when_committed() {
+    fn output_files_need_an_existing_directory() {
         let dir = tempfile::tempdir().unwrap();
-        let target = dir.path().join("out.csv");
-        let f = PendingFile::create(&target).unwrap();
-        assert!(!target.exists());
-        f.commit(b"a,b\n").unwrap();
-        assert_eq!(std::fs::read_to_string(&target).unwrap(), "a,b\n");
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
-        assert!(PendingFile::create(&dir.path().join("missing/out.csv")).is_err());
-        assert!(PendingFile::create(dir.path()).is_err());
+        let e = open(&dir.path().join("missing/out.csv")).unwrap_err();
+        assert!(e.0.starts_with("cannot write "), "{e}");
+        let e = open(dir.path()).unwrap_err();
+        assert!(e.0.ends_with("is a directory; give a file name"), "{e}");
+        open(&dir.path().join("out.csv")).unwrap();
     }
 
     #[test]

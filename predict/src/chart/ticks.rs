@@ -188,31 +188,7 @@ pub fn number(v: f64, linear: bool) -> String {
     }
 }
 
-/// 4 KiB, 512 KiB, 1 MiB, 1.5 GiB.
-pub fn binary_bytes(v: f64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut x = v;
-    let mut i = 0;
-    while x >= 1024.0 && i + 1 < UNITS.len() {
-        x /= 1024.0;
-        i += 1;
-    }
-    // Three significant digits: 29.9 KiB, 540 KiB, 1.25 MiB.
-    let digits = if x >= 99.95 {
-        0
-    } else if x >= 9.995 {
-        1
-    } else {
-        2
-    };
-    let s = format!("{x:.digits$}");
-    let s = if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        s
-    };
-    format!("{s} {}", UNITS[i])
-}
+pub use models::units::binary_bytes;
 
 #[cfg(test)]
 mod tests {
@@ -254,9 +230,6 @@ mod tests {
             labels(&t),
             ["4 KiB", "64 KiB", "1 MiB", "16 MiB", "256 MiB"]
         );
-        assert_eq!(binary_bytes(1536.0), "1.5 KiB");
-        assert_eq!(binary_bytes(30583.9), "29.9 KiB");
-        assert_eq!(binary_bytes(553060.6), "540 KiB");
     }
 
     #[test]

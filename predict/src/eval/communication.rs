@@ -379,7 +379,7 @@ fn check_grid(a: &StencilArgs) -> anyhow::Result<()> {
     models::error::count("n", a.n)?;
     models::error::count("p", a.p)?;
     if !a.weak && a.p > a.n {
-        return Err(crate::BadInput(format!(
+        return Err(crate::error::BadInput(format!(
             "--p {} exceeds --n {}: 1D blocked rows give each processor at least one whole row (use P <= N)",
             plain(a.p),
             plain(a.n)

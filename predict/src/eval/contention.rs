@@ -358,7 +358,7 @@ pub fn binning(a: &BinningArgs, f: &Figures) -> anyhow::Result<Derivation> {
             .bucket_lock_op
             .seconds("bucket-lock-op", f.clock(&mut d, a.bucket_lock_op, None))?,
         sort_bytes_per_item: a.sort_bytes,
-        bandwidth_bps: bandwidth,
+        bandwidth_Bps: bandwidth,
         sort_op_s: a
             .sort_op
             .seconds("sort-op", f.clock(&mut d, a.sort_op, None))?,

@@ -8,7 +8,7 @@
 use serde_json::{Map, Value};
 
 pub use super::format::{plain, q, show};
-use crate::BadInput;
+use crate::error::BadInput;
 
 /// One line of work.
 #[derive(Debug, Clone)]

@@ -9,7 +9,7 @@ use models::profile::{CeilingKernel, Profile};
 
 use super::derivation::{q, Derivation};
 use crate::args::Time;
-use crate::BadInput;
+use crate::error::BadInput;
 
 /// The profile `eval` may take figures from.
 #[derive(Debug, Default)]

@@ -73,15 +73,10 @@ pub fn q(v: f64, unit: &str) -> String {
 /// A result for people: [`q`], with a whole multiple of 1024 bytes also in
 /// binary units and a time of a minute or more also in minutes.
 pub fn show(v: f64, unit: &str) -> String {
-    const BINARY: [(f64, &str); 3] = [(1073741824.0, "GiB"), (1048576.0, "MiB"), (1024.0, "KiB")];
     let base = q(v, unit);
     match unit {
-        "B" if v.fract() == 0.0 && v.abs() < 1e15 => BINARY
-            .iter()
-            .find(|(f, _)| v.abs() >= *f && v % f == 0.0)
-            .map_or(base.clone(), |(f, u)| {
-                format!("{base} ({} {u})", plain(v / f))
-            }),
+        "B" if v.fract() == 0.0 && v.abs() < 1e15 => models::units::exact_binary(v)
+            .map_or(base.clone(), |(n, u)| format!("{base} ({} {u})", plain(n))),
         "s" if v.abs() >= 60.0 && v.is_finite() => format!("{base} ({} min)", plain(v / 60.0)),
         _ => base,
     }

@@ -98,7 +98,7 @@ fn messages() -> models::Result<Vec<Example>> {
         ex!("§4.1", "T(32 KiB)", 7.12e-6, 0.01e-6, "s",
             msg, "2 µs + 32768 B / 6.4 GB/s", ""),
         ex!("§4.1", "effective bandwidth of 32 KiB", 4.60e9, 0.01e9, "B/s",
-            net.effective_bandwidth_bps(32768.0), "32768 B / 7.12 µs", ""),
+            net.effective_bandwidth_Bps(32768.0), "32768 B / 7.12 µs", ""),
         ex!("§4.1", "fraction of B", 0.72, 0.01, "",
             net.fraction_of_peak(32768.0), "4.602 GB/s / 6.4 GB/s", ""),
         ex!("§4.1", "half-peak message size", 12.8e3, 0.1e3, "B",

@@ -445,9 +445,9 @@ fn sharing_time(
 }
 
 /// A tile no wider than the row.
-fn check_tile(a: &TilingArgs) -> Result<(), crate::BadInput> {
+fn check_tile(a: &TilingArgs) -> Result<(), crate::error::BadInput> {
     if a.tile_elems > a.row_elems {
-        return Err(crate::BadInput(format!(
+        return Err(crate::error::BadInput(format!(
             "--tile-elems {} is wider than the row ({}): a tile must fit in the grid",
             plain(a.tile_elems),
             plain(a.row_elems)

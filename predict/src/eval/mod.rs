@@ -94,7 +94,7 @@ fn dispatch(model: &Model, figures: &Figures) -> anyhow::Result<Derivation> {
         Model::Queue(a) => contention::queue(a),
         Model::OfficeHours(a) => contention::office_hours(a),
         Model::Binning(a) => contention::binning(a, figures),
-        Model::Lecture => Err(crate::BadInput(
+        Model::Lecture => Err(crate::error::BadInput(
             "the lecture table is not one derivation: use `predict eval lecture`".into(),
         )
         .into()),

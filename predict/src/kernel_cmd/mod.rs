@@ -13,12 +13,12 @@ use clap::{Args, ValueEnum};
 use models::kernel::{LoopKernel, Precision};
 
 use crate::args::Time;
+use crate::error::BadInput;
 use crate::kernels::described::{loop_work, Build};
 use crate::kernels::work::{predict_at, Prediction};
 use crate::loop_figures::Bound;
 use crate::machine::Machine;
 use crate::profiles::DEFAULT_MEASUREMENTS;
-use crate::BadInput;
 use spec::{count_value, parse_array, DescriptionFile};
 
 /// The compute ceiling a loop's code reaches, by the vector width it was
@@ -197,7 +197,7 @@ pub fn run(a: &KernelArgs, out: &mut dyn std::io::Write) -> Result<()> {
     }
     if a.record {
         let path = a.measurements.join("records.jsonl");
-        crate::run::record::append_jsonl(&path, &[r.record()?])
+        crate::record::append_jsonl(&path, &[r.record()?])
             .with_context(|| format!("appending the record to {}", path.display()))?;
         if !a.json {
             writeln!(out, "record appended to {}", path.display())?;

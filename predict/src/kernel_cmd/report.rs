@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use super::Ranged;
 use crate::machine::Machine;
-use crate::run::record::{rel_error, Provenance, Record};
+use crate::record::{rel_error, Provenance, Record};
 
 /// Everything one prediction of a described loop says.
 pub struct Report {
@@ -159,7 +159,7 @@ impl Report {
             self.kernel.total_flops(),
             self.bytes(),
             Provenance::now(
-                vec![calibrate::sysinfo::SysInfo::read(1).hostname],
+                vec![calibrate::harness::sysinfo::SysInfo::read(1).hostname],
                 Some(self.profile.clone()),
             ),
         )

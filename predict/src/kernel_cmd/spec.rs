@@ -10,7 +10,7 @@ use models::units::{parse, Dimension};
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::BadInput;
+use crate::error::BadInput;
 
 /// Parses one `--array` spec.
 ///

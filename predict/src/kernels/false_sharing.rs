@@ -3,7 +3,7 @@
 //! (adjacent), one line each (padded), or in a register with one store at
 //! the end (local).
 //!
-//! The increments are calibrate's ([`calibrate::kernels::increment`]), so
+//! The increments are calibrate's ([`calibrate::harness::kernels::increment`]), so
 //! the kernel and the microbenchmark whose figures predict it run the same
 //! instructions: relaxed load and store of an `AtomicU64` (plain moves, no
 //! locked instruction), every thread on its own counter, exactly the
@@ -12,9 +12,14 @@
 use std::hint::black_box;
 use std::sync::atomic::Ordering::Relaxed;
 
-use calibrate::kernels::increment::{bump, LocalTable, OwnLine as Padded, SharedLine};
+use calibrate::harness::kernels::increment::{bump, LocalTable, OwnLine as Padded, SharedLine};
 
+use anyhow::{ensure, Result};
+
+use super::team::{team, time};
 use super::work::{Demand, Work};
+use super::{measurement, Kernel, Measurement, Options};
+use crate::error::BadInput;
 
 /// The counters of all threads in both layouts, and the table the local
 /// variant reads (the lecture's `ro[]`: real work for the local sum).
@@ -90,6 +95,45 @@ pub fn run(v: Variant, c: &Counters, tid: usize, incs: usize) {
             let total = c.padded[tid].0.load(Relaxed) + black_box(local);
             c.padded[tid].0.store(total, Relaxed);
         }
+    }
+}
+
+/// False sharing: `size` increments per thread (default 2 Mi).
+pub struct FalseSharing;
+
+impl Kernel for FalseSharing {
+    fn name(&self) -> &'static str {
+        "false-sharing"
+    }
+
+    fn run(&self, o: &Options) -> Result<Vec<Measurement>> {
+        let incs = o.size.unwrap_or(2 << 20);
+        ensure!(
+            incs >= 1,
+            BadInput("--size must be at least 1 increment".into())
+        );
+        let team = team(o.threads)?;
+        let counters = Counters::new(o.threads);
+        let mut out = Vec::new();
+        for v in Variant::ALL {
+            let s = time(&o.plan, || {
+                team.each(|tid| run(v, &counters, tid, incs));
+            })?;
+            out.push(measurement(
+                "false-sharing",
+                v.name(),
+                o.threads,
+                incs,
+                s,
+                v.work(incs, o.threads),
+                true,
+            ));
+        }
+        Ok(out)
+    }
+
+    fn pairs(&self) -> &'static [(&'static str, &'static str)] {
+        &[("adjacent", "padded"), ("adjacent", "local")]
     }
 }
 

@@ -6,13 +6,20 @@
 //! transfers, 12 with write-allocate); the fused pass loads 4 and stores 1
 //! (5, or 6). Both are bandwidth-bound far left of the ridge point.
 
-use calibrate::kernels::Isa;
-use calibrate::mem::huge_page_vec;
+use calibrate::harness::kernels::Isa;
+use calibrate::harness::mem::huge_page_vec;
 use models::kernel::{Access, ArrayUse, LoopKernel, Mode, Precision};
 use models::locality::{FUSED, THREE_PASS_EACH};
 
+use anyhow::{ensure, Result};
+
 use super::described::{loops_work, Build};
+use super::team::{per_thread, team, time_states};
 use super::work::{Demand, Work};
+use super::{measurement, thread_counts, widest, Kernel, Measurement, Options};
+use crate::error::BadInput;
+use crate::eval::derivation::plain;
+use crate::record::Record;
 
 /// One thread's arrays.
 pub struct Arrays {
@@ -231,6 +238,92 @@ fn fused(a: &[f32], b: &[f32], c: &[f32], d: &[f32], e: &mut [f32]) {
         .zip(a.iter().zip(b.iter()))
         .zip(c.iter().zip(d.iter()))
         .for_each(|((e, (a, b)), (c, d))| *e = d + (a + b) * c);
+}
+
+/// Fusion: `size` elements per array (default 16 Mi f32 = 64 MiB each).
+pub struct Fusion;
+
+impl Kernel for Fusion {
+    fn name(&self) -> &'static str {
+        "fusion"
+    }
+
+    fn run(&self, o: &Options) -> Result<Vec<Measurement>> {
+        let n = o.size.unwrap_or(16 << 20);
+        let mut out = Vec::new();
+        for threads in thread_counts(o) {
+            ensure!(
+                n >= 16 * threads,
+                BadInput(format!(
+                    "--size {n} is too small for fusion on {threads} threads: at least {} elements",
+                    16 * threads
+                ))
+            );
+            let team = team(threads)?;
+            let per = n / threads;
+            let states = per_thread(&team, |i| Arrays::new(per, i * per));
+            let variants: Vec<Variant> = if threads == o.threads {
+                Variant::MAIN
+                    .into_iter()
+                    .chain(Variant::WATERMARKS)
+                    .collect()
+            } else {
+                Variant::MAIN.to_vec()
+            };
+            for v in variants {
+                let s = time_states(&team, &o.plan, &states, |_, x| run(v, x))?;
+                let verified = v != Variant::ThreePass && v != Variant::Fused
+                    || states.iter().all(|m| {
+                        let x = m.lock().unwrap_or_else(|e| e.into_inner());
+                        (0..x.e.len())
+                            .step_by(97)
+                            .all(|i| x.e[i] == x.d[i] + (x.a[i] + x.b[i]) * x.c[i])
+                    });
+                out.push(measurement(
+                    "fusion",
+                    v.name(),
+                    threads,
+                    n,
+                    s,
+                    v.work(per, threads),
+                    verified,
+                ));
+            }
+        }
+        Ok(out)
+    }
+
+    fn pairs(&self) -> &'static [(&'static str, &'static str)] {
+        &[("three-pass", "fused")]
+    }
+
+    /// Extra math leaves a bandwidth-bound loop's time alone, one element
+    /// makes it fast, dropping the compute changes little.
+    fn bottleneck(&self, records: &[Record]) -> Option<String> {
+        let find = |v| widest(records, "fusion", v);
+        let base = find("fused")?;
+        let r = |v| find(v).map(|x| x.measured_s / base.measured_s);
+        let (re, ro, rn) = (
+            r("fused+extra-math")?,
+            r("fused+one-element")?,
+            r("fused+no-compute")?,
+        );
+        let measured = if rn > 0.8 && ro < 0.5 && re < 1.3 {
+            "memory bandwidth"
+        } else if re > 1.5 {
+            "compute"
+        } else {
+            "mixed"
+        };
+        Some(format!(
+            "fusion (fused, {} thr): extra math ×{}, one element ×{}, no compute ×{} → measured bottleneck: {measured}; model: {}",
+            base.threads,
+            plain(re),
+            plain(ro),
+            plain(rn),
+            base.binding.as_deref().unwrap_or("no prediction")
+        ))
+    }
 }
 
 #[cfg(test)]

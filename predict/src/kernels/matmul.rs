@@ -6,11 +6,16 @@
 //! careful C implementation does. Its compute term uses the profile's dgemm
 //! ceiling, the rate that micro-kernel reaches on cache-resident operands.
 
-use calibrate::kernels::dgemm::dgemm;
+use calibrate::harness::kernels::dgemm::dgemm;
 use models::kernel::Traffic;
 use models::profile::CeilingKernel;
 
+use anyhow::{ensure, Result};
+
+use super::team::{per_thread, split, team, time_states};
 use super::work::{Demand, Work};
+use super::{measurement, thread_counts, Kernel, Measurement, Options};
+use crate::error::BadInput;
 
 /// Square matrices, row-major.
 pub struct Matrices {
@@ -60,6 +65,63 @@ pub fn multiply_cols(m: &Matrices, cols: std::ops::Range<usize>, c: &mut [f64]) 
     let (n, w) = (m.n, cols.len());
     assert_eq!(c.len(), n * w);
     dgemm((n, n, w), &m.a, n, &m.b[cols.start..], n, c, w);
+}
+
+/// Matrix multiply: `size` = n (default 1024).
+pub struct Matmul;
+
+impl Kernel for Matmul {
+    fn name(&self) -> &'static str {
+        "matmul"
+    }
+
+    fn run(&self, o: &Options) -> Result<Vec<Measurement>> {
+        let n = o.size.unwrap_or(1024);
+        let mut out = Vec::new();
+        for threads in thread_counts(o) {
+            ensure!(
+                n >= threads,
+                BadInput(format!(
+                    "--size {n} is too small for matmul on {threads} threads"
+                ))
+            );
+            let m = Matrices::new(n);
+            let team = team(threads)?;
+            let cols = split(n, threads);
+            let states = per_thread(&team, |t| vec![0.0; n * cols[t].len()]);
+            let s = time_states(&team, &o.plan, &states, |t, c| {
+                multiply_cols(&m, cols[t].clone(), c)
+            })?;
+            // Check a few entries against a direct dot product (exact: small integers).
+            let verified = (0..n).step_by(n / 7 + 1).all(|i| {
+                (0..n).step_by(n / 5 + 1).all(|j| {
+                    let t = cols
+                        .iter()
+                        .position(|r| r.contains(&j))
+                        .expect("columns are covered");
+                    let w = cols[t].len();
+                    let got = states[t].lock().unwrap_or_else(|e| e.into_inner())
+                        [i * w + j - cols[t].start];
+                    let want: f64 = (0..n).map(|k| m.a[i * n + k] * m.b[k * n + j]).sum();
+                    got == want
+                })
+            });
+            out.push(measurement(
+                "matmul",
+                "blocked",
+                threads,
+                n,
+                s,
+                work(n, threads),
+                verified,
+            ));
+        }
+        Ok(out)
+    }
+
+    fn pairs(&self) -> &'static [(&'static str, &'static str)] {
+        &[("blocked", "blocked")]
+    }
 }
 
 #[cfg(test)]

@@ -9,13 +9,18 @@
 //! The model decides from the detected cache size whether tiling should pay;
 //! when three full rows already fit, it predicts no gain.
 
-use calibrate::kernels::Isa;
-use calibrate::mem::huge_page_vec;
+use calibrate::harness::kernels::Isa;
+use calibrate::harness::mem::huge_page_vec;
 use models::kernel::Traffic;
 use models::locality::{stencil_traffic, STENCIL_FLOPS};
 use models::profile::CeilingKernel;
 
+use anyhow::{ensure, Result};
+
+use super::team::{per_thread, team, time_states};
 use super::work::{Demand, Work};
+use super::{Kernel, Measurement, Options};
+use crate::error::BadInput;
 
 /// One thread's band: `rows` interior rows of width `w` plus two halo rows,
 /// in two buffers (Jacobi reads `src`, writes `dst`).
@@ -148,6 +153,56 @@ fn update_row(src: &[f32], dst: &mut [f32], w: usize, i: usize, jb: usize, je: u
     let (left, centre, right) = (&md[jb - 1..je - 1], &md[jb..je], &md[jb + 1..je + 1]);
     for k in 0..out.len() {
         out[k] = 0.2 * (up[k] + dn[k] + left[k] + right[k] + centre[k]);
+    }
+}
+
+/// Stencil: `size` is the row width (default 2 Mi f32, rows of 8 MiB that
+/// overflow any cache); the lecture's 4096×4096 grid is run too, its rows
+/// split among the threads.
+pub struct Stencil;
+
+impl Kernel for Stencil {
+    fn name(&self) -> &'static str {
+        "stencil"
+    }
+
+    fn run(&self, o: &Options) -> Result<Vec<Measurement>> {
+        let threads = o.threads;
+        let team = team(threads)?;
+        let wide = o.size.unwrap_or(2 << 20);
+        ensure!(
+            wide >= 8,
+            BadInput(format!(
+                "--size {wide} is too small for the stencil: rows need at least 8 elements"
+            ))
+        );
+        let mut out = Vec::new();
+        // (width, rows per thread, tile width)
+        let cases = [
+            (wide, (8 << 20) / wide.max(1) + 4, 16384.min(wide)),
+            (4096.min(wide), (4096 / threads).max(1), 2048.min(wide)),
+        ];
+        for (w, rows, tile) in cases {
+            let states = per_thread(&team, |i| Band::new(rows, w, i * rows));
+            for v in [Variant::RowMajor, Variant::Tiled(tile)] {
+                let s = time_states(&team, &o.plan, &states, |_, b| sweep(v, b))?;
+                let work = o.cache_bytes.clone().map(|c| v.work(rows, w, threads, c));
+                out.push(Measurement {
+                    kernel: "stencil",
+                    variant: format!("{}@{w}", v.name()),
+                    threads,
+                    size: w,
+                    seconds: s,
+                    work,
+                    verified: true,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    fn pairs(&self) -> &'static [(&'static str, &'static str)] {
+        &[("row-major", "tiled")]
     }
 }
 

@@ -3,8 +3,8 @@
 use std::sync::Mutex;
 
 use anyhow::Result;
-use calibrate::pin::{allowed_cpus, Team};
-use calibrate::timer::{measure, serial, Plan};
+use calibrate::harness::pin::{allowed_cpus, Team};
+use calibrate::harness::timer::{measure, serial, Plan};
 use models::stats::Sample;
 
 /// A pinned team of `threads` threads (on the first `threads` allowed CPUs).
@@ -12,7 +12,7 @@ pub fn team(threads: usize) -> Result<Team> {
     let cpus = allowed_cpus();
     anyhow::ensure!(
         threads >= 1 && threads <= cpus.len(),
-        crate::BadInput(format!(
+        crate::error::BadInput(format!(
             "--threads {threads} is not accepted: this machine allows 1 to {} threads",
             cpus.len()
         ))

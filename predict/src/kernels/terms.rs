@@ -4,14 +4,15 @@
 //! loop-carried chains (§4.2). Each term says its formula and the figures
 //! it used.
 
+use models::contention::{line_migration_s, MeasuredLock};
 use models::kernel::{RandomAccesses, Traffic};
 use models::profile::CeilingKernel;
 use models::traffic::Form;
 use models::units::Si;
 
-use super::work::{Term, CHAIN, MEMORY_BANDWIDTH};
+use super::work::{LockKindName, Term, CHAIN, MEMORY_BANDWIDTH};
 use crate::loop_figures::Bound;
-use crate::machine::{Machine, Missing};
+use crate::machine::{LockKind, Machine, Missing};
 
 /// T_compute = flops / ceiling, the ceiling of `precision` on `threads`
 /// threads for `kernel` code (and `isa`, when given).
@@ -156,6 +157,118 @@ pub fn chain(m: &Machine, steps_per_thread: f64, bound: Bound) -> Result<Term, M
         explain: format!(
             "steps per thread · λ_add = {steps_per_thread:.4e} · {} (calibrated dependent f64 adds{cycles}; §4.2)",
             Si(t, "s")
+        ),
+    })
+}
+
+/// A lock's demand, as [`super::work::Demand::Lock`] declares it.
+pub struct LockDemand {
+    pub ops: f64,
+    pub kind: LockKindName,
+    pub lanes: f64,
+    pub critical_s: f64,
+    pub data_lines: f64,
+}
+
+/// Lock operations: the measured lock's time per operation on 1 and on
+/// `threads` threads, with the line migration of its data (§4.5).
+pub fn lock(m: &Machine, d: &LockDemand, threads: usize) -> Result<Term, Missing> {
+    let p = threads as f64;
+    let critical_s = d.critical_s;
+    let (t1, tp, section) = match d.kind {
+        LockKindName::Mutex => {
+            let (t1, at) = m.mutex_op_s(1, critical_s)?;
+            let (tp, _) = m.mutex_op_s(threads, critical_s)?;
+            let section = format!(
+                "a {critical_s:.2e} s critical section, linear between the measured \
+                 empty and {at:.2e} s ones"
+            );
+            (t1, tp, section)
+        }
+        LockKindName::Spin => (
+            m.lock_op_s(LockKind::Spin, 1)?,
+            m.lock_op_s(LockKind::Spin, threads)?,
+            "the measured critical section".to_string(),
+        ),
+    };
+    let (x1, xp) = (
+        1.0 / m.lock_op_s(LockKind::MutexSpread, 1)?,
+        1.0 / m.lock_op_s(LockKind::MutexSpread, threads)?,
+    );
+    let migration = line_migration_s(x1, xp, p);
+    let lock = MeasuredLock::new(t1, tp, migration).map_err(|e| Missing {
+        what: format!("usable lock figures ({e})"),
+        fix: "lock",
+    })?;
+    let (ops, lanes, data_lines, kind) = (d.ops, d.lanes, d.data_lines, d.kind);
+    Ok(Term {
+        resource: "lock",
+        seconds: lock.time_s(ops, p, lanes, data_lines).unwrap_or(0.0),
+        explain: format!(
+            "max(ops·(t_p + d·m)/locks, ops·(t_1 + (1+d)·(p−1)/p·m)/p) with \
+             ops = {ops:.4e}, locks = {lanes}, d = {data_lines} data line(s), \
+             t_1 = {t1:.3e} s, t_p = {tp:.3e} s ({kind:?} on 1 and {threads} thread(s), {section}), \
+             line migration m = (p/X_p − 1/X_1)·p/(p−1) = {migration:.3e} s from mutexes \
+             spread so that threads rarely wait (X_1 = {x1:.3e}, X_p = {xp:.3e} op/s; §4.5)"
+        ),
+    })
+}
+
+/// Increments of counters that `sharers` threads share on one line (1:
+/// each alone on its line), at the measured time per increment (§3.4).
+pub fn increments(
+    m: &Machine,
+    per_thread: f64,
+    sharers: f64,
+    threads: usize,
+) -> Result<Term, Missing> {
+    let s = sharers.min(threads as f64).max(1.0) as usize;
+    let (t_inc, measured_at) = m.increment_s(s)?;
+    let lecture = match (s, m.line_transfer_s()) {
+        (1, _) | (_, Err(_)) => String::new(),
+        (_, Ok(tt)) => format!(
+            "; one line transfer per write, the lecture's bound, would give {:.3e} s",
+            per_thread * tt
+        ),
+    };
+    Ok(Term {
+        resource: if s > 1 { "line transfers" } else { "store forwarding" },
+        seconds: per_thread * t_inc,
+        explain: format!(
+            "increments · t_increment = {per_thread:.3e} · {t_inc:.3e} s (measured: {}, §3.4){lecture}",
+            if s > 1 {
+                format!("counters of {measured_at} threads on one line")
+            } else {
+                "a counter alone on its line".to_string()
+            }
+        ),
+    })
+}
+
+/// A thread's sum into a local: one calibrated step per element.
+pub fn local_sum(m: &Machine, steps_per_thread: f64) -> Result<Term, Missing> {
+    let t = m.local_step_s()?;
+    let cycles = m
+        .clock_hz()
+        .map_or(String::new(), |f| format!(", {:.2} cycles", t * f));
+    Ok(Term {
+        resource: "local sum",
+        seconds: steps_per_thread * t,
+        explain: format!(
+            "steps × t_step = {steps_per_thread:.3e} × {t:.3e} s (calibrated L1 load + dependent add{cycles})"
+        ),
+    })
+}
+
+/// A counting sort's histogram or scatter loop at its calibrated time per
+/// item in L1 (§2.9).
+pub fn bin_loop(m: &Machine, key: &'static str, items_per_thread: f64) -> Result<Term, Missing> {
+    let t = m.bin_item_s(key)?;
+    Ok(Term {
+        resource: "load/store",
+        seconds: items_per_thread * t,
+        explain: format!(
+            "items × t_item = {items_per_thread:.3e} × {t:.3e} s (calibrated {key} loop in L1, §2.9)"
         ),
     })
 }

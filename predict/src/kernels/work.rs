@@ -2,7 +2,6 @@
 //! that takes: the slowest of its resources binds (the Roofline's max of
 //! compute and traffic times, extended to locks and line transfers).
 
-use models::contention::{line_migration_s, MeasuredLock};
 use models::profile::CeilingKernel;
 use serde::Serialize;
 
@@ -10,7 +9,7 @@ use models::kernel::{RandomAccesses, Traffic};
 
 use super::terms;
 use crate::loop_figures::Bound;
-use crate::machine::{LockKind, Machine, Missing};
+use crate::machine::{Machine, Missing};
 
 /// One resource a kernel run uses.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -61,7 +60,7 @@ pub enum Demand {
     /// each, at the calibrated time per step (§3.4's fix for false sharing).
     LocalSum { steps_per_thread: f64 },
     /// Items of one of the counting sort's loops
-    /// (`calibrate::kernels::bins`), per thread, at the calibrated time per
+    /// (`calibrate::harness::kernels::bins`), per thread, at the calibrated time per
     /// item in L1. This is load/store-port work, which the core does not
     /// overlap with the same loop's cache-line transfers, so its time adds
     /// to the memory term instead of competing with it (the ECM model's
@@ -81,7 +80,7 @@ pub enum BinLoopName {
 }
 
 impl BinLoopName {
-    fn key(self) -> &'static str {
+    pub fn key(self) -> &'static str {
         match self {
             BinLoopName::Histogram => "histogram",
             BinLoopName::Scatter => "scatter",
@@ -165,7 +164,6 @@ pub fn predict_at(
     threads: usize,
     bound: Bound,
 ) -> Result<Prediction, Missing> {
-    let p = threads as f64;
     let mut terms = Vec::new();
     let mut load_store_s = 0.0;
     for d in &work.demands {
@@ -192,107 +190,57 @@ pub fn predict_at(
                 critical_s,
                 data_lines,
             } => {
-                let (t1, tp, section) = match kind {
-                    LockKindName::Mutex => {
-                        let (t1, at) = m.mutex_op_s(1, *critical_s)?;
-                        let (tp, _) = m.mutex_op_s(threads, *critical_s)?;
-                        let section = format!(
-                            "a {critical_s:.2e} s critical section, linear between the measured \
-                             empty and {at:.2e} s ones"
-                        );
-                        (t1, tp, section)
-                    }
-                    LockKindName::Spin => (
-                        m.lock_op_s(LockKind::Spin, 1)?,
-                        m.lock_op_s(LockKind::Spin, threads)?,
-                        "the measured critical section".to_string(),
-                    ),
+                let lock = terms::LockDemand {
+                    ops: *ops,
+                    kind: *kind,
+                    lanes: *lanes,
+                    critical_s: *critical_s,
+                    data_lines: *data_lines,
                 };
-                let (x1, xp) = (
-                    1.0 / m.lock_op_s(LockKind::MutexSpread, 1)?,
-                    1.0 / m.lock_op_s(LockKind::MutexSpread, threads)?,
-                );
-                let migration = line_migration_s(x1, xp, p);
-                let lock = MeasuredLock::new(t1, tp, migration).map_err(|e| Missing {
-                    what: format!("usable lock figures ({e})"),
-                    fix: "lock",
-                })?;
-                Term {
-                    resource: "lock",
-                    seconds: lock.time_s(*ops, p, *lanes, *data_lines).unwrap_or(0.0),
-                    explain: format!(
-                        "max(ops·(t_p + d·m)/locks, ops·(t_1 + (1+d)·(p−1)/p·m)/p) with \
-                         ops = {ops:.4e}, locks = {lanes}, d = {data_lines} data line(s), \
-                         t_1 = {t1:.3e} s, t_p = {tp:.3e} s ({kind:?} on 1 and {threads} thread(s), {section}), \
-                         line migration m = (p/X_p − 1/X_1)·p/(p−1) = {migration:.3e} s from mutexes \
-                         spread so that threads rarely wait (X_1 = {x1:.3e}, X_p = {xp:.3e} op/s; §4.5)"
-                    ),
-                }
+                terms::lock(m, &lock, threads)?
             }
             Demand::Increments {
                 per_thread,
                 sharers,
-            } => {
-                let s = sharers.min(p).max(1.0) as usize;
-                let (t_inc, measured_at) = m.increment_s(s)?;
-                let lecture = match (s, m.line_transfer_s()) {
-                    (1, _) | (_, Err(_)) => String::new(),
-                    (_, Ok(tt)) => format!(
-                        "; one line transfer per write, the lecture's bound, would give {:.3e} s",
-                        per_thread * tt
-                    ),
-                };
-                Term {
-                    resource: if s > 1 { "line transfers" } else { "store forwarding" },
-                    seconds: per_thread * t_inc,
-                    explain: format!(
-                        "increments · t_increment = {per_thread:.3e} · {t_inc:.3e} s (measured: {}, §3.4){lecture}",
-                        if s > 1 {
-                            format!("counters of {measured_at} threads on one line")
-                        } else {
-                            "a counter alone on its line".to_string()
-                        }
-                    ),
-                }
-            }
-            Demand::LocalSum { steps_per_thread } => {
-                let t = m.local_step_s()?;
-                let cycles = m
-                    .clock_hz()
-                    .map_or(String::new(), |f| format!(", {:.2} cycles", t * f));
-                Term {
-                    resource: "local sum",
-                    seconds: steps_per_thread * t,
-                    explain: format!(
-                        "steps × t_step = {steps_per_thread:.3e} × {t:.3e} s (calibrated L1 load + dependent add{cycles})"
-                    ),
-                }
-            }
+            } => terms::increments(m, *per_thread, *sharers, threads)?,
+            Demand::LocalSum { steps_per_thread } => terms::local_sum(m, *steps_per_thread)?,
             Demand::BinLoop {
                 kind,
                 items_per_thread,
             } => {
-                let t = m.bin_item_s(kind.key())?;
-                let seconds = items_per_thread * t;
-                load_store_s += seconds;
-                Term {
-                    resource: "load/store",
-                    seconds,
-                    explain: format!(
-                        "items × t_item = {items_per_thread:.3e} × {t:.3e} s (calibrated {} loop in L1, §2.9)",
-                        kind.key()
-                    ),
-                }
+                let t = terms::bin_loop(m, kind.key(), *items_per_thread)?;
+                load_store_s += t.seconds;
+                t
             }
         });
     }
+    terms.extend(non_overlapping(&terms, load_store_s));
+    let top = terms
+        .iter()
+        .max_by(|a, b| a.seconds.total_cmp(&b.seconds))
+        .cloned()
+        .ok_or_else(|| Missing {
+            what: "any declared work".into(),
+            fix: "all",
+        })?;
+    Ok(Prediction {
+        seconds: top.seconds,
+        binding: top.resource,
+        terms,
+    })
+}
+
+/// The sums of terms that do not overlap: the loops' load/store work with
+/// their memory traffic, a loop-carried chain with its memory traffic.
+fn non_overlapping(terms: &[Term], load_store_s: f64) -> Vec<Term> {
+    let mut out = Vec::new();
     let memory_s = terms
         .iter()
         .filter(|t| t.resource == MEMORY_BANDWIDTH)
         .map(|t| t.seconds)
         .sum::<f64>();
     if load_store_s > 0.0 {
-        terms.push(Term {
+        out.push(Term {
             resource: "memory + load/store",
             seconds: memory_s + load_store_s,
             explain: format!(
@@ -307,7 +255,7 @@ pub fn predict_at(
         .map(|t| t.seconds)
         .sum();
     if chain_s > 0.0 && memory_s > 0.0 {
-        terms.push(Term {
+        out.push(Term {
             resource: "memory + chain",
             seconds: memory_s + chain_s,
             explain: format!(
@@ -317,19 +265,7 @@ pub fn predict_at(
             ),
         });
     }
-    let top = terms
-        .iter()
-        .max_by(|a, b| a.seconds.total_cmp(&b.seconds))
-        .cloned()
-        .ok_or_else(|| Missing {
-            what: "any declared work".into(),
-            fix: "all",
-        })?;
-    Ok(Prediction {
-        seconds: top.seconds,
-        binding: top.resource,
-        terms,
-    })
+    out
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ use super::halo::{step_blocking, step_nonblocking, Columns};
 use super::layout::{Layout, ProcessGrid};
 use super::serial;
 use super::Variant;
-use calibrate::pingpong::watchdog::Watchdog;
+use calibrate::harness::watchdog::Watchdog;
 
 /// Tag of the gathered blocks of `--verify`.
 const TAG_GATHER: mpi::Tag = 20;

@@ -1,5 +1,5 @@
-//! The ghost-row Jacobi stencil across MPI ranks (lecture §2.3, §3.1, §4.1;
-//! issue 4), its serial reference and its prediction.
+//! The ghost-row Jacobi stencil across MPI ranks (lecture §2.3, §3.1, §4.1),
+//! its serial reference and its prediction.
 //!
 //! An N×N grid of `f64` with a fixed boundary is swept by 5-point Jacobi
 //! ([`grid`]). The ranks own blocks of it ([`layout`]) and exchange ghost

@@ -8,7 +8,7 @@ use models::profile::{CeilingKernel, ComputeCeiling, MemoryLevel, Profile};
 use models::Estimate;
 
 use super::data::Selection;
-use crate::BadInput;
+use crate::error::BadInput;
 
 /// One roof before the chart is built: its name, (value, lo, hi) and how
 /// it was measured.

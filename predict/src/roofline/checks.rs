@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use models::units::Si;
 
 use super::data::RooflineData;
-use super::records::Record;
+use crate::record::read::Record;
 
 /// Appends the notes about `d`'s points (and the `records` they came from).
 pub fn check(d: &mut RooflineData, records: &[Record]) {

@@ -23,8 +23,8 @@ use serde::Serialize;
 
 use super::ceilings::{roofs, Roof, Roofs};
 use super::points::UserPoint;
-use super::records::Record;
-use crate::BadInput;
+use crate::error::BadInput;
+use crate::record::read::Record;
 
 pub use super::table::{ai_text, to_csv, to_text};
 

@@ -17,18 +17,18 @@ pub mod chart;
 pub mod checks;
 pub mod data;
 pub mod points;
-pub mod records;
-pub mod records_csv;
 pub mod table;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use calibrate::harness::atomic::AtomicFile;
 use clap::{Args, ValueEnum};
 
-use crate::chart::output::{encode, Format, PendingFile};
+use crate::chart::output::{self, encode, Format};
 use crate::chart::{render_with, Figure, LegendPlace, PlottersSvg, RenderOptions, TextMode};
-use crate::BadInput;
+use crate::error::BadInput;
+use crate::record::read as records;
 
 pub use crate::mountain::{run_mountain, MountainArgs};
 pub use crate::profiles::{DEFAULT_MEASUREMENTS, DEFAULT_PROFILE};
@@ -122,8 +122,8 @@ impl From<LegendArg> for LegendPlace {
 
 /// The output files of a chart command, opened before any work.
 pub struct Outputs {
-    pub chart: Option<(PendingFile, Format)>,
-    pub csv: Option<PendingFile>,
+    pub chart: Option<(AtomicFile, Format)>,
+    pub csv: Option<AtomicFile>,
     /// How the chart is rendered (outlined text and the legend below
     /// unless [`Outputs::render`] says otherwise).
     pub opts: RenderOptions,
@@ -135,11 +135,11 @@ impl Outputs {
         let chart = match chart {
             Some(p) => {
                 let format = Format::from_path(p)?;
-                Some((PendingFile::create(p)?, format))
+                Some((output::open(p)?, format))
             }
             None => None,
         };
-        let csv = csv.map(PendingFile::create).transpose()?;
+        let csv = csv.map(output::open).transpose()?;
         let opts = RenderOptions {
             text: TextMode::Outlines,
             legend: LegendPlace::Below,
@@ -166,15 +166,22 @@ impl Outputs {
             let rendered = render_with(fig, &PlottersSvg, self.opts)?;
             warnings.extend(rendered.scene.warnings.iter().cloned());
             let bytes = encode(&rendered.svg, format, rendered.scene.width)?;
-            written.push(file.path().display().to_string());
-            file.commit(&bytes)?;
+            written.push(commit(file, &bytes)?);
         }
         if let Some(file) = self.csv {
-            written.push(file.path().display().to_string());
-            file.commit(csv().as_bytes())?;
+            written.push(commit(file, csv().as_bytes())?);
         }
         Ok((warnings, written))
     }
+}
+
+/// Puts `file` in place with `bytes`; returns its path for the summary.
+fn commit(file: AtomicFile, bytes: &[u8]) -> anyhow::Result<String> {
+    use anyhow::Context as _;
+    let path = file.path().display().to_string();
+    file.commit(bytes)
+        .with_context(|| format!("writing {path}"))?;
+    Ok(path)
 }
 
 /// The records of `--measurements` (or of the default directory when no

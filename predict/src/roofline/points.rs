@@ -18,7 +18,7 @@ use std::path::Path;
 use models::units::{parse, Dimension};
 use serde::Serialize;
 
-use crate::BadInput;
+use crate::error::BadInput;
 
 /// A point the user gives directly.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -144,7 +144,7 @@ pub fn parse_points(text: &str, source: &str) -> Result<Vec<UserPoint>, BadInput
     let mut out = Vec::new();
     for row in rd.records() {
         let row =
-            row.map_err(|e| BadInput(format!("{source}: {}", super::records::csv_error(&e))))?;
+            row.map_err(|e| BadInput(format!("{source}: {}", crate::record::read::csv_error(&e))))?;
         let line = row.position().map_or(0, |p| p.line());
         let bad = |e: String| BadInput(format!("{source} line {line}: {e}"));
         let get = |c: Option<usize>| c.and_then(|c| row.get(c)).unwrap_or("");

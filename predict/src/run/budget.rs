@@ -3,9 +3,9 @@
 //! --max-memory` checks its working sets: a size that does not fit is
 //! refused with one line saying how much it needs and how much there is.
 
-use calibrate::output::binary_size;
+use models::units::binary_bytes;
 
-use crate::BadInput;
+use crate::error::BadInput;
 
 /// Bytes `kernel` allocates at `size` on `threads` threads (the default
 /// size when `size` is `None`), counting its arrays:
@@ -47,13 +47,13 @@ pub fn budget(max_memory: Option<f64>, ram_bytes: u64) -> Result<(f64, String), 
         ))),
         Some(b) if ram > 0.0 && b > ram => Err(BadInput(format!(
             "--max-memory {} is more than this machine's {} of RAM",
-            binary_size(b),
-            binary_size(ram)
+            binary_bytes(b),
+            binary_bytes(ram)
         ))),
-        Some(b) => Ok((b, format!("--max-memory {}", binary_size(b)))),
+        Some(b) => Ok((b, format!("--max-memory {}", binary_bytes(b)))),
         None => Ok((
             ram / 4.0,
-            format!("a quarter of the {} of RAM", binary_size(ram)),
+            format!("a quarter of the {} of RAM", binary_bytes(ram)),
         )),
     }
 }
@@ -77,8 +77,8 @@ pub fn check(
     let given = size.map_or_else(|| "the default size".to_string(), |s| format!("--size {s}"));
     Err(BadInput(format!(
         "{given}: the {kernel} kernel needs {} of memory, more than the {} allowed ({source}); pass a smaller --size or raise --max-memory",
-        binary_size(need),
-        binary_size(have)
+        binary_bytes(need),
+        binary_bytes(have)
     )))
 }
 

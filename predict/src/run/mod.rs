@@ -1,24 +1,29 @@
-//! `predict run`: real kernels, measured and predicted side by side
-//! (issue 5's contract; this first version runs the ghost-row MPI stencil
-//! of issue 4).
+//! `predict run`: real kernels measured on this machine next to the
+//! model's prediction from the machine profile.
 //!
 //! ```text
+//! predict run [--profile FILE|NAME] [--kernel NAME]... [--threads N] [--size S]
+//!     [--max-memory BYTES] [--json] [--csv FILE] [--explain] [--quick]
 //! mpirun -np P predict run --kernel ghost-stencil --n N --iters I
 //!     [--variant blocking|nonblocking|2d|all] [--check-every K] [--tol X]
 //!     [--profile FILE] [--json] [--csv FILE] [--verify] [--timeout SECONDS]
 //! ```
 //!
-//! Rank 0 prints a table (or, with `--json`, an array of [`record::Record`]s),
-//! writes `--csv` atomically and appends the records to
-//! `data/measurements/records.jsonl` (`--measurements DIR`, `--no-record`);
-//! the other ranks print nothing. The
-//! default profile is `data/profile.json`; without it the kernel still runs
-//! and the table says how to make one. Bad input gets one line from rank 0
-//! and exit status 2 on every rank.
+//! One [`RunArgs`] serves both kinds of kernel. The thread kernels
+//! ([`crate::kernels::KERNELS`], run by [`threads`]) run on pinned threads
+//! and are assessed and reported by [`report`]; the ghost-row MPI stencil
+//! (`ghost`) runs across the ranks of `mpirun`: rank 0 prints the table
+//! and the others nothing. Both write the same records
+//! ([`crate::record`]): `--json` prints them, `--csv` writes them
+//! atomically, and they are appended to `data/measurements/records.jsonl`
+//! (`--measurements DIR`, `--no-record`). The default profile is
+//! `data/profile.json`; without it the kernels still run and the report
+//! says how to make one. Bad input gets one line (from rank 0 under MPI)
+//! and exit status 2.
 
-pub mod atomic;
 pub mod budget;
-pub mod record;
+pub mod report;
+pub mod threads;
 
 #[cfg(feature = "mpi")]
 mod ghost;
@@ -29,15 +34,9 @@ use clap::{Args, ValueEnum};
 use models::profile::Profile;
 
 use crate::args::number;
+use crate::error::BadInput;
 
 pub use crate::profiles::{DEFAULT_MEASUREMENTS, DEFAULT_PROFILE};
-
-/// A kernel `predict run` knows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum KernelName {
-    /// Ghost-row Jacobi stencil across MPI ranks (§3.1), three variants.
-    GhostStencil,
-}
 
 /// `--variant`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -53,29 +52,17 @@ pub enum VariantChoice {
     All,
 }
 
-/// Options of `predict run`.
+/// Options of `predict run`, for the thread kernels and the MPI stencil
+/// alike; each kind refuses the options of the other.
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
-    /// Kernels to run (repeat the flag for several; default: all).
-    #[arg(long, value_enum)]
-    pub kernel: Vec<KernelName>,
-    /// Grid side N of the ghost stencil [default: 2048].
-    #[arg(long = "n", visible_alias = "size", value_name = "N", value_parser = number)]
-    pub n: Option<f64>,
-    /// Sweeps of the stencil [default: 200].
-    #[arg(long, value_name = "I", value_parser = number)]
-    pub iters: Option<f64>,
-    /// Which exchange variants to run.
-    #[arg(long, value_enum, default_value = "all")]
-    pub variant: VariantChoice,
-    /// Reduce the residual max |u' - u| over all ranks every K sweeps.
-    #[arg(long, value_name = "K", value_parser = number, default_value = "10")]
-    pub check_every: f64,
-    /// Stop when the residual is at most TOL at a check.
-    #[arg(long, value_name = "TOL", value_parser = number)]
-    pub tol: Option<f64>,
+    /// Kernels to run (repeat the flag): fusion, stencil, false-sharing,
+    /// binning, matmul (all of these when absent), or ghost-stencil alone,
+    /// under mpirun.
+    #[arg(long = "kernel", value_name = "NAME")]
+    pub kernels: Vec<String>,
     /// Machine profile for the predictions, a file or a name under
-    /// data/profiles/ [default: data/profile.json].
+    /// data/profiles/ such as `textbook` [default: data/profile.json].
     #[arg(long, value_name = "FILE")]
     pub profile: Option<PathBuf>,
     /// Print the records as one JSON array instead of the table.
@@ -84,19 +71,111 @@ pub struct RunArgs {
     /// Also write the records to FILE as CSV (atomically).
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
-    /// Gather the grid on rank 0 and compare it with the serial reference
-    /// bit for bit (`verified` in the records).
-    #[arg(long)]
-    pub verify: bool,
-    /// Seconds without progress after which the MPI job is aborted (0: never).
-    #[arg(long, value_name = "SECONDS", value_parser = number, default_value = "120")]
-    pub timeout: f64,
     /// Folder whose `records.jsonl` the records are appended to.
     #[arg(long, value_name = "DIR", default_value = DEFAULT_MEASUREMENTS)]
     pub measurements: PathBuf,
     /// Do not append the records to the measurements folder.
     #[arg(long)]
     pub no_record: bool,
+    /// Size parameter, per kernel: fusion elements per array, stencil row
+    /// width, false-sharing increments per thread, binning particles,
+    /// matmul n; the ghost stencil's grid side (as --n).
+    #[arg(long, value_parser = number)]
+    pub size: Option<f64>,
+    /// Thread kernels: threads of the all-core runs (default: every
+    /// allowed CPU).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Thread kernels: memory the arrays may take, e.g. 4GiB [default: a
+    /// quarter of the RAM, as `calibrate`]; a --size that needs more is
+    /// refused.
+    #[arg(long, value_parser = crate::args::bytes)]
+    pub max_memory: Option<f64>,
+    /// Thread kernels: show each prediction's formula and values.
+    #[arg(long)]
+    pub explain: bool,
+    /// Thread kernels: fewer repetitions (for tests and quick looks).
+    #[arg(long)]
+    pub quick: bool,
+    /// Ghost stencil: grid side N [default: 2048].
+    #[arg(long = "n", value_name = "N", value_parser = number)]
+    pub n: Option<f64>,
+    /// Ghost stencil: sweeps [default: 200].
+    #[arg(long, value_name = "I", value_parser = number)]
+    pub iters: Option<f64>,
+    /// Ghost stencil: which exchange variants to run [default: all].
+    #[arg(long, value_enum)]
+    pub variant: Option<VariantChoice>,
+    /// Ghost stencil: reduce the residual max |u' - u| over all ranks
+    /// every K sweeps [default: 10].
+    #[arg(long, value_name = "K", value_parser = number)]
+    pub check_every: Option<f64>,
+    /// Ghost stencil: stop when the residual is at most TOL at a check.
+    #[arg(long, value_name = "TOL", value_parser = number)]
+    pub tol: Option<f64>,
+    /// Ghost stencil: gather the grid on rank 0 and compare it with the
+    /// serial reference bit for bit (`verified` in the records).
+    #[arg(long)]
+    pub verify: bool,
+    /// Ghost stencil: seconds without progress after which the MPI job is
+    /// aborted (0: never) [default: 120].
+    #[arg(long, value_name = "SECONDS", value_parser = number)]
+    pub timeout: Option<f64>,
+}
+
+/// The kernel that runs under `mpirun`.
+pub const GHOST_STENCIL: &str = "ghost-stencil";
+
+impl RunArgs {
+    /// Whether the run is the MPI stencil's: `--kernel ghost-stencil` and
+    /// no other kernel.
+    pub fn is_ghost_stencil(&self) -> bool {
+        !self.kernels.is_empty() && self.kernels.iter().all(|k| k == GHOST_STENCIL)
+    }
+
+    /// The options given that belong to the other kind of kernel: the
+    /// thread kernels' for the ghost stencil, the stencil's otherwise.
+    pub fn foreign_options(&self) -> Vec<&'static str> {
+        let given = if self.is_ghost_stencil() {
+            [
+                ("--threads", self.threads.is_some()),
+                ("--max-memory", self.max_memory.is_some()),
+                ("--explain", self.explain),
+                ("--quick", self.quick),
+            ]
+            .to_vec()
+        } else {
+            [
+                ("--n", self.n.is_some()),
+                ("--iters", self.iters.is_some()),
+                ("--variant", self.variant.is_some()),
+                ("--check-every", self.check_every.is_some()),
+                ("--tol", self.tol.is_some()),
+                ("--verify", self.verify),
+                ("--timeout", self.timeout.is_some()),
+            ]
+            .to_vec()
+        };
+        given.into_iter().filter(|g| g.1).map(|g| g.0).collect()
+    }
+
+    /// [`BadInput`] naming the options of the other kind of kernel, if any.
+    pub fn refuse_foreign(&self) -> Result<(), BadInput> {
+        let foreign = self.foreign_options();
+        if foreign.is_empty() {
+            return Ok(());
+        }
+        let (whose, kind) = if self.is_ghost_stencil() {
+            ("the thread kernels'", "ghost-stencil")
+        } else {
+            ("ghost-stencil's", "the thread kernels")
+        };
+        Err(BadInput(format!(
+            "{} {} {whose}, not for {kind}",
+            foreign.join(", "),
+            if foreign.len() == 1 { "is" } else { "are" }
+        )))
+    }
 }
 
 /// The profile a run predicts from, or why there is none.
@@ -132,19 +211,14 @@ pub fn load_profile(explicit: Option<&Path>) -> anyhow::Result<ProfileSource> {
     })
 }
 
-/// Runs the kernels `args` selects, writing the report to `out`.
+/// Runs the kernels `args` selects: the MPI stencil, or the thread
+/// kernels ([`threads::run`]), writing the report to `out`.
 pub fn execute(args: &RunArgs, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
-    let kernels = if args.kernel.is_empty() {
-        vec![KernelName::GhostStencil]
+    if args.is_ghost_stencil() {
+        ghost_stencil(args, out)
     } else {
-        args.kernel.clone()
-    };
-    for k in kernels {
-        match k {
-            KernelName::GhostStencil => ghost_stencil(args, out)?,
-        }
+        threads::run(args, out)
     }
-    Ok(())
 }
 
 #[cfg(feature = "mpi")]
@@ -154,7 +228,7 @@ fn ghost_stencil(args: &RunArgs, out: &mut dyn std::io::Write) -> anyhow::Result
 
 #[cfg(not(feature = "mpi"))]
 fn ghost_stencil(_: &RunArgs, _: &mut dyn std::io::Write) -> anyhow::Result<()> {
-    Err(crate::BadInput(
+    Err(crate::error::BadInput(
         "the ghost-stencil kernel needs MPI, and this predict was built without it; rebuild with the default `mpi` feature".into(),
     )
     .into())
@@ -179,35 +253,34 @@ mod tests {
     }
 
     #[test]
-    fn only_ghost_stencil_runs_are_routed_to_the_mpi_path() {
-        let route = |a: &[&str]| -> Vec<String> {
-            let v = a.iter().map(std::ffi::OsString::from).collect();
-            crate::cli::route_mpi_kernels(v)
-                .into_iter()
-                .map(|s| s.to_string_lossy().into_owned())
-                .collect()
+    fn each_kind_of_kernel_refuses_the_others_options() {
+        use clap::Parser as _;
+        let parse = |a: &[&str]| match crate::cli::Cli::try_parse_from(a).unwrap().command {
+            crate::cli::Command::Run(r) => r,
+            _ => unreachable!(),
         };
-        let to_mpi = route(&["predict", "run", "--kernel", "ghost-stencil", "--n", "64"]);
-        assert_eq!(to_mpi[1], "run-ghost-stencil");
-        assert_eq!(
-            route(&["predict", "run", "--kernel=ghost-stencil"])[1],
-            "run-ghost-stencil"
-        );
-        let mixed = [
+        let ghost = parse(&["predict", "run", "--kernel", "ghost-stencil", "--n", "64"]);
+        assert!(ghost.is_ghost_stencil());
+        assert!(ghost.refuse_foreign().is_ok());
+        let ghost = parse(&["predict", "run", "--kernel=ghost-stencil", "--quick"]);
+        let e = ghost.refuse_foreign().unwrap_err();
+        assert_eq!(e.0, "--quick is the thread kernels', not for ghost-stencil");
+        let mixed = parse(&[
             "predict",
             "run",
             "--kernel",
             "fusion",
             "--kernel",
             "ghost-stencil",
-        ];
-        assert_eq!(route(&mixed)[1], "run");
-        assert_eq!(route(&["predict", "run"])[1], "run");
-        assert_eq!(
-            route(&["predict", "eval", "--kernel", "ghost-stencil"])[1],
-            "eval"
+        ]);
+        assert!(!mixed.is_ghost_stencil());
+        let threads = parse(&["predict", "run", "--iters", "3", "--verify"]);
+        assert!(!threads.is_ghost_stencil());
+        let e = threads.refuse_foreign().unwrap_err();
+        assert!(
+            e.0.starts_with("--iters, --verify are ghost-stencil's"),
+            "{e}"
         );
-        assert_eq!(route(&["predict"]).len(), 1);
     }
 
     #[test]

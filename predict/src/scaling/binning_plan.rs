@@ -7,11 +7,13 @@ use models::profile::Profile;
 use models::Estimate;
 
 use super::analysis::analyse;
-use super::curves::{Binning, Strategy};
+use models::binning::Strategy;
+
+use super::curves::Binning;
 use super::report::Report;
 use super::uncertainty::{Param, Uncertainty};
 use super::{config, dram, maybe_profile, missing_profile, ScalingArgs};
-use crate::BadInput;
+use crate::error::BadInput;
 
 /// t_crit and t_work: from the flags, else the profile's lock section or
 /// summary.

@@ -23,7 +23,7 @@ use models::units::{parse, Dimension, Si};
 use serde::Serialize;
 
 use super::curves::{regime_index, Curve, Domain, Point, Range};
-use crate::BadInput;
+use crate::error::BadInput;
 
 /// base·P^a·(log₂P)^b.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -20,7 +20,7 @@
 //! catches up with the first.
 
 use models::alpha_beta::AlphaBeta;
-use models::binning::{costs, BinningInputs};
+use models::binning::{costs, BinningInputs, Strategy};
 use models::contention::{per_bucket_time_s, SerializedLock};
 use models::profile::SizeRange;
 use models::stencil::GhostStencil;
@@ -172,25 +172,6 @@ impl Curve for Stencil {
     }
 }
 
-/// The three binning strategies of §2.9.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Strategy {
-    GlobalLock,
-    BucketLocks,
-    DataParallel,
-}
-
-impl Strategy {
-    pub fn name(self, buckets: f64) -> String {
-        match self {
-            Strategy::GlobalLock => "global lock".into(),
-            Strategy::BucketLocks => format!("{buckets} bucket locks"),
-            Strategy::DataParallel => "data-parallel sort".into(),
-        }
-    }
-}
-
 /// Binning `items` into `buckets` with p threads; θ = [t_crit, t_work,
 /// B_1thread, B_all].
 #[derive(Debug, Clone, PartialEq)]
@@ -221,7 +202,7 @@ impl Binning {
                     global_lock_op_s: tc,
                     bucket_lock_op_s: tc,
                     sort_bytes_per_item: self.sort_bytes,
-                    bandwidth_bps: (p * b1).min(ball),
+                    bandwidth_Bps: (p * b1).min(ball),
                     sort_op_s: 0.0,
                 })
                 .ok()?;

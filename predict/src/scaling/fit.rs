@@ -30,7 +30,7 @@ use serde::Serialize;
 pub use super::runs::{read_runs, Run};
 use super::terms::{Domain, Ranked, Term};
 use super::uncertainty::{Param, Uncertainty};
-use crate::BadInput;
+use crate::error::BadInput;
 
 /// Bootstrap resamples of the fit.
 pub const RESAMPLES: usize = 2000;

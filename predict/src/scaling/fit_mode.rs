@@ -14,7 +14,7 @@ use super::fit::{self, FitOptions, RunsFit};
 use super::report::{fmt_p, Report};
 use super::terms::Domain;
 use super::{config, maybe_profile, networks, ScalingArgs};
-use crate::BadInput;
+use crate::error::BadInput;
 
 const STENCIL: &str =
     "describes the built-in stencil; --fit takes the computation from your runs, so drop it";

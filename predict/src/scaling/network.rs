@@ -11,14 +11,15 @@ use models::Estimate;
 
 use super::curves::Range;
 use super::uncertainty::Param;
-use crate::BadInput;
+use crate::error::BadInput;
 
 /// One protocol regime with uncertain T0 and B.
+#[allow(non_snake_case)]
 #[derive(Debug, Clone, PartialEq)]
 pub struct Regime {
     pub range: Range,
     pub t0_s: Estimate,
-    pub bandwidth_bps: Estimate,
+    pub bandwidth_Bps: Estimate,
 }
 
 /// A network to plan with.
@@ -44,9 +45,9 @@ impl NetworkSpec {
             let suffix = if many {
                 format!(
                     " [{}–{}]",
-                    crate::chart::ticks::binary_bytes(r.range.from_bytes),
+                    models::units::binary_bytes(r.range.from_bytes),
                     if r.range.to_bytes.is_finite() {
-                        crate::chart::ticks::binary_bytes(r.range.to_bytes)
+                        models::units::binary_bytes(r.range.to_bytes)
                     } else {
                         "∞".into()
                     }
@@ -66,7 +67,7 @@ impl NetworkSpec {
             out.push(Param::positive(
                 &format!("B{suffix}"),
                 "B/s",
-                r.bandwidth_bps,
+                r.bandwidth_Bps,
                 &self.source,
             ));
         }
@@ -80,8 +81,8 @@ impl NetworkSpec {
         format!(
             "T0 = {}, B = {} for {} messages",
             fmt_est(&r.t0_s, "s"),
-            fmt_est(&r.bandwidth_bps, "B/s"),
-            crate::chart::ticks::binary_bytes(bytes)
+            fmt_est(&r.bandwidth_Bps, "B/s"),
+            models::units::binary_bytes(bytes)
         )
     }
 }
@@ -123,20 +124,20 @@ pub fn from_network(net: &Network, name: &str, source: &str) -> Result<NetworkSp
                 to_bytes: r.to_bytes,
             },
             t0_s: r.t0_s,
-            bandwidth_bps: r.bandwidth_Bps,
+            bandwidth_Bps: r.bandwidth_Bps,
         })
         .collect();
     regimes.sort_by(|a, b| a.range.from_bytes.total_cmp(&b.range.from_bytes));
     // Each regime's line must give a positive time over its own range; its
     // T0 may be negative when the regime starts at large sizes.
     if let Some(r) = regimes.iter().find(|r| {
-        let b = r.bandwidth_bps.point;
+        let b = r.bandwidth_Bps.point;
         let t_first = r.t0_s.point + r.range.from_bytes.max(1.0) / b;
         !b.is_finite() || b <= 0.0 || t_first.is_nan() || t_first <= 0.0
     }) {
         return Err(BadInput(format!(
             "{source}: a network regime from {} B has T0 = {} s and B = {} B/s; B must be > 0 and T0 + n/B > 0 over the regime",
-            r.range.from_bytes, r.t0_s.point, r.bandwidth_bps.point
+            r.range.from_bytes, r.t0_s.point, r.bandwidth_Bps.point
         )));
     }
     Ok(NetworkSpec {
@@ -167,7 +168,7 @@ pub fn from_profile(profile: &Profile, source: &str) -> Result<Option<NetworkSpe
                     to_bytes: f64::INFINITY,
                 },
                 t0_s: Estimate::exact(t0),
-                bandwidth_bps: Estimate::exact(b),
+                bandwidth_Bps: Estimate::exact(b),
             }],
         })),
         _ => Ok(None),
@@ -255,7 +256,7 @@ pub fn parse_what_if(s: &str, index: usize) -> Result<NetworkSpec, BadInput> {
                 to_bytes: f64::INFINITY,
             },
             t0_s: Estimate::exact(t0),
-            bandwidth_bps: Estimate::exact(bw),
+            bandwidth_Bps: Estimate::exact(bw),
         }],
     })
 }
@@ -269,9 +270,9 @@ mod tests {
         let n = parse_what_if("t0=1.5us,bw=12.5GB/s,name=upgrade", 0).unwrap();
         assert_eq!(n.name, "upgrade");
         assert_eq!(n.regimes[0].t0_s.point, 1.5e-6);
-        assert_eq!(n.regimes[0].bandwidth_bps.point, 12.5e9);
+        assert_eq!(n.regimes[0].bandwidth_Bps.point, 12.5e9);
         let n = parse_what_if("bw=100Gbit/s, t0=2us", 1).unwrap();
-        assert_eq!(n.regimes[0].bandwidth_bps.point, 12.5e9);
+        assert_eq!(n.regimes[0].bandwidth_Bps.point, 12.5e9);
         assert!(n.name.starts_with("what-if 2"), "{}", n.name);
     }
 

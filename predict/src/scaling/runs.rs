@@ -5,7 +5,7 @@
 use models::units::{parse, Dimension};
 use serde::Serialize;
 
-use crate::BadInput;
+use crate::error::BadInput;
 
 /// One run.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -62,10 +62,7 @@ struct Columns {
 }
 
 fn csv_bad(source: &str, e: &csv::Error) -> BadInput {
-    BadInput(format!(
-        "{source}: {}",
-        crate::roofline::records::csv_error(e)
-    ))
+    BadInput(format!("{source}: {}", crate::record::read::csv_error(e)))
 }
 
 fn columns(first: &csv::StringRecord, source: &str, line: u64) -> Result<Columns, BadInput> {

@@ -12,7 +12,7 @@ use super::network;
 use super::report::Report;
 use super::uncertainty::{Param, Uncertainty};
 use super::{config, dram, maybe_profile, missing_profile, networks, ScalingArgs};
-use crate::BadInput;
+use crate::error::BadInput;
 
 /// b / e as an estimate (a time from a bandwidth), σ by the delta method.
 fn per(bytes: f64, e: &Estimate) -> Estimate {

@@ -60,19 +60,3 @@ pub fn assert_bad(args: &[&str], needle: &str) {
     assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
     assert!(err.contains(needle), "{args:?}: '{err}' lacks '{needle}'");
 }
-
-/// The keys every `predict run` record carries (the contract).
-pub const CONTRACT_KEYS: [&str; 12] = [
-    "kernel",
-    "variant",
-    "threads",
-    "size",
-    "measured_s",
-    "measured_ci_s",
-    "predicted_s",
-    "rel_error",
-    "binding",
-    "flops",
-    "bytes",
-    "provenance",
-];

@@ -8,7 +8,7 @@ mod expr;
 use crate::common::predict;
 use serde_json::Value;
 
-/// Each subcommand with several flag sets, the edge cases among them.
+/// Each subcommand with several flag sets, the edge cases among them.
 const CASES: &[&[&str]] = &[
     &[
         "alpha-beta",

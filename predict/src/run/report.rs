@@ -8,9 +8,9 @@ use models::profile::Profile;
 
 use crate::eval::derivation::{plain, show};
 use crate::kernels::work::{predict, Prediction, MEMORY_BANDWIDTH};
-use crate::kernels::Measurement;
+use crate::kernels::{Measurement, KERNELS};
 use crate::machine::Machine;
-use crate::run::record::{Provenance, Record};
+use crate::record::{Provenance, Record};
 
 /// A record and the prediction behind it (kept for `--explain`).
 pub struct Assessed {
@@ -69,17 +69,6 @@ pub fn assess(
         .collect()
 }
 
-/// Pairs of variants whose speed-up the report shows: (kernel, slower, faster).
-const PAIRS: [(&str, &str, &str); 7] = [
-    ("fusion", "three-pass", "fused"),
-    ("stencil", "row-major", "tiled"),
-    ("false-sharing", "adjacent", "padded"),
-    ("false-sharing", "adjacent", "local"),
-    ("binning", "global-lock", "cell-locks"),
-    ("binning", "global-lock", "data-parallel"),
-    ("matmul", "blocked", "blocked"),
-];
-
 /// A speed-up between two variants, measured and predicted.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Speedup {
@@ -89,14 +78,19 @@ pub struct Speedup {
     pub predicted: Option<f64>,
 }
 
-/// The speed-ups of [`PAIRS`] found among the records: same kernel and
+/// The speed-ups of every kernel's [`crate::kernels::Kernel::pairs`] found among the records: same kernel and
 /// size, the same thread count (or, for one variant against itself, one
 /// thread against the most).
 pub fn speedups(records: &[Record]) -> Vec<Speedup> {
     let mut out = Vec::new();
     let suffix = |v: &str| v.split_once('@').map(|(_, s)| s.to_string());
     let base = |v: &str| v.split('@').next().unwrap_or(v).to_string();
-    for (kernel, slow, fast) in PAIRS {
+    let pairs = KERNELS.iter().flat_map(|k| {
+        k.pairs()
+            .iter()
+            .map(move |&(slow, fast)| (k.name(), slow, fast))
+    });
+    for (kernel, slow, fast) in pairs {
         for a in records
             .iter()
             .filter(|r| r.kernel == kernel && base(&r.variant) == slow)
@@ -140,58 +134,13 @@ pub fn speedups(records: &[Record]) -> Vec<Speedup> {
     out
 }
 
-/// The bottleneck the watermark variants point at, for the kernels that
-/// have them, with the evidence, next to the model's binding resource.
+/// The bottlenecks the kernels' watermark variants point at
+/// ([`crate::kernels::Kernel::bottleneck`]).
 pub fn bottlenecks(records: &[Record]) -> Vec<String> {
-    let find = |k: &str, v: &str| {
-        records
-            .iter()
-            .filter(|r| r.kernel == k && r.variant == v)
-            .max_by_key(|r| r.threads)
-    };
-    let mut out = Vec::new();
-    if let (Some(base), Some(extra), Some(one), Some(none)) = (
-        find("fusion", "fused"),
-        find("fusion", "fused+extra-math"),
-        find("fusion", "fused+one-element"),
-        find("fusion", "fused+no-compute"),
-    ) {
-        let r = |x: &Record| x.measured_s / base.measured_s;
-        let (re, ro, rn) = (r(extra), r(one), r(none));
-        let measured = if rn > 0.8 && ro < 0.5 && re < 1.3 {
-            "memory bandwidth"
-        } else if re > 1.5 {
-            "compute"
-        } else {
-            "mixed"
-        };
-        out.push(format!(
-            "fusion (fused, {} thr): extra math ×{}, one element ×{}, no compute ×{} → measured bottleneck: {measured}; model: {}",
-            base.threads,
-            plain(re),
-            plain(ro),
-            plain(rn),
-            base.binding.as_deref().unwrap_or("no prediction")
-        ));
-    }
-    if let (Some(lock), Some(free)) = (
-        find("binning", "global-lock"),
-        find("binning", "global-lock+no-sync"),
-    ) {
-        let headroom = lock.measured_s / free.measured_s;
-        let measured = if headroom > 2.0 {
-            "synchronization (the lock)"
-        } else {
-            "not the lock"
-        };
-        out.push(format!(
-            "binning (global lock, {} thr): without the lock ×{} faster → measured bottleneck: {measured}; model: {}",
-            lock.threads,
-            plain(headroom),
-            lock.binding.as_deref().unwrap_or("no prediction")
-        ));
-    }
-    out
+    KERNELS
+        .iter()
+        .filter_map(|k| k.bottleneck(records))
+        .collect()
 }
 
 /// The readable report: per kernel, measured and predicted times, the

@@ -18,9 +18,9 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::BadInput;
+use crate::error::BadInput;
 
-pub use super::records_csv::{csv_error, parse_csv};
+pub use super::read_csv::{csv_error, parse_csv};
 
 /// One measured kernel variant.
 #[derive(Debug, Clone, PartialEq, Serialize)]

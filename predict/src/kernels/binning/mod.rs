@@ -7,15 +7,19 @@
 //! Every variant is checked against a serial reference: the same set of
 //! particles in every cell.
 
+mod run;
+
+pub use run::Binning;
+
 use std::ops::Range;
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use std::sync::Mutex;
 
 use models::kernel::Traffic;
 
-use calibrate::kernels::bins;
-use calibrate::mem::huge_page_vec;
-use calibrate::pin::Team;
+use calibrate::harness::kernels::bins;
+use calibrate::harness::mem::huge_page_vec;
+use calibrate::harness::pin::Team;
 
 use super::team::split;
 use super::work::{BinLoopName, Demand, LockKindName, Work};
@@ -378,7 +382,7 @@ mod tests {
     fn sort_matches_reference() {
         let p = Particles::new(5000, 16);
         // Three threads on one CPU: more workers than this test can count on.
-        let cpu = calibrate::pin::allowed_cpus()[0];
+        let cpu = calibrate::harness::pin::allowed_cpus()[0];
         let team = Team::new(&[cpu; 3]).unwrap();
         let mut sort = CountingSort::new(&p, &team);
         for _ in 0..2 {

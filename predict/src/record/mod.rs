@@ -1,5 +1,6 @@
-//! One measured-and-predicted kernel run, as `predict run` writes it (the
-//! issue-5 contract), and its JSON and CSV forms.
+//! The record of one measured-and-predicted kernel run: its format, its
+//! writer (here) and its reader ([`read`], [`read_csv`]). `predict run`
+//! and `predict kernel` write records; `predict roofline` reads them back.
 //!
 //! JSON: an array of records, each with the contract keys `kernel`,
 //! `variant`, `threads`, `size`, `measured_s`, `measured_ci_s` [lo, hi],
@@ -10,7 +11,10 @@
 //! `measured_ci_s` becomes `measured_ci_lo_s` and `measured_ci_hi_s`,
 //! provenance fields `provenance_*`, and a kernel's own keys follow in
 //! alphabetical order (nested values as JSON text). Files are written
-//! atomically ([`AtomicFile`](super::atomic::AtomicFile)).
+//! atomically ([`AtomicFile`]).
+
+pub mod read;
+pub mod read_csv;
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -22,10 +26,26 @@ use models::stats::Summary;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::atomic::AtomicFile;
+use calibrate::harness::atomic::AtomicFile;
+
+/// The keys every record carries, whatever its kernel.
+pub const CONTRACT_KEYS: [&str; 12] = [
+    "kernel",
+    "variant",
+    "threads",
+    "size",
+    "measured_s",
+    "measured_ci_s",
+    "predicted_s",
+    "rel_error",
+    "binding",
+    "flops",
+    "bytes",
+    "provenance",
+];
 
 /// Where and how a record was made. The first five fields are those of
-/// the thread kernels' records (`crate::report::record`), so the two kinds
+/// the thread kernels' records ([`crate::run::report::assess`]), so the two kinds
 /// of record line up in `records.jsonl` and in CSV.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Provenance {
@@ -54,7 +74,7 @@ impl Provenance {
         let args: Vec<String> = std::env::args().collect();
         Self {
             host: hosts.first().cloned().unwrap_or_default(),
-            cpu_model: calibrate::sysinfo::SysInfo::read(1).cpu_model,
+            cpu_model: calibrate::harness::sysinfo::SysInfo::read(1).cpu_model,
             date: rfc3339_utc(SystemTime::now()),
             tool_version: env!("CARGO_PKG_VERSION").into(),
             profile: profile.unwrap_or_default(),
@@ -347,20 +367,7 @@ mod tests {
         assert!((r.rel_error.unwrap() - 0.2).abs() < 1e-12);
         let v: Value = serde_json::from_str(&to_json(&[r])).unwrap();
         let o = &v[0];
-        for k in [
-            "kernel",
-            "variant",
-            "threads",
-            "size",
-            "measured_s",
-            "measured_ci_s",
-            "predicted_s",
-            "rel_error",
-            "binding",
-            "flops",
-            "bytes",
-            "provenance",
-        ] {
+        for k in CONTRACT_KEYS {
             assert!(o.get(k).is_some(), "{k} missing");
         }
         assert_eq!(o["measured_ci_s"].as_array().unwrap().len(), 2);

@@ -1,8 +1,8 @@
 //! Records as CSV (`predict run --csv`): a header row, then one record per
-//! row; see [`super::records`] for the columns.
+//! row; see [`super::read`] for the columns.
 
-use super::records::Record;
-use crate::BadInput;
+use super::read::Record;
+use crate::error::BadInput;
 
 /// Parses CSV records with a header row; errors name the line and column.
 pub fn parse_csv(text: &str, source: &str) -> Result<Vec<Record>, BadInput> {

@@ -1,0 +1,31 @@
+//! The measurement harness: what `predict` borrows from `calibrate` to time
+//! its own kernels the way `calibrate` times the machine.
+//!
+//! A prediction is only comparable with a measurement taken under the same
+//! rules as the profile's figures, so `predict run` does not build a second
+//! harness: it times its kernels with this one. The harness is
+//!
+//! * [`timer`]: repetitions after warm-up, disturbed timings set aside,
+//!   capability and median with their intervals;
+//! * [`pin`]: teams of threads pinned one per logical CPU;
+//! * [`mem`]: buffers on huge pages where the system allows them;
+//! * [`kernels`]: the loops themselves (STREAM, dgemm, the increments and
+//!   bins), so a built-in kernel of `predict` runs the same code as the
+//!   benchmark whose figure predicts it;
+//! * [`sysinfo`]: the CPU model, RAM and host name of the provenance;
+//! * [`atomic`]: files written atomically, for profiles, CSV, records and
+//!   charts alike;
+//! * [`exit`] and [`clap_error_line`]: one line on stderr and the exit
+//!   status for bad input, shared by both binaries;
+//! * `watchdog` (with MPI): a stop for a job whose peer has gone.
+
+pub use crate::atomic;
+pub use crate::cli::clap_error_line;
+pub use crate::exit;
+pub use crate::kernels;
+pub use crate::mem;
+pub use crate::pin;
+#[cfg(feature = "mpi")]
+pub use crate::pingpong::watchdog;
+pub use crate::sysinfo;
+pub use crate::timer;

@@ -1,0 +1,238 @@
+//! The ghost-stencil kernel of `predict run`: checks the options, agrees
+//! across ranks on whether to go on, runs the variants, predicts them, and
+//! reports on rank 0.
+
+mod report;
+mod table;
+
+use std::fmt;
+use std::io::Write;
+use std::time::Duration;
+
+use anyhow::anyhow;
+use models::stats::{Sample, Summary};
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::*;
+
+use super::{load_profile, ProfileSource, RunArgs, VariantChoice};
+use crate::error::BadInput;
+use crate::mpi_stencil::driver::{
+    host_names, max_ranks_per_host, run_variant, verify_runs, RunConfig, VariantRun,
+};
+use crate::mpi_stencil::grid::ELEM_BYTES;
+use crate::mpi_stencil::layout::check_size;
+use crate::mpi_stencil::Variant;
+use calibrate::harness::atomic::AtomicFile;
+use calibrate::harness::watchdog::Watchdog;
+
+const KERNEL: &str = super::GHOST_STENCIL;
+const DEFAULT_N: f64 = 2048.0;
+const DEFAULT_CHECK_EVERY: f64 = 10.0;
+const DEFAULT_TIMEOUT_S: f64 = 120.0;
+const DEFAULT_ITERS: f64 = 200.0;
+/// Largest accepted grid side (2¹⁶: 32 GiB per array).
+const MAX_N: f64 = 65536.0;
+
+/// Rank 0 stopped before the work, with this status, and says why.
+#[derive(Debug)]
+struct PeerStopped(i32);
+
+impl fmt::Display for PeerStopped {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "rank 0 stopped with status {}", self.0)
+    }
+}
+
+impl std::error::Error for PeerStopped {}
+
+/// Options after their checks.
+#[derive(Debug, Clone)]
+struct Checked {
+    cfg: RunConfig,
+    variants: Vec<Variant>,
+    timeout: Duration,
+}
+
+fn whole(flag: &str, v: f64, min: f64, max: f64) -> Result<usize, BadInput> {
+    if v.is_finite() && v.fract() == 0.0 && v >= min && v <= max {
+        Ok(v as usize)
+    } else {
+        Err(BadInput(format!(
+            "--{flag} must be a whole number from {min} to {max}, got {v}"
+        )))
+    }
+}
+
+/// The same checks on every rank, so every rank stops alike.
+fn check(args: &RunArgs, p: usize) -> Result<Checked, BadInput> {
+    args.refuse_foreign()?;
+    let (n, flag) = match (args.n, args.size) {
+        (Some(_), Some(_)) => return Err(BadInput("give --n or --size, not both".into())),
+        (None, Some(s)) => (s, "size"),
+        (n, None) => (n.unwrap_or(DEFAULT_N), "n"),
+    };
+    let n = whole(flag, n, 1.0, MAX_N)?;
+    let iters = whole("iters", args.iters.unwrap_or(DEFAULT_ITERS), 2.0, 1e9).map_err(|e| {
+        BadInput(format!(
+            "{} (the time per sweep is a sample of sweeps)",
+            e.0
+        ))
+    })?;
+    let check_every = whole(
+        "check-every",
+        args.check_every.unwrap_or(DEFAULT_CHECK_EVERY),
+        1.0,
+        1e9,
+    )?;
+    if let Some(t) = args.tol {
+        if !(t.is_finite() && t >= 0.0) {
+            return Err(BadInput(format!("--tol must be a number >= 0, got {t}")));
+        }
+    }
+    let timeout = args.timeout.unwrap_or(DEFAULT_TIMEOUT_S);
+    if !(timeout.is_finite() && timeout >= 0.0) {
+        return Err(BadInput(format!(
+            "--timeout must be a number of seconds >= 0, got {timeout}"
+        )));
+    }
+    let variants = match args.variant.unwrap_or(VariantChoice::All) {
+        VariantChoice::Blocking => vec![Variant::Blocking],
+        VariantChoice::Nonblocking => vec![Variant::Nonblocking],
+        VariantChoice::TwoD => vec![Variant::TwoD],
+        VariantChoice::All => Variant::ALL.to_vec(),
+    };
+    for v in &variants {
+        check_size(n, v.grid(p)).map_err(|e| BadInput(e.to_string()))?;
+    }
+    Ok(Checked {
+        cfg: RunConfig {
+            n,
+            iters,
+            check_every,
+            tol: args.tol,
+            verify: args.verify,
+        },
+        variants,
+        timeout: Duration::from_secs_f64(timeout),
+    })
+}
+
+/// What rank 0 readies before the work.
+struct Prepared {
+    profile: ProfileSource,
+    csv: Option<AtomicFile>,
+}
+
+fn prepare(args: &RunArgs) -> anyhow::Result<Prepared> {
+    let profile = load_profile(args.profile.as_deref())?;
+    let csv =
+        match &args.csv {
+            Some(path) => Some(AtomicFile::create_all(path).map_err(|e| {
+                BadInput(format!("cannot write the CSV file {}: {e}", path.display()))
+            })?),
+            None => None,
+        };
+    Ok(Prepared { profile, csv })
+}
+
+/// Initialises MPI, runs, finalises. Rank 0 returns the outcome. Another
+/// rank returns `Ok`; on a failure that rank 0 reports itself (bad input,
+/// which every rank detects alike, or rank 0's own stop) it exits quietly
+/// with status 0, so that `mpirun` does not abort the job before rank 0 has
+/// printed its line and the job's status is rank 0's. On any other failure
+/// it says why and exits with the failure's status.
+pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    let universe = mpi::initialize()
+        .ok_or_else(|| anyhow!("MPI could not be initialised: it already was in this process"))?;
+    let world = universe.world();
+    let rank = world.rank();
+    let result = run_on(&world, args, out);
+    drop(universe);
+    match result {
+        Err(e) if rank != 0 => {
+            if e.is::<PeerStopped>() || e.is::<BadInput>() {
+                std::process::exit(0)
+            }
+            eprintln!("error: rank {rank}: {e:#}");
+            std::process::exit(crate::exit_code(&e))
+        }
+        r => r,
+    }
+}
+
+fn run_on(world: &SimpleCommunicator, args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    let p = world.size() as usize;
+    let rank = world.rank();
+    let checked = check(args, p)?;
+    let prep = (rank == 0).then(|| prepare(args));
+    let mut code: i32 = match &prep {
+        Some(Err(e)) => crate::exit_code(e),
+        _ => 0,
+    };
+    world.process_at_rank(0).broadcast_into(&mut code);
+    let prep = match prep {
+        Some(Err(e)) => return Err(e),
+        _ if code != 0 => return Err(PeerStopped(code).into()),
+        Some(Ok(prep)) => Some(prep),
+        None => None,
+    };
+
+    let hosts = host_names(world);
+    let ranks_per_host = max_ranks_per_host(&hosts);
+    let wd = Watchdog::arm(checked.timeout, &format!("predict run rank {rank}"));
+    let mut runs: Vec<VariantRun> = checked
+        .variants
+        .iter()
+        .map(|&v| {
+            world.barrier();
+            run_variant(world, v, &checked.cfg, &wd)
+        })
+        .collect();
+    drop(wd);
+    if rank == 0 && checked.cfg.verify {
+        verify_runs(&mut runs, checked.cfg.n, checked.cfg.check_every);
+    }
+    match prep {
+        Some(prep) => {
+            let ctx = report::Context::new(&checked, p, &hosts, ranks_per_host, prep.profile);
+            report::report(args, &ctx, &runs, prep.csv, out)
+        }
+        None => Ok(()),
+    }
+}
+
+/// CPUs online on this host (not the affinity mask: mpirun binds each rank
+/// to one core), from `/sys/devices/system/cpu/online` ("0-3,6"); 0 when
+/// unknown.
+fn online_cpus() -> usize {
+    let Ok(text) = std::fs::read_to_string("/sys/devices/system/cpu/online") else {
+        return 0;
+    };
+    text.trim()
+        .split(',')
+        .filter_map(|part| match part.split_once('-') {
+            Some((a, b)) => Some(b.parse::<usize>().ok()? + 1 - a.parse::<usize>().ok()?),
+            None => part.parse::<usize>().ok().map(|_| 1),
+        })
+        .sum()
+}
+
+/// The sweep times as a sample.
+fn timing(run: &VariantRun) -> anyhow::Result<Summary> {
+    Sample::new(run.times_s.clone())
+        .map(|s| s.summary())
+        .map_err(|_| {
+            BadInput(format!(
+                "the {} variant stopped after {} sweep(s) (--tol reached), leaving fewer than 2 timed sweeps; lower --tol",
+                run.variant.name(),
+                run.iterations
+            ))
+            .into()
+        })
+}
+
+/// Ghost-message bytes per sweep over all ranks: two per process-grid edge.
+fn message_bytes(n: usize, run: &VariantRun) -> f64 {
+    let edges = (run.grid.py - 1) + (run.grid.px - 1);
+    (2 * edges * n * ELEM_BYTES) as f64
+}
