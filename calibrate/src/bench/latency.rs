@@ -9,7 +9,8 @@
 //! Working sets lie on a grid of 4 points per octave from 4 KiB. The sweep
 //! first takes every other grid point (2 per octave) up to 128 MiB, detects
 //! the levels ([`crate::levels`]), extends to the DRAM working set
-//! max(128 MiB, 8 × the largest detected cache) — further, half an octave at
+//! max(128 MiB, 8 × the largest detected cache, 2 × the largest cache the OS
+//! reports) — further, half an octave at
 //! a time (2 octaves at most), while the curve still rises — all capped by
 //! the memory budget (and, with `--quick`, at 512 MiB), and then measures the grid (4 per octave) within an
 //! octave of each detected cache size again, in one pass, so that the
@@ -235,7 +236,7 @@ impl Walk<'_> {
         loop {
             let det = detection.as_ref().ok();
             let largest = det.and_then(|d| d.largest_cache()).unwrap_or(0.0);
-            let want = grid_floor(self.ctx.dram_bytes(largest), self.line);
+            let want = grid_floor(self.ctx.far_dram_bytes(largest), self.line);
             let next = k_max + 2;
             let beyond = k_max >= want;
             let reached = det.is_some_and(|d| d.dram.is_some());
@@ -298,7 +299,7 @@ pub fn sweep(
     let done = walk.done;
     let dram_k = if detection.dram.is_some() {
         let target = grid_floor(
-            ctx.dram_bytes(detection.largest_cache().unwrap_or(0.0)),
+            ctx.far_dram_bytes(detection.largest_cache().unwrap_or(0.0)),
             line,
         );
         *done

@@ -97,13 +97,15 @@ impl Context {
         dram_working_set(largest, 0.0, self.config.budget_bytes, self.config.quick)
     }
 
-    /// The DRAM working set of the STREAM sweep: as [`Self::dram_bytes`],
-    /// and at least twice the largest cache the OS reports. On a VM the
-    /// bandwidth keeps falling past the detected levels while the host's
-    /// last-level cache still serves part of the working set. The latency
-    /// sweep does not go that far: on 4 KiB pages the page walks there grow
-    /// the latency in steps that would read as spurious levels.
-    pub fn stream_dram_bytes(&self, largest: f64) -> u64 {
+    /// The DRAM working set of the STREAM sweep and of the pointer chase's
+    /// DRAM latency: as [`Self::dram_bytes`], and at least twice the
+    /// largest cache the OS reports. On a VM the bandwidth keeps falling
+    /// and the latency keeps rising past the detected levels while the
+    /// host's last-level cache still serves part of the working set; and
+    /// the detected levels move between runs on a shared host, where the
+    /// OS's figure does not, so the DRAM figures are taken at the same size
+    /// every run.
+    pub fn far_dram_bytes(&self, largest: f64) -> u64 {
         let os_largest = self
             .sys
             .caches
