@@ -1,6 +1,6 @@
 //! `predict`: evaluates the models with the work shown, runs real kernels
 //! against their predictions, draws Roofline and scaling charts and plans
-//! strong scaling. The binary is glue: [`cli`] parses, [`run`] dispatches,
+//! strong scaling. The binary is glue: [`cli`] parses, [`run()`] dispatches,
 //! `main` prints one error line and exits 2 for bad input ([`error`]).
 //!
 //! | module | job |
@@ -10,7 +10,7 @@
 //! | [`eval`] | `predict eval`: one formula of the lecture, the work shown |
 //! | [`kernels`] | the built-in kernels behind [`kernels::Kernel`], their declared work and its prediction term by term |
 //! | [`kernel_cmd`] | `predict kernel`: a user's loop, described by its work, predicted by the same terms |
-//! | [`run`] | `predict run`: the thread kernels and the MPI ghost stencil ([`mpi_stencil`]) measured next to their predictions |
+//! | [`run`](mod@run) | `predict run`: the thread kernels and the MPI ghost stencil ([`mpi_stencil`]) measured next to their predictions |
 //! | [`record`] | the records `run` and `kernel` write, and their reader |
 //! | [`roofline`], [`mountain`], [`chart`] | the charts and their data; [`chart`] knows no drawing library but through its `Plotter` |
 //! | [`scaling`] | where strong scaling levels off, with error bars; fits of one's own runs |
