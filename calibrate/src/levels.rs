@@ -195,8 +195,9 @@ fn spikes(sorted: &[Point]) -> Vec<usize> {
         .collect()
 }
 
-/// Detects the levels of `points` (any order); see the [module docs](self).
-pub fn detect(points: &[Point]) -> Result<Detection, DetectError> {
+/// `points` sorted by size, checked, with the isolated spikes taken out
+/// (and their sizes).
+fn without_spikes(points: &[Point]) -> Result<(Vec<Point>, Vec<f64>), DetectError> {
     if points.len() < 6 {
         return Err(DetectError::TooFewPoints(points.len()));
     }
@@ -216,6 +217,49 @@ pub fn detect(points: &[Point]) -> Result<Detection, DetectError> {
         .filter(|(i, _)| !spikes.contains(i))
         .map(|(_, p)| *p)
         .collect();
+    Ok((pts, spikes_bytes))
+}
+
+/// The median latency of the points `r` (an index range).
+fn median_latency(pts: &[Point], r: &(usize, usize)) -> f64 {
+    let mut v: Vec<f64> = pts[r.0..r.1].iter().map(|p| p.latency_s).collect();
+    v.sort_by(f64::total_cmp);
+    models::stats::median_of_sorted(&v)
+}
+
+/// The plateaus of the fit, as index ranges into the sorted points: its
+/// flat segments, neighbours at about the same latency merged into one
+/// level (noise, a TLB step), short ones dropped.
+fn plateau_ranges(fit: &SegmentedFit, pts: &[Point]) -> Vec<(usize, usize)> {
+    let runs = fit.segments.iter().filter(|seg| match &seg.fit {
+        SegmentFit::Line(l) => {
+            l.slope.point.abs() <= FLAT_SLOPE && l.residual_std_error <= MAX_PLATEAU_SCATTER
+        }
+        SegmentFit::Constant(_) => true,
+    });
+    let mut merged: Vec<(usize, usize)> = Vec::new();
+    for seg in runs {
+        let r = (seg.start, seg.end);
+        match merged.last_mut() {
+            Some(last)
+                if median_latency(pts, &r) < SAME_LEVEL_RATIO * median_latency(pts, last) =>
+            {
+                last.1 = r.1
+            }
+            _ => merged.push(r),
+        }
+    }
+    // A level's plateau runs from about twice the previous capacity to its
+    // own: a short flat stretch is a pause inside a step, not a level.
+    merged.retain(|r| {
+        pts[r.1 - 1].size_bytes.log2() - pts[r.0].size_bytes.log2() >= MIN_PLATEAU_OCTAVES
+    });
+    merged
+}
+
+/// Detects the levels of `points` (any order); see the [module docs](self).
+pub fn detect(points: &[Point]) -> Result<Detection, DetectError> {
+    let (pts, spikes_bytes) = without_spikes(points)?;
     let x: Vec<f64> = pts.iter().map(|p| p.size_bytes.log2()).collect();
     let y: Vec<f64> = pts.iter().map(|p| p.latency_s.ln()).collect();
     let max_segments = MAX_SEGMENTS.min(pts.len() / 3).max(1);
@@ -225,32 +269,8 @@ pub fn detect(points: &[Point]) -> Result<Detection, DetectError> {
     };
     let fit = segmented(&x, &y, None, &options)?;
 
-    // Flat segments are plateau candidates (index ranges into the sorted points).
-    let runs = fit.segments.iter().filter(|seg| match &seg.fit {
-        SegmentFit::Line(l) => {
-            l.slope.point.abs() <= FLAT_SLOPE && l.residual_std_error <= MAX_PLATEAU_SCATTER
-        }
-        SegmentFit::Constant(_) => true,
-    });
-    let median_of = |r: &(usize, usize)| {
-        let mut v: Vec<f64> = pts[r.0..r.1].iter().map(|p| p.latency_s).collect();
-        v.sort_by(f64::total_cmp);
-        models::stats::median_of_sorted(&v)
-    };
-    // Neighbours at about the same latency are one level (noise, a TLB step).
-    let mut merged: Vec<(usize, usize)> = Vec::new();
-    for seg in runs {
-        let r = (seg.start, seg.end);
-        match merged.last_mut() {
-            Some(last) if median_of(&r) < SAME_LEVEL_RATIO * median_of(last) => last.1 = r.1,
-            _ => merged.push(r),
-        }
-    }
-    // A level's plateau runs from about twice the previous capacity to its
-    // own: a short flat stretch is a pause inside a step, not a level.
-    merged.retain(|r| {
-        pts[r.1 - 1].size_bytes.log2() - pts[r.0].size_bytes.log2() >= MIN_PLATEAU_OCTAVES
-    });
+    let median_of = |r: &(usize, usize)| median_latency(&pts, r);
+    let merged = plateau_ranges(&fit, &pts);
     if merged.len() < 2 && !(merged.len() == 1 && merged[0].1 < pts.len()) {
         return Err(DetectError::NoTransition);
     }

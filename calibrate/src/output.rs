@@ -90,46 +90,8 @@ pub fn table(p: &Profile, bench_lines: &[String], warnings: &[String]) -> String
         opt(pr.clock_hz, |h| Si(h, "Hz").to_string()),
         pr.clock_source
     );
-    if !p.levels.is_empty() {
-        let clock = pr.clock_hz;
-        t += &format!(
-            "{:<6} {:>10} {:>12} {:>8} {:>14} {:>14}\n",
-            "level",
-            "size",
-            "latency",
-            "cycles",
-            "read bw 1t",
-            format!("read bw {}t", pr.threads)
-        );
-        for l in &p.levels {
-            let lat = l.latency_s.map(|e| e.point);
-            t += &format!(
-                "{:<6} {:>10} {:>12} {:>8} {:>14} {:>14}\n",
-                l.name,
-                opt(l.size_bytes, binary_bytes),
-                opt(lat, |s| Si(s, "s").to_string()),
-                opt(lat.zip(clock).map(|(s, h)| s * h), |c| format!("{c:.1}")),
-                opt(l.bandwidth_1t_Bps.map(|e| e.point), |b| Si(b, "B/s")
-                    .to_string()),
-                opt(l.bandwidth_Bps.map(|e| e.point), |b| Si(b, "B/s")
-                    .to_string()),
-            );
-        }
-        t += "\n";
-    }
-    if !p.ceilings.is_empty() {
-        t += "Compute ceilings (highest first)\n";
-        for c in &p.ceilings {
-            t += &format!(
-                "  {:<22} {:>2} thread{} {:>14}\n",
-                c.name,
-                c.threads,
-                if c.threads == 1 { " " } else { "s" },
-                Si(c.flops.point, "FLOP/s").to_string()
-            );
-        }
-        t += "\n";
-    }
+    t += &levels(p);
+    t += &ceilings(p);
     for line in bench_lines.iter().filter(|l| !l.is_empty()) {
         t += line;
         if !line.ends_with('\n') {
@@ -157,6 +119,61 @@ pub fn table(p: &Profile, bench_lines: &[String], warnings: &[String]) -> String
     for w in warnings {
         t += &format!("warning: {w}\n");
     }
+    t
+}
+
+/// The memory levels: size, latency (also in cycles) and read bandwidths.
+fn levels(p: &Profile) -> String {
+    if p.levels.is_empty() {
+        return String::new();
+    }
+    let pr = &p.provenance;
+    let clock = pr.clock_hz;
+    let mut t = String::new();
+    t += &format!(
+        "{:<6} {:>10} {:>12} {:>8} {:>14} {:>14}\n",
+        "level",
+        "size",
+        "latency",
+        "cycles",
+        "read bw 1t",
+        format!("read bw {}t", pr.threads)
+    );
+    for l in &p.levels {
+        let lat = l.latency_s.map(|e| e.point);
+        t += &format!(
+            "{:<6} {:>10} {:>12} {:>8} {:>14} {:>14}\n",
+            l.name,
+            opt(l.size_bytes, binary_bytes),
+            opt(lat, |s| Si(s, "s").to_string()),
+            opt(lat.zip(clock).map(|(s, h)| s * h), |c| format!("{c:.1}")),
+            opt(l.bandwidth_1t_Bps.map(|e| e.point), |b| Si(b, "B/s")
+                .to_string()),
+            opt(l.bandwidth_Bps.map(|e| e.point), |b| Si(b, "B/s")
+                .to_string()),
+        );
+    }
+    t += "\n";
+    t
+}
+
+/// The compute ceilings, highest first.
+fn ceilings(p: &Profile) -> String {
+    if p.ceilings.is_empty() {
+        return String::new();
+    }
+    let mut t = String::new();
+    t += "Compute ceilings (highest first)\n";
+    for c in &p.ceilings {
+        t += &format!(
+            "  {:<22} {:>2} thread{} {:>14}\n",
+            c.name,
+            c.threads,
+            if c.threads == 1 { " " } else { "s" },
+            Si(c.flops.point, "FLOP/s").to_string()
+        );
+    }
+    t += "\n";
     t
 }
 

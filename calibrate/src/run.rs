@@ -10,7 +10,7 @@ use chrono::{SecondsFormat, Utc};
 use models::profile::{Profile, Provenance};
 
 use crate::bench::{by_name, Context, Outcome};
-use crate::cli::RunArgs;
+use crate::cli::{BenchName, RunArgs};
 use crate::clock::{self, Clock};
 use crate::config::{Config, UsageError};
 use crate::output::{table, OutFile};
@@ -37,17 +37,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
     }
     let sys = SysInfo::read(allowed.len());
     let out = OutFile::prepare(&args.out)?;
-    let existing = match out.existing() {
-        Ok(p) => p,
-        Err(reason) if !args.only.is_empty() => {
-            return Err(UsageError::Existing {
-                path: args.out.display().to_string(),
-                reason,
-            }
-            .into())
-        }
-        Err(_) => None,
-    };
+    let existing = existing_profile(args, &out)?;
     let config = Config::new(args, &sys, &allowed, existing.as_ref())?;
 
     let one = Team::new(&config.cpus[..1])?;
@@ -86,12 +76,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
     }
 
     let profile = match existing {
-        Some(mut old) if ctx.config.only => {
-            let mut ran: Vec<&str> = ctx.config.benches.iter().map(|b| b.name()).collect();
-            ran.push("run");
-            merge(&mut old, fresh, &ran);
-            old
-        }
+        Some(old) if ctx.config.only => updated(old, fresh, &ctx.config.benches),
         _ => fresh,
     };
     out.write(&profile.to_json())?;
@@ -104,6 +89,28 @@ pub fn run(args: &RunArgs) -> Result<()> {
         print!("{report}");
     }
     Ok(())
+}
+
+/// The profile already at `--out`; one that cannot be read is an error
+/// only when `--only` would update it.
+fn existing_profile(args: &RunArgs, out: &OutFile) -> Result<Option<Profile>> {
+    match out.existing() {
+        Ok(p) => Ok(p),
+        Err(reason) if !args.only.is_empty() => Err(UsageError::Existing {
+            path: args.out.display().to_string(),
+            reason,
+        }
+        .into()),
+        Err(_) => Ok(None),
+    }
+}
+
+/// `old` with the sections of the benchmarks that ran replaced by `fresh`.
+fn updated(mut old: Profile, fresh: Profile, ran: &[BenchName]) -> Profile {
+    let mut names: Vec<&str> = ran.iter().map(|b| b.name()).collect();
+    names.push("run");
+    merge(&mut old, fresh, &names);
+    old
 }
 
 /// One benchmark's outcome as a partial profile; its notes and warnings

@@ -71,7 +71,7 @@ pub fn three_pass() -> StreamTraffic {
     StreamTraffic::sum(&[THREE_PASS_EACH; 3])
 }
 
-/// The fused loop E[i] = D[i] + (A[i]+B[i])·C[i]: 4 loads + 1 store = 5
+/// The fused loop `E[i] = D[i] + (A[i]+B[i])·C[i]`: 4 loads + 1 store = 5
 /// transfers for 3 ops (§2.7.2).
 pub const FUSED: StreamTraffic = StreamTraffic {
     loads: 4.0,

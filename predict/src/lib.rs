@@ -1,6 +1,24 @@
 //! `predict`: evaluates the models with the work shown, runs real kernels
 //! against their predictions, draws Roofline and scaling charts and plans
-//! strong scaling.
+//! strong scaling. The binary is glue: [`cli`] parses, [`run()`] dispatches,
+//! `main` prints one error line and exits 2 for bad input ([`error`]).
+//!
+//! | module | job |
+//! |---|---|
+//! | [`profiles`] | where `--profile FILE\|NAME` is found; the built-in textbook machine |
+//! | [`machine`] | the figures a prediction needs, queried from a profile |
+//! | [`eval`] | `predict eval`: one formula of the lecture, the work shown |
+//! | [`kernels`] | the built-in kernels behind [`kernels::Kernel`], their declared work and its prediction term by term |
+//! | [`kernel_cmd`] | `predict kernel`: a user's loop, described by its work, predicted by the same terms |
+//! | [`run`](mod@run) | `predict run`: the thread kernels and the MPI ghost stencil ([`mpi_stencil`]) measured next to their predictions |
+//! | [`record`] | the records `run` and `kernel` write, and their reader |
+//! | [`roofline`], [`mountain`], [`chart`] | the charts and their data; [`chart`] knows no drawing library but through its `Plotter` |
+//! | [`scaling`] | where strong scaling levels off, with error bars; fits of one's own runs |
+//!
+//! Kernels are timed with `calibrate`'s measurement harness
+//! (`calibrate::harness`), the same timer, pinning and buffers the profile
+//! was measured with, so a prediction and its measurement compare like
+//! with like.
 
 pub mod args;
 pub mod chart;

@@ -269,6 +269,33 @@ fn summary_text(s: &models::stats::Summary) -> String {
     )
 }
 
+/// One mode's regimes of T(n) = T0 + n/B, a line each.
+fn write_regimes(f: &mut fmt::Formatter<'_>, m: &ModeResult) -> fmt::Result {
+    writeln!(f)?;
+    writeln!(f, "  {} regimes of T(n) = T0 + n/B:", m.mode.name())?;
+    writeln!(
+        f,
+        "  {:<22} {:<34} {:<34} {:>7} {:>6}",
+        "sizes", "T0 [95% CI]", "B [95% CI]", "R²", "points"
+    )?;
+    for (r, n) in m.fit.regimes.iter().zip(&m.fit.points_per_regime) {
+        writeln!(
+            f,
+            "  {:<22} {:<34} {:<34} {:>7.4} {:>6}",
+            format!(
+                "{}..{}",
+                exact_binary_bytes(r.from_bytes as u64),
+                exact_binary_bytes(r.to_bytes as u64)
+            ),
+            estimate_text(&r.t0_s, "s"),
+            estimate_text(&r.bandwidth_Bps, "B/s"),
+            r.r_squared,
+            n
+        )?;
+    }
+    Ok(())
+}
+
 impl fmt::Display for PingpongReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let o = &self.options;
@@ -307,28 +334,7 @@ impl fmt::Display for PingpongReport {
         }
         writeln!(f, "  (~ marks a noisy figure)")?;
         for m in [&self.blocking, &self.nonblocking] {
-            writeln!(f)?;
-            writeln!(f, "  {} regimes of T(n) = T0 + n/B:", m.mode.name())?;
-            writeln!(
-                f,
-                "  {:<22} {:<34} {:<34} {:>7} {:>6}",
-                "sizes", "T0 [95% CI]", "B [95% CI]", "R²", "points"
-            )?;
-            for (r, n) in m.fit.regimes.iter().zip(&m.fit.points_per_regime) {
-                writeln!(
-                    f,
-                    "  {:<22} {:<34} {:<34} {:>7.4} {:>6}",
-                    format!(
-                        "{}..{}",
-                        exact_binary_bytes(r.from_bytes as u64),
-                        exact_binary_bytes(r.to_bytes as u64)
-                    ),
-                    estimate_text(&r.t0_s, "s"),
-                    estimate_text(&r.bandwidth_Bps, "B/s"),
-                    r.r_squared,
-                    n
-                )?;
-            }
+            write_regimes(f, m)?;
         }
         writeln!(f)?;
         writeln!(

@@ -141,25 +141,7 @@ pub fn nonlinear_with<F: Fn(&[f64], f64) -> f64>(
     options: &NonlinearOptions,
 ) -> Result<NonlinearFit, FitError> {
     let p = initial.len();
-    if p == 0 {
-        return Err(FitError::InvalidOption {
-            detail: "no initial parameters were given; give one starting value per parameter"
-                .into(),
-        });
-    }
-    if !names.is_empty() && names.len() != p {
-        return Err(FitError::InvalidOption {
-            detail: format!(
-                "{} names were given for {p} parameters; give one name per parameter or none",
-                names.len()
-            ),
-        });
-    }
-    if !(options.tolerance > 0.0 && options.initial_step > 0.0 && options.max_iters > 0) {
-        return Err(FitError::InvalidOption {
-            detail: "tolerance, initial_step and max_iters must all be positive".into(),
-        });
-    }
+    check_options(p, names, options)?;
     check_finite("x", x)?;
     let w = check_data(x.len(), y, weights)?;
     check_finite("initial", initial)?;
@@ -188,23 +170,7 @@ pub fn nonlinear_with<F: Fn(&[f64], f64) -> f64>(
         scale: if scale > 0.0 { scale } else { 1.0 },
     };
 
-    // Nelder–Mead, restarted from its best vertex while that still helps.
-    let mut best = initial.to_vec();
-    let mut best_cost = problem.sse(&best);
-    let mut iterations = 0;
-    for run in 0..=options.restarts {
-        let (theta, cost, iters) = nelder_mead(&problem, &best, options)?;
-        iterations += iters;
-        let gain = best_cost - cost;
-        if cost < best_cost {
-            best = theta;
-            best_cost = cost;
-        }
-        if run > 0 && gain <= options.tolerance * best_cost.max(f64::MIN_POSITIVE) {
-            break;
-        }
-    }
-    gauss_newton_polish(&problem, &mut best, &mut best_cost);
+    let (best, iterations) = minimise(&problem, initial, options)?;
 
     // Intervals from the Jacobian at the optimum.
     let jac = jacobian(&model, &best, initial, x);
@@ -213,19 +179,7 @@ pub fn nonlinear_with<F: Fn(&[f64], f64) -> f64>(
     } else {
         names.iter().map(|s| s.to_string()).collect()
     };
-    if let Some(j) = (0..p).find(|&j| jac.column(j).iter().all(|&v| v == 0.0)) {
-        return Err(FitError::Singular {
-            detail: format!(
-                "the model does not change with parameter '{}' at these points; drop it or measure where it matters",
-                names[j]
-            ),
-        });
-    }
-    if jac.iter().any(|v| !v.is_finite()) {
-        return Err(FitError::Singular {
-            detail: "the model is not finite next to the optimum, so its slopes (and the intervals) cannot be taken; constrain the model".into(),
-        });
-    }
+    check_jacobian(&jac, &names)?;
     let solver = WeightedSolver::new(&jac, &w).map_err(|_| FitError::Singular {
         detail: format!(
             "the parameters {} cannot all be told apart from these points (the Jacobian at the optimum is rank-deficient); vary x more or fix a parameter",
@@ -248,6 +202,78 @@ pub fn nonlinear_with<F: Fn(&[f64], f64) -> f64>(
         goodness,
         iterations,
     })
+}
+
+/// Refuses no parameters, a wrong number of names and non-positive
+/// options.
+fn check_options(p: usize, names: &[&str], options: &NonlinearOptions) -> Result<(), FitError> {
+    if p == 0 {
+        return Err(FitError::InvalidOption {
+            detail: "no initial parameters were given; give one starting value per parameter"
+                .into(),
+        });
+    }
+    if !names.is_empty() && names.len() != p {
+        return Err(FitError::InvalidOption {
+            detail: format!(
+                "{} names were given for {p} parameters; give one name per parameter or none",
+                names.len()
+            ),
+        });
+    }
+    if !(options.tolerance > 0.0 && options.initial_step > 0.0 && options.max_iters > 0) {
+        return Err(FitError::InvalidOption {
+            detail: "tolerance, initial_step and max_iters must all be positive".into(),
+        });
+    }
+    Ok(())
+}
+
+/// Nelder–Mead from `initial`, restarted from its best vertex while that
+/// still helps, then polished by Gauss–Newton: the optimum and the
+/// Nelder–Mead iterations used.
+fn minimise<F: Fn(&[f64], f64) -> f64>(
+    problem: &Sse<'_, F>,
+    initial: &[f64],
+    options: &NonlinearOptions,
+) -> Result<(Vec<f64>, u64), FitError> {
+    let mut best = initial.to_vec();
+    let mut best_cost = problem.sse(&best);
+    let mut iterations = 0;
+    for run in 0..=options.restarts {
+        let (theta, cost, iters) = nelder_mead(problem, &best, options)?;
+        iterations += iters;
+        let gain = best_cost - cost;
+        if cost < best_cost {
+            best = theta;
+            best_cost = cost;
+        }
+        if run > 0 && gain <= options.tolerance * best_cost.max(f64::MIN_POSITIVE) {
+            break;
+        }
+    }
+    gauss_newton_polish(problem, &mut best, &mut best_cost);
+    Ok((best, iterations))
+}
+
+/// Refuses a Jacobian at the optimum that cannot give intervals: a
+/// parameter the model does not depend on, or slopes that are not finite.
+fn check_jacobian(jac: &DMatrix<f64>, names: &[String]) -> Result<(), FitError> {
+    let p = jac.ncols();
+    if let Some(j) = (0..p).find(|&j| jac.column(j).iter().all(|&v| v == 0.0)) {
+        return Err(FitError::Singular {
+            detail: format!(
+                "the model does not change with parameter '{}' at these points; drop it or measure where it matters",
+                names[j]
+            ),
+        });
+    }
+    if jac.iter().any(|v| !v.is_finite()) {
+        return Err(FitError::Singular {
+            detail: "the model is not finite next to the optimum, so its slopes (and the intervals) cannot be taken; constrain the model".into(),
+        });
+    }
+    Ok(())
 }
 
 /// The normalised cost S(θ)/Σwy², +∞ wherever the model is not finite.

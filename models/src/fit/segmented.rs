@@ -224,72 +224,16 @@ pub fn segmented(
     weights: Option<&[f64]>,
     options: &SegmentedOptions,
 ) -> Result<SegmentedFit, FitError> {
-    if options.max_segments == 0 {
-        return Err(FitError::InvalidOption {
-            detail: "max_segments is 0; allow at least one segment".into(),
-        });
-    }
-    if !(options.penalty.is_finite() && options.penalty > 0.0) {
-        return Err(FitError::InvalidOption {
-            detail: format!(
-                "penalty is {}; give a positive factor (1 is plain BIC)",
-                options.penalty
-            ),
-        });
-    }
-    check_finite("x", x)?;
-    let w = check_data(x.len(), y, weights)?;
+    let (w, p, m) = check_inputs(x, y, weights, options)?;
     let n = x.len();
-    let p = match options.kind {
-        SegmentKind::Line => 2,
-        SegmentKind::Constant => 1,
-    };
-    let m = options.min_points_per_segment.max(p + 1);
-    if n < m {
-        return Err(FitError::TooFewPoints {
-            what: "a segmented fit",
-            needed: m,
-            got: n,
-        });
-    }
-    if options.kind == SegmentKind::Line && x.iter().all(|&v| v == x[0]) {
-        return Err(FitError::AllXEqual);
-    }
-
     let mut order: Vec<usize> = (0..n).collect();
     order.sort_by(|&a, &b| x[a].total_cmp(&x[b]));
     let xs: Vec<f64> = order.iter().map(|&i| x[i]).collect();
     let ys: Vec<f64> = order.iter().map(|&i| y[i]).collect();
     let ws: Vec<f64> = order.iter().map(|&i| w[i]).collect();
 
-    // cost[i][j]: RSS of one segment over i..j (infinite if not allowed).
-    let mut cost = vec![vec![f64::INFINITY; n + 1]; n + 1];
-    for i in 0..n {
-        for j in (i + m)..=n {
-            cost[i][j] = range_rss(&xs[i..j], &ys[i..j], &ws[i..j], options.kind);
-        }
-    }
-    let can_cut = |c: usize| xs[c - 1] < xs[c];
-
-    // best[k][j]: least RSS splitting 0..j into k + 1 segments; prev: last cut.
     let k_max = options.max_segments.min(n / m);
-    let mut best = vec![vec![f64::INFINITY; n + 1]; k_max];
-    let mut prev = vec![vec![usize::MAX; n + 1]; k_max];
-    best[0] = cost[0].clone();
-    for k in 1..k_max {
-        for j in ((k + 1) * m)..=n {
-            for i in (k * m)..=(j - m) {
-                if !can_cut(i) {
-                    continue;
-                }
-                let c = best[k - 1][i] + cost[i][j];
-                if c < best[k][j] {
-                    best[k][j] = c;
-                    prev[k][j] = i;
-                }
-            }
-        }
-    }
+    let (best, prev) = split_optimally(&xs, &ys, &ws, options.kind, m, k_max);
 
     let floor = (RSS_FLOOR * ys.iter().zip(&ws).map(|(a, b)| b * a * a).sum::<f64>())
         .max(f64::MIN_POSITIVE);
@@ -325,35 +269,10 @@ pub fn segmented(
     }
     cuts.push(0);
     cuts.reverse();
-
-    let mut segments = Vec::with_capacity(chosen + 1);
-    for pair in cuts.windows(2) {
-        let (s, e) = (pair[0], pair[1]);
-        let (xr, yr, wr) = (&xs[s..e], &ys[s..e], &ws[s..e]);
-        let (fit, weighted_rss) = match options.kind {
-            SegmentKind::Line => {
-                let l = line(xr, yr, Some(wr))?;
-                let rss = l.weighted_rss;
-                (SegmentFit::Line(l), rss)
-            }
-            SegmentKind::Constant => {
-                let ones = DMatrix::from_element(e - s, 1, 1.0);
-                let c = least_squares(&ones, yr, Some(wr))?;
-                (
-                    SegmentFit::Constant(c.coefficients[0]),
-                    c.goodness.weighted_rss,
-                )
-            }
-        };
-        segments.push(Segment {
-            start: s,
-            end: e,
-            x_min: xs[s],
-            x_max: xs[e - 1],
-            fit,
-            weighted_rss,
-        });
-    }
+    let segments = cuts
+        .windows(2)
+        .map(|pair| fit_segment(&xs, &ys, &ws, pair[0]..pair[1], options.kind))
+        .collect::<Result<Vec<_>, _>>()?;
     let breakpoints = cuts[1..cuts.len() - 1]
         .iter()
         .map(|&c| 0.5 * (xs[c - 1] + xs[c]))
@@ -365,6 +284,123 @@ pub fn segmented(
         criterion,
         n,
         order,
+    })
+}
+
+/// Refuses bad options and data; returns the weights, the parameters
+/// per segment and the fewest points a segment may have.
+fn check_inputs(
+    x: &[f64],
+    y: &[f64],
+    weights: Option<&[f64]>,
+    options: &SegmentedOptions,
+) -> Result<(Vec<f64>, usize, usize), FitError> {
+    if options.max_segments == 0 {
+        return Err(FitError::InvalidOption {
+            detail: "max_segments is 0; allow at least one segment".into(),
+        });
+    }
+    if !(options.penalty.is_finite() && options.penalty > 0.0) {
+        return Err(FitError::InvalidOption {
+            detail: format!(
+                "penalty is {}; give a positive factor (1 is plain BIC)",
+                options.penalty
+            ),
+        });
+    }
+    check_finite("x", x)?;
+    let w = check_data(x.len(), y, weights)?;
+    let n = x.len();
+    let p = match options.kind {
+        SegmentKind::Line => 2,
+        SegmentKind::Constant => 1,
+    };
+    let m = options.min_points_per_segment.max(p + 1);
+    if n < m {
+        return Err(FitError::TooFewPoints {
+            what: "a segmented fit",
+            needed: m,
+            got: n,
+        });
+    }
+    if options.kind == SegmentKind::Line && x.iter().all(|&v| v == x[0]) {
+        return Err(FitError::AllXEqual);
+    }
+    Ok((w, p, m))
+}
+
+/// The dynamic program over the sorted points: `best[k][j]`, the least RSS
+/// splitting 0..j into k + 1 segments of at least `m` points, cut only
+/// between different x; `prev[k][j]`, its last cut.
+fn split_optimally(
+    xs: &[f64],
+    ys: &[f64],
+    ws: &[f64],
+    kind: SegmentKind,
+    m: usize,
+    k_max: usize,
+) -> (Vec<Vec<f64>>, Vec<Vec<usize>>) {
+    let n = xs.len();
+    // cost[i][j]: RSS of one segment over i..j (infinite if not allowed).
+    let mut cost = vec![vec![f64::INFINITY; n + 1]; n + 1];
+    for i in 0..n {
+        for j in (i + m)..=n {
+            cost[i][j] = range_rss(&xs[i..j], &ys[i..j], &ws[i..j], kind);
+        }
+    }
+    let can_cut = |c: usize| xs[c - 1] < xs[c];
+    let mut best = vec![vec![f64::INFINITY; n + 1]; k_max];
+    let mut prev = vec![vec![usize::MAX; n + 1]; k_max];
+    best[0] = cost[0].clone();
+    for k in 1..k_max {
+        for j in ((k + 1) * m)..=n {
+            for i in (k * m)..=(j - m) {
+                if !can_cut(i) {
+                    continue;
+                }
+                let c = best[k - 1][i] + cost[i][j];
+                if c < best[k][j] {
+                    best[k][j] = c;
+                    prev[k][j] = i;
+                }
+            }
+        }
+    }
+    (best, prev)
+}
+
+/// The fit of the sorted points `r`.
+fn fit_segment(
+    xs: &[f64],
+    ys: &[f64],
+    ws: &[f64],
+    r: std::ops::Range<usize>,
+    kind: SegmentKind,
+) -> Result<Segment, FitError> {
+    let (s, e) = (r.start, r.end);
+    let (xr, yr, wr) = (&xs[s..e], &ys[s..e], &ws[s..e]);
+    let (fit, weighted_rss) = match kind {
+        SegmentKind::Line => {
+            let l = line(xr, yr, Some(wr))?;
+            let rss = l.weighted_rss;
+            (SegmentFit::Line(l), rss)
+        }
+        SegmentKind::Constant => {
+            let ones = DMatrix::from_element(e - s, 1, 1.0);
+            let c = least_squares(&ones, yr, Some(wr))?;
+            (
+                SegmentFit::Constant(c.coefficients[0]),
+                c.goodness.weighted_rss,
+            )
+        }
+    };
+    Ok(Segment {
+        start: s,
+        end: e,
+        x_min: xs[s],
+        x_max: xs[e - 1],
+        fit,
+        weighted_rss,
     })
 }
 

@@ -18,6 +18,8 @@
 //!   before posting and the received ones unpacked after the wait (a column
 //!   of a row-major block is strided).
 
+use std::ops::Range;
+
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 
@@ -133,16 +135,7 @@ pub fn step_nonblocking(
         recv_left,
         recv_right,
     } = cols;
-    if lay.left.is_some() {
-        for (k, v) in send_left.iter_mut().enumerate() {
-            *v = b.cur[(k + 1) * ld + 1];
-        }
-    }
-    if lay.right.is_some() {
-        for (k, v) in send_right.iter_mut().enumerate() {
-            *v = b.cur[(k + 1) * ld + rx];
-        }
-    }
+    pack_columns(lay, &b.cur, send_left, send_right);
     // Inner points that read no ghost cell: rows 2..ry-1, and the columns
     // away from a neighbour's ghost column.
     let c0 = 1 + usize::from(lay.left.is_some());
@@ -181,25 +174,55 @@ pub fn step_nonblocking(
                 coll.add(p.immediate_send_with_tag(scope, &send_right[..], TAG_RIGHT));
             }
             if c0 < c1 {
-                diff = sweep(inner, 1, next, ld, mid_rows.clone(), c0..c1, residual);
+                diff = sweep(inner, 1, next, ld, mid_rows, c0..c1, residual);
             }
             let mut done = Vec::with_capacity(8);
             coll.wait_all(&mut done);
         });
     }
+    unpack_columns(lay, &mut b.cur, recv_left, recv_right);
+    diff.max(sweep_border(lay, b, c0..c1, residual))
+}
+
+/// Copies the block's edge columns into the send buffers of the
+/// neighbours there are.
+fn pack_columns(lay: &Layout, cur: &[f64], left: &mut [f64], right: &mut [f64]) {
+    let (ld, rx) = (lay.ld(), lay.rx);
     if lay.left.is_some() {
-        for (k, v) in recv_left.iter().enumerate() {
-            b.cur[(k + 1) * ld] = *v;
+        for (k, v) in left.iter_mut().enumerate() {
+            *v = cur[(k + 1) * ld + 1];
         }
     }
     if lay.right.is_some() {
-        for (k, v) in recv_right.iter().enumerate() {
-            b.cur[(k + 1) * ld + rx + 1] = *v;
+        for (k, v) in right.iter_mut().enumerate() {
+            *v = cur[(k + 1) * ld + rx];
         }
     }
-    // The border: first and last rows whole, the edge columns between.
+}
+
+/// Copies the received columns into the block's ghost columns.
+fn unpack_columns(lay: &Layout, cur: &mut [f64], left: &[f64], right: &[f64]) {
+    let (ld, rx) = (lay.ld(), lay.rx);
+    if lay.left.is_some() {
+        for (k, v) in left.iter().enumerate() {
+            cur[(k + 1) * ld] = *v;
+        }
+    }
+    if lay.right.is_some() {
+        for (k, v) in right.iter().enumerate() {
+            cur[(k + 1) * ld + rx + 1] = *v;
+        }
+    }
+}
+
+/// Sweeps the border once the ghosts are in: the first and last rows
+/// whole, and between them the edge columns outside `inner_cols`.
+fn sweep_border(lay: &Layout, b: &mut Block, inner_cols: Range<usize>, residual: bool) -> f64 {
+    let (ld, ry, rx) = (lay.ld(), lay.ry, lay.rx);
+    let (c0, c1) = (inner_cols.start, inner_cols.end);
+    let mid_rows = 2..ry.max(2);
     let (cur, next) = (&b.cur, &mut b.next);
-    diff = diff.max(sweep(cur, 0, next, ld, 1..2, 1..rx + 1, residual));
+    let mut diff = sweep(cur, 0, next, ld, 1..2, 1..rx + 1, residual);
     if ry >= 2 {
         diff = diff.max(sweep(cur, 0, next, ld, ry..ry + 1, 1..rx + 1, residual));
     }

@@ -233,7 +233,7 @@ fn cell(v: &Value) -> String {
     }
 }
 
-/// The records as CSV with a header row: [`CSV_HEAD`], the kernels' own
+/// The records as CSV with a header row: the contract columns, the kernels' own
 /// keys in alphabetical order (nested values as JSON text), then `hosts`
 /// (`;`-separated), `command` and `notes` (`;`-separated).
 pub fn to_csv(records: &[Record]) -> String {

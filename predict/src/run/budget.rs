@@ -62,7 +62,7 @@ pub fn budget(max_memory: Option<f64>, ram_bytes: u64) -> Result<(f64, String), 
 ///
 /// # Errors
 /// [`BadInput`]: "--size N: the K kernel needs X, more than the Y of
-/// <budget source>".
+/// the budget's source".
 pub fn check(
     kernel: &str,
     size: Option<usize>,
