@@ -114,6 +114,12 @@ pub struct FigureTrust {
 }
 
 impl Summary {
+    /// The figure stored under the summary key `key`, when that key
+    /// exists and the figure was measured.
+    pub fn figure(&self, key: &str) -> Option<f64> {
+        self.clone().figure_mut(key).and_then(|f| *f)
+    }
+
     /// The figure stored under the summary key `key`, for setting.
     pub fn figure_mut(&mut self, key: &str) -> Option<&mut Option<f64>> {
         Some(match key {
@@ -437,6 +443,9 @@ mod tests {
         assert!(s.figure_mut("nope").is_none());
         *s.figure_mut("t_crit_s").unwrap() = Some(1.0);
         assert_eq!(s.t_crit_s, Some(1.0));
+        assert_eq!(s.figure("t_crit_s"), Some(1.0));
+        assert_eq!(s.figure("mpi_t0_s"), None);
+        assert_eq!(s.figure("nope"), None);
     }
 
     #[test]
