@@ -265,6 +265,15 @@ impl Profile {
             .max_by(|a, b| a.flops.point.total_cmp(&b.flops.point))
     }
 
+    /// Name of the level a working set of `bytes` per thread lives in:
+    /// the first detected cache level that holds it, else "DRAM".
+    pub fn level_of(&self, bytes: f64) -> &str {
+        self.levels
+            .iter()
+            .find(|l| l.size_bytes.is_some_and(|s| bytes <= s))
+            .map_or("DRAM", |l| l.name.as_str())
+    }
+
     /// An empty profile of the current schema.
     pub fn new(provenance: Provenance) -> Self {
         Self {
@@ -399,6 +408,8 @@ mod tests {
         assert!(text.contains("\"stream_triad_Bps\": 20000000000.0"));
         assert!(text.contains("\"mpi_t0_s\": null"));
         assert_eq!(Profile::from_json(&text).unwrap(), p);
+        assert_eq!(p.level_of(4096.0), "L1");
+        assert_eq!(p.level_of(1e9), "DRAM");
     }
 
     #[test]
