@@ -17,6 +17,7 @@ pub struct Estimate {
     /// bound" (JSON has no infinity), which files written with an infinite
     /// end hold as null.
     #[serde(deserialize_with = "max_if_null")]
+    #[schemars(with = "Option<f64>")]
     pub hi: f64,
     /// Standard error of the point, when the method gives one.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -114,6 +114,12 @@ pub struct FigureTrust {
 }
 
 impl Summary {
+    /// The figure stored under the summary key `key`, when that key
+    /// exists and the figure was measured.
+    pub fn figure(&self, key: &str) -> Option<f64> {
+        self.clone().figure_mut(key).and_then(|f| *f)
+    }
+
     /// The figure stored under the summary key `key`, for setting.
     pub fn figure_mut(&mut self, key: &str) -> Option<&mut Option<f64>> {
         Some(match key {
@@ -259,6 +265,15 @@ impl Profile {
             .max_by(|a, b| a.flops.point.total_cmp(&b.flops.point))
     }
 
+    /// Name of the level a working set of `bytes` per thread lives in:
+    /// the first detected cache level that holds it, else "DRAM".
+    pub fn level_of(&self, bytes: f64) -> &str {
+        self.levels
+            .iter()
+            .find(|l| l.size_bytes.is_some_and(|s| bytes <= s))
+            .map_or("DRAM", |l| l.name.as_str())
+    }
+
     /// An empty profile of the current schema.
     pub fn new(provenance: Provenance) -> Self {
         Self {
@@ -393,6 +408,8 @@ mod tests {
         assert!(text.contains("\"stream_triad_Bps\": 20000000000.0"));
         assert!(text.contains("\"mpi_t0_s\": null"));
         assert_eq!(Profile::from_json(&text).unwrap(), p);
+        assert_eq!(p.level_of(4096.0), "L1");
+        assert_eq!(p.level_of(1e9), "DRAM");
     }
 
     #[test]
@@ -437,6 +454,9 @@ mod tests {
         assert!(s.figure_mut("nope").is_none());
         *s.figure_mut("t_crit_s").unwrap() = Some(1.0);
         assert_eq!(s.t_crit_s, Some(1.0));
+        assert_eq!(s.figure("t_crit_s"), Some(1.0));
+        assert_eq!(s.figure("mpi_t0_s"), None);
+        assert_eq!(s.figure("nope"), None);
     }
 
     #[test]

@@ -65,6 +65,7 @@ impl Outliers {
 
 /// The summary of a [`Sample`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "StatsSummary")]
 pub struct Summary {
     /// Number of values.
     pub n: usize,

@@ -11,8 +11,8 @@
 use calibrate::kernels::stream::Kernel as StreamKernel;
 use models::kernel::Traffic;
 use models::profile::mlp::{HUGE_PAGES, SMALL_PAGES};
-use models::profile::stream::{StreamPoint, StreamSection};
-use models::traffic::{time_at, LevelModel, MixSample};
+use models::profile::stream::StreamSection;
+use models::traffic::{time_at, LevelModel};
 use models::Estimate;
 
 use crate::machine::{Machine, Missing};
@@ -83,23 +83,7 @@ impl Machine<'_> {
     /// measured at that size), the DRAM points included, sorted by size.
     fn level_curve(&self, threads: usize, bound: Bound) -> Result<Vec<(f64, LevelModel)>, Missing> {
         let s = self.stream()?;
-        let mut by_size: Vec<(f64, Vec<MixSample>)> = Vec::new();
-        let points = s.sweep_points(threads).chain(s.dram_points(threads));
-        for p in points {
-            let size = p.per_thread_bytes as f64;
-            let Some(sample) = self.mix_sample(s, p, bound) else {
-                continue;
-            };
-            match by_size.iter_mut().find(|(x, _)| *x == size) {
-                Some((_, v)) => v.push(sample),
-                None => by_size.push((size, vec![sample])),
-            }
-        }
-        let mut curve: Vec<(f64, LevelModel)> = by_size
-            .into_iter()
-            .filter_map(|(x, v)| Some((x, LevelModel::from_samples(&v)?)))
-            .collect();
-        curve.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let curve = s.level_curve(threads, |k| mix_of(s, k), |e| bound.of_rate(e));
         if curve.is_empty() {
             return Err(Missing {
                 what: format!("a STREAM sweep on {threads} thread(s)"),
@@ -107,25 +91,6 @@ impl Machine<'_> {
             });
         }
         Ok(curve)
-    }
-
-    /// One STREAM point as bytes per element and seconds per element.
-    fn mix_sample(&self, s: &StreamSection, p: &StreamPoint, bound: Bound) -> Option<MixSample> {
-        let (load_bytes, store_bytes, allocate_bytes) = mix_of(s, &p.kernel)?;
-        let wa = p.bandwidth_write_allocate_Bps;
-        // The interval of the counted bandwidth, carried to the
-        // write-allocate one in proportion.
-        let scale = match p.bandwidth_Bps.as_ref().map(|b| b.rate()) {
-            Some(rate) if rate.point > 0.0 => bound.of_rate(&rate) / rate.point,
-            _ => 1.0,
-        };
-        let total = load_bytes + store_bytes + allocate_bytes;
-        Some(MixSample {
-            load_bytes,
-            store_bytes,
-            allocate_bytes,
-            seconds: total / (wa * scale),
-        })
     }
 
     /// Seconds a loop's streamed `traffic` takes on `threads` threads with
@@ -224,10 +189,6 @@ impl Machine<'_> {
     /// Name of the level a working set of `per_thread_bytes` per thread
     /// lives in: the first detected cache level that holds it, else DRAM.
     pub fn level_of(&self, per_thread_bytes: f64) -> String {
-        self.profile
-            .levels
-            .iter()
-            .find(|l| l.size_bytes.is_some_and(|s| per_thread_bytes <= s))
-            .map_or_else(|| "DRAM".to_string(), |l| l.name.clone())
+        self.profile.level_of(per_thread_bytes).to_string()
     }
 }

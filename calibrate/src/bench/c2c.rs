@@ -137,6 +137,30 @@ pub fn pingpong(a: core_affinity::CoreId, b: core_affinity::CoreId, plan: &Plan)
     })
 }
 
+/// The reader's side of the hand-offs until [`STOP`]: checks each buffer
+/// and answers; returns the number that arrived corrupted.
+fn read_handoffs(sh: &Shared) -> u64 {
+    let mut seen = 0u64;
+    let mut corrupted = 0;
+    loop {
+        let v = sh.ready.0.load(Ordering::Acquire);
+        if v == STOP {
+            return corrupted;
+        }
+        if v == seen {
+            std::hint::spin_loop();
+            continue;
+        }
+        let words = sh.words.0.load(Ordering::Relaxed);
+        // SAFETY: `ready` was raised for this hand-off; see `Shared`.
+        let data: &Vec<u64> = unsafe { &*sh.buf.get() };
+        let sum = data[..words].iter().fold(0u64, |s, &x| s.wrapping_add(x));
+        corrupted += u64::from(sum != v.wrapping_mul(words as u64));
+        seen = v;
+        sh.ack.0.store(v, Ordering::Release);
+    }
+}
+
 /// Hand-off time samples (seconds per hand-off) for each size in `sizes`.
 pub fn handoff(
     a: core_affinity::CoreId,
@@ -160,25 +184,7 @@ pub fn handoff(
         let reader = s.spawn(move || -> u64 {
             pin_current(b);
             partner.store(gettid(), Ordering::Release);
-            let mut seen = 0u64;
-            let mut corrupted = 0;
-            loop {
-                let v = sh.ready.0.load(Ordering::Acquire);
-                if v == STOP {
-                    return corrupted;
-                }
-                if v == seen {
-                    std::hint::spin_loop();
-                    continue;
-                }
-                let words = sh.words.0.load(Ordering::Relaxed);
-                // SAFETY: `ready` was raised for this hand-off; see `Shared`.
-                let data: &Vec<u64> = unsafe { &*sh.buf.get() };
-                let sum = data[..words].iter().fold(0u64, |s, &x| s.wrapping_add(x));
-                corrupted += u64::from(sum != v.wrapping_mul(words as u64));
-                seen = v;
-                sh.ack.0.store(v, Ordering::Release);
-            }
+            read_handoffs(sh)
         });
         let writer = s.spawn(move || -> Result<Vec<Stats>> {
             pin_current(a);

@@ -32,11 +32,12 @@
 //! thread: the cost of a reduction compiled without reassociation
 //! (`s += x[i]`) or of Horner's scheme, which no throughput figure gives.
 
+use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 use anyhow::Result;
 use models::profile::flops::{FlopsKernel, FlopsSection};
-use models::profile::{CeilingKernel, ComputeCeiling, Section};
+use models::profile::{CeilingKernel, ComputeCeiling, Sample, Section};
 use models::units::Si;
 
 use models::stats::{Better, Summary as Stats};
@@ -195,15 +196,7 @@ impl Bench for Flops {
             .sort_by(|a, b| b.flops.point.total_cmp(&a.flops.point));
         out.warnings.extend(precision_warnings(&out.ceilings));
         set_peaks(ctx, &mut out, &mut f64s)?;
-        let mut chain = std::collections::BTreeMap::new();
-        for op in ChainOp::ALL {
-            let s = measure_chain(&ctx.one, op, &ctx.config.plan)?;
-            out.warnings.extend(noisy_warning(
-                &format!("the f64 {} chain latency", op.name()),
-                &s,
-            ));
-            chain.insert(op.name().into(), sample(&s));
-        }
+        let chain = chains(ctx, &mut out)?;
         out.section = Some(Section::Flops(FlopsSection {
             kernels: rows,
             chain,
@@ -220,6 +213,21 @@ impl Bench for Flops {
         };
         Ok(out)
     }
+}
+
+/// The latency of each loop-carried f64 chain, by operation, with a
+/// warning for each noisy one.
+fn chains(ctx: &Context, out: &mut Outcome) -> Result<BTreeMap<String, Sample>> {
+    let mut chain = BTreeMap::new();
+    for op in ChainOp::ALL {
+        let s = measure_chain(&ctx.one, op, &ctx.config.plan)?;
+        out.warnings.extend(noisy_warning(
+            &format!("the f64 {} chain latency", op.name()),
+            &s,
+        ));
+        chain.insert(op.name().into(), sample(&s));
+    }
+    Ok(chain)
 }
 
 /// Measures the dgemm ceiling on `team`, adds it and its section row.

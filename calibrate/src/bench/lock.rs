@@ -48,16 +48,11 @@
 //!                "saturation_threads": .. } ] }
 //! ```
 
-use std::cell::UnsafeCell;
 use std::hint::black_box;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Barrier, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use anyhow::{anyhow, Result};
-use crossbeam_utils::CachePadded;
+use anyhow::Result;
 use models::contention::{line_migration_s, SerializedLock};
-use models::interference::clean_sample;
 use models::profile::lock::{LockKindResult, LockPoint, LockSection};
 use models::profile::Section;
 use models::stats::{Better, Summary as Stats};
@@ -65,10 +60,11 @@ use models::units::Si;
 use models::Estimate;
 
 use super::{noisy_warning, sample, Bench, Context, Outcome};
-use crate::counters::{gettid, Counters};
-use crate::pin::pin_current;
-use crate::timer::{measure, serial, Plan};
+use crate::timer::{measure, serial};
 use crate::trust::headline;
+
+mod contend;
+pub use contend::{dependent_work, throughput, SpinLock, SPREAD_LOCKS};
 
 /// The lock benchmark.
 pub struct Lock;
@@ -109,198 +105,6 @@ impl Kind {
             Kind::MutexSpread => "mutex_spread",
         }
     }
-}
-
-/// Mutexes of the `mutex_spread` kind: many more than threads, so that
-/// two threads rarely want the same one.
-pub const SPREAD_LOCKS: usize = 256;
-
-/// A mutex alone on its cache line.
-#[repr(align(64))]
-#[derive(Default)]
-struct PaddedMutex(Mutex<u64>);
-
-/// The next of a thread's pseudo-random lock numbers (xorshift64), below
-/// [`SPREAD_LOCKS`].
-#[inline(always)]
-fn next_lock(state: &mut u64) -> usize {
-    *state ^= *state << 13;
-    *state ^= *state >> 7;
-    *state ^= *state << 17;
-    (*state % SPREAD_LOCKS as u64) as usize
-}
-
-/// `steps` dependent multiply-adds on `x` (about 4 cycles each): the work
-/// inside the critical section.
-#[inline(always)]
-pub fn dependent_work(mut x: u64, steps: u64) -> u64 {
-    for _ in 0..steps {
-        x = black_box(x)
-            .wrapping_mul(0x5851_F42D_4C95_7F2D)
-            .wrapping_add(1);
-    }
-    x
-}
-
-/// A test-and-test-and-set spinlock around a `u64`.
-pub struct SpinLock {
-    locked: AtomicBool,
-    value: UnsafeCell<u64>,
-}
-
-// SAFETY: `value` is only accessed by the thread that set `locked` from
-// false to true (Acquire) and before it stores false (Release).
-unsafe impl Sync for SpinLock {}
-
-impl SpinLock {
-    /// An unlocked lock holding `v`.
-    pub fn new(v: u64) -> Self {
-        Self {
-            locked: AtomicBool::new(false),
-            value: UnsafeCell::new(v),
-        }
-    }
-
-    /// Runs `f` on the value under the lock; gives up (false) when `stop`
-    /// is raised while waiting.
-    pub fn with(&self, stop: &AtomicBool, f: impl FnOnce(&mut u64)) -> bool {
-        loop {
-            while self.locked.load(Ordering::Relaxed) {
-                if stop.load(Ordering::Relaxed) {
-                    return false;
-                }
-                std::hint::spin_loop();
-            }
-            if !self.locked.swap(true, Ordering::Acquire) {
-                break;
-            }
-        }
-        // SAFETY: we hold the lock (see the Sync impl).
-        f(unsafe { &mut *self.value.get() });
-        self.locked.store(false, Ordering::Release);
-        true
-    }
-
-    /// The value (needs `&mut`, so no lock).
-    pub fn into_inner(self) -> u64 {
-        self.value.into_inner()
-    }
-}
-
-/// The shared objects of one measurement, each on cache lines of its own:
-/// a lock sharing a line with anything the threads read (the stop flag, say)
-/// would pay for line transfers that are not the lock's.
-struct Target {
-    mutex: CachePadded<Mutex<u64>>,
-    spin: CachePadded<SpinLock>,
-    atomic: CachePadded<AtomicU64>,
-    spread: Vec<PaddedMutex>,
-}
-
-/// The critical section under a mutex.
-fn locked_work(m: &Mutex<u64>, steps: u64) {
-    let mut g = m.lock().unwrap_or_else(|p| p.into_inner());
-    *g = dependent_work(*g, steps);
-}
-
-impl Target {
-    /// One operation of `kind`, `rng` being the thread's random state; false
-    /// if it gave up because of `stop`.
-    fn op(&self, kind: Kind, steps: u64, stop: &AtomicBool, rng: &mut u64) -> bool {
-        match kind {
-            Kind::Mutex => {
-                locked_work(&self.mutex, steps);
-                true
-            }
-            Kind::MutexEmpty => {
-                locked_work(&self.mutex, 0);
-                true
-            }
-            Kind::MutexSpread => {
-                locked_work(&self.spread[next_lock(rng)].0, steps);
-                true
-            }
-            Kind::Spin => self.spin.with(stop, |v| *v = dependent_work(*v, steps)),
-            Kind::FetchAdd => {
-                self.atomic.fetch_add(1, Ordering::Relaxed);
-                true
-            }
-        }
-    }
-}
-
-/// Throughput samples (operations per second) of `kind` with `threads`
-/// threads pinned round-robin to `cpus`, each timing lasting `duration`.
-pub fn throughput(
-    kind: Kind,
-    threads: usize,
-    cpus: &[core_affinity::CoreId],
-    steps: u64,
-    duration: Duration,
-    plan: &Plan,
-) -> Result<Stats> {
-    let target = Target {
-        mutex: CachePadded::new(Mutex::new(0)),
-        spin: CachePadded::new(SpinLock::new(0)),
-        atomic: CachePadded::new(AtomicU64::new(0)),
-        spread: (0..SPREAD_LOCKS).map(|_| PaddedMutex::default()).collect(),
-    };
-    let stop = CachePadded::new(AtomicBool::new(false));
-    let start = Barrier::new(threads + 1);
-    let end = Barrier::new(threads + 1);
-    let counts: Vec<AtomicU64> = (0..threads).map(|_| AtomicU64::new(0)).collect();
-    let tids: Vec<AtomicU64> = (0..threads).map(|_| AtomicU64::new(0)).collect();
-    let rounds = plan.warmup + plan.reps;
-    std::thread::scope(|s| {
-        for (i, count) in counts.iter().enumerate() {
-            let (target, stop, start, end) = (&target, &stop, &start, &end);
-            let cpu = cpus[i % cpus.len()];
-            let tid = &tids[i];
-            s.spawn(move || {
-                pin_current(cpu);
-                tid.store(gettid(), Ordering::Relaxed);
-                let mut rng = 0x9E37_79B9_7F4A_7C15 ^ (i as u64 + 1);
-                for _ in 0..rounds {
-                    start.wait();
-                    let mut n = 0u64;
-                    while !stop.load(Ordering::Relaxed) {
-                        n += u64::from(target.op(kind, steps, stop, &mut rng));
-                    }
-                    count.store(n, Ordering::Relaxed);
-                    end.wait();
-                }
-            });
-        }
-        let mut rates = Vec::with_capacity(rounds);
-        let mut seen = Vec::with_capacity(rounds);
-        let mut ids = Vec::new();
-        for _ in 0..rounds {
-            stop.store(false, Ordering::Relaxed);
-            let before = Counters::read(&ids);
-            start.wait();
-            let t0 = Instant::now();
-            std::thread::sleep(duration);
-            stop.store(true, Ordering::Relaxed);
-            let t = t0.elapsed();
-            end.wait();
-            let ops: u64 = counts.iter().map(|c| c.load(Ordering::Relaxed)).sum();
-            rates.push(ops as f64 / t.as_secs_f64());
-            // The workers' ids are known once they have passed a barrier
-            // (the first round is a warm-up).
-            ids = tids.iter().map(|t| t.load(Ordering::Relaxed)).collect();
-            seen.push(before.between(&Counters::read(&ids), t));
-        }
-        let parks = matches!(kind, Kind::Mutex | Kind::MutexEmpty | Kind::MutexSpread);
-        if threads > cpus.len() || (parks && threads > 1) {
-            // Oversubscribed, or a contended mutex that parks its waiters
-            // and wakes them: waiting on a run queue is part of what is
-            // measured, so only stolen time counts as a disturbance.
-            seen.iter_mut().for_each(|r| r.run_delay_s = 0.0);
-        }
-        clean_sample(&rates[plan.warmup..], &seen[plan.warmup..], plan.reps)
-            .map(|s| s.summary())
-            .map_err(|e| anyhow!("lock throughput: {e}"))
-    })
 }
 
 /// The capability estimate of a throughput sample (its high quantile).
@@ -488,6 +292,8 @@ fn kind_result(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::timer::Plan;
+    use std::sync::atomic::AtomicBool;
 
     #[test]
     fn counts_and_model() {

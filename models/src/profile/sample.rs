@@ -138,5 +138,16 @@ mod tests {
         assert_eq!(s.scaled(2.0).ci_hi, Some(6.0));
         let bare: Sample = serde_json::from_str(r#"{"median": 2.0}"#).unwrap();
         assert_eq!(bare.time(), Estimate::exact(2.0));
+        // An unbounded interval end, written as null, reads as f64::MAX.
+        let e: Estimate = serde_json::from_str(r#"{"point": 1.0, "lo": 0.5, "hi": null}"#).unwrap();
+        assert_eq!(e.hi, f64::MAX);
+        #[derive(serde::Deserialize)]
+        struct Bytes {
+            #[serde(deserialize_with = "whole")]
+            n: u64,
+        }
+        let b: Bytes = serde_json::from_str(r#"{"n": 33554432.0}"#).unwrap();
+        assert_eq!(b.n, 33554432);
+        assert!(serde_json::from_str::<Bytes>(r#"{"n": 1.5}"#).is_err());
     }
 }

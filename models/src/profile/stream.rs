@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::latency::log_interpolate;
 use super::sample::{whole, whole_opt, Sample};
+use crate::traffic::{LevelModel, MixSample};
 use crate::Estimate;
 
 /// Results of the STREAM benchmark.
@@ -156,6 +157,51 @@ impl StreamSection {
             [first, ..] if per_thread_bytes <= first.0 => Ok(first.1),
             points => Ok(log_interpolate(points, per_thread_bytes)),
         }
+    }
+
+    /// The traffic model of every size of the sweep on `threads` threads
+    /// (`crate::traffic::LevelModel`, fitted to all the kernels measured at
+    /// that size), the DRAM points included, sorted by size: the
+    /// bandwidth for any mix of loads, stores and write-allocates at a
+    /// level and thread count (§2.5, §4.4). `mix` gives a kernel's load,
+    /// store and allocate bytes per element (see [`Self::mix`]); `pick`
+    /// the value of a bandwidth estimate to use (its point or an end of its
+    /// interval), carried to the write-allocate bandwidth in proportion.
+    /// Empty without points on that thread count.
+    pub fn level_curve(
+        &self,
+        threads: usize,
+        mix: impl Fn(&str) -> Option<(f64, f64, f64)>,
+        pick: impl Fn(&Estimate) -> f64,
+    ) -> Vec<(f64, LevelModel)> {
+        let mut by_size: Vec<(f64, Vec<MixSample>)> = Vec::new();
+        for p in self.sweep_points(threads).chain(self.dram_points(threads)) {
+            let Some((load_bytes, store_bytes, allocate_bytes)) = mix(&p.kernel) else {
+                continue;
+            };
+            let scale = match p.bandwidth_Bps.as_ref().map(Sample::rate) {
+                Some(rate) if rate.point > 0.0 => pick(&rate) / rate.point,
+                _ => 1.0,
+            };
+            let total = load_bytes + store_bytes + allocate_bytes;
+            let sample = MixSample {
+                load_bytes,
+                store_bytes,
+                allocate_bytes,
+                seconds: total / (p.bandwidth_write_allocate_Bps * scale),
+            };
+            let size = p.per_thread_bytes as f64;
+            match by_size.iter_mut().find(|(x, _)| *x == size) {
+                Some((_, v)) => v.push(sample),
+                None => by_size.push((size, vec![sample])),
+            }
+        }
+        let mut curve: Vec<(f64, LevelModel)> = by_size
+            .into_iter()
+            .filter_map(|(x, v)| Some((x, LevelModel::from_samples(&v)?)))
+            .collect();
+        curve.sort_by(|a, b| a.0.total_cmp(&b.0));
+        curve
     }
 
     /// Load, store and allocate bytes per element of kernel `kernel`, when

@@ -73,9 +73,9 @@ impl Figures {
                 "give --{flag}, or --profile FILE|NAME (e.g. --profile textbook) to take it from a machine profile"
             ))
         })?;
-        serde_json::to_value(&profile.summary)
-            .ok()
-            .and_then(|s| s.get(key).and_then(serde_json::Value::as_f64))
+        profile
+            .summary
+            .figure(key)
             .map(|v| (v, name.as_str()))
             .ok_or_else(|| {
                 BadInput(format!(

@@ -81,14 +81,12 @@
 //! latency when start-ups make up half of t_comm or more, else its
 //! bandwidth.
 
-use models::alpha_beta::AlphaBeta;
-use models::profile::{level_rank, NetworkRegime, Profile};
+use models::profile::Profile;
 use serde::Serialize;
 
 use super::grid::ELEM_BYTES;
 use super::layout::{split, ProcessGrid};
 use super::Variant;
-use crate::machine::Machine;
 
 /// Bytes moved per update: read old, write new, write-allocate read of new.
 pub const BYTES_PER_UPDATE: f64 = 24.0;
@@ -97,6 +95,12 @@ pub const BYTES_PER_UPDATE: f64 = 24.0;
 pub const COUNTED_BYTES_PER_UPDATE: f64 = 16.0;
 /// STREAM triad moves 32 bytes per element where it counts 24.
 const TRIAD_WRITE_ALLOCATE: f64 = 32.0 / 24.0;
+
+mod memory;
+mod network;
+pub use memory::{memory, Memory};
+use network::message_cost;
+pub use network::{regime_for, MessageCost};
 
 /// What the model needs and the profile lacks.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -123,38 +127,6 @@ pub struct Setup {
     pub ranks_per_host: usize,
 }
 
-/// Where the sweep's bandwidth comes from.
-#[allow(non_snake_case)]
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Memory {
-    /// "L2", "DRAM", ...
-    pub level: String,
-    /// Bandwidth one rank gets, bytes really moved per second.
-    pub bandwidth_Bps: f64,
-    /// How it was derived.
-    pub source: String,
-    /// The rank's working set, bytes.
-    pub working_set_bytes: f64,
-}
-
-/// The cost of one kind of ghost message.
-#[allow(non_snake_case)]
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct MessageCost {
-    pub bytes: f64,
-    /// How many the busiest rank pays for one after the other.
-    pub sequential: f64,
-    /// Start-ups in each: 1 for a one-way message, 2 for an exchange
-    /// (send and receive).
-    pub startups_each: f64,
-    pub t0_s: f64,
-    pub bandwidth_Bps: f64,
-    /// The cost of one: startups_each·T0 + n/B.
-    pub time_s: f64,
-    /// The profile regime used, e.g. "4096..1048576 B".
-    pub regime: String,
-}
-
 /// The predicted iteration.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Prediction {
@@ -179,158 +151,65 @@ pub struct Prediction {
     pub notes: Vec<String>,
 }
 
-/// Per-rank share of a bandwidth: min(B_1·s, B_all/R), s = min(1, cpus/R);
-/// the one-thread figure for a single rank.
-fn per_rank(one: Option<f64>, all: Option<f64>, ranks: usize, cpus: usize) -> Option<f64> {
-    let r = ranks.max(1) as f64;
-    let share = if cpus > 0 {
-        (cpus as f64 / r).min(1.0)
-    } else {
-        1.0
-    };
-    match (one, all) {
-        (Some(a), _) if ranks <= 1 => Some(a),
-        (Some(a), Some(b)) => Some((a * share).min(b / r)),
-        (Some(a), None) => Some(a * share),
-        (None, Some(b)) => Some(b / r),
-        (None, None) => None,
-    }
-}
-
-/// The bandwidth a rank gets for its working set (see the module docs).
-pub fn memory(profile: &Profile, working_set: f64, ranks: usize) -> Result<Memory, Missing> {
-    let cpus = profile.provenance.logical_cpus;
-    let mut caches: Vec<_> = profile
-        .levels
-        .iter()
-        .filter(|l| l.size_bytes.is_some())
-        .collect();
-    caches.sort_by_key(|l| level_rank(&l.name));
-    let last = caches.len().saturating_sub(1);
-    // The levels that can hold the working set, nearest first.
-    let holding = caches.iter().enumerate().filter_map(|(k, l)| {
-        let size = l.size_bytes.unwrap_or(0.0);
-        let (capacity, shared) = if k == last {
-            (size / ranks.max(1) as f64, "shared")
-        } else {
-            (size, "private")
-        };
-        (working_set <= capacity).then_some((*l, shared))
-    });
-    if let Ok(bw) = Machine::new(profile).stream_bw_wa("copy", ranks.max(1), working_set) {
-        return Ok(Memory {
-            level: holding
-                .clone()
-                .next()
-                .map_or("DRAM".into(), |(l, _)| l.name.clone()),
-            bandwidth_Bps: bw / ranks.max(1) as f64,
-            source: format!(
-                "STREAM copy sweep with write-allocate, {ranks} thread(s) at {working_set:.3e} B each, / {ranks} ranks"
-            ),
-            working_set_bytes: working_set,
-        });
-    }
-    for (l, shared) in holding {
-        let bw = per_rank(
-            l.bandwidth_1t_Bps.map(|e| e.point),
-            l.bandwidth_Bps.map(|e| e.point),
-            ranks,
-            cpus,
-        );
-        if let Some(bw) = bw {
-            return Ok(Memory {
-                level: l.name.clone(),
-                bandwidth_Bps: bw,
-                source: format!(
-                    "{} read bandwidth ({shared}), min(1 thread, all threads / {ranks} ranks)",
-                    l.name
-                ),
-                working_set_bytes: working_set,
-            });
-        }
-    }
-    let s = &profile.summary;
-    if let Some(bw) = per_rank(s.stream_triad_1t_Bps, s.stream_triad_Bps, ranks, cpus) {
-        return Ok(Memory {
-            level: "DRAM".into(),
-            bandwidth_Bps: bw * TRIAD_WRITE_ALLOCATE,
-            source: format!(
-                "STREAM triad, min(1 thread, all threads / {ranks} ranks) x 32/24 for write-allocate"
-            ),
-            working_set_bytes: working_set,
-        });
-    }
-    let dram = profile.levels.iter().find(|l| l.size_bytes.is_none());
-    if let Some(bw) = dram.and_then(|l| {
-        per_rank(
-            l.bandwidth_1t_Bps.map(|e| e.point),
-            l.bandwidth_Bps.map(|e| e.point),
-            ranks,
-            cpus,
-        )
-    }) {
-        return Ok(Memory {
-            level: "DRAM".into(),
-            bandwidth_Bps: bw,
-            source: format!("DRAM read bandwidth, min(1 thread, all threads / {ranks} ranks)"),
-            working_set_bytes: working_set,
-        });
-    }
-    Err(Missing {
-        what: "the memory bandwidth (STREAM triad or a level's bandwidth)".into(),
-        fix: "calibrate --only stream".into(),
-    })
-}
-
-/// The regime that holds `bytes`: the profile's one selector
-/// ([`models::profile::regime_index`]: the one whose range contains it, in
-/// a gap between two regimes the nearer one (by the midpoint of the gap),
-/// below the first or above the last the first or last).
-pub fn regime_for(regimes: &[NetworkRegime], bytes: f64) -> Option<&NetworkRegime> {
-    models::profile::regime_index(regimes, bytes).map(|i| &regimes[i])
-}
-
-/// The cost of `sequential` messages of `bytes` with `startups_each`
-/// start-ups, from the profile's network.
-fn message_cost(
+/// The ghost messages the busiest rank of `s` pays for, its block being
+/// `ry` × `rx`: one-way rows in rounds (blocking), else exchanges of rows
+/// and columns with up to two neighbours each way.
+fn messages(
     profile: &Profile,
-    bytes: f64,
-    sequential: f64,
-    startups_each: f64,
-) -> Result<MessageCost, Missing> {
-    let missing = || Missing {
-        what: "the MPI network (T0 and B)".into(),
-        fix: "mpirun -np 2 calibrate --only pingpong".into(),
-    };
-    let (t0, bw, regime) = match profile.network.as_ref().filter(|n| !n.regimes.is_empty()) {
-        Some(net) => {
-            let r = regime_for(&net.regimes, bytes).ok_or_else(missing)?;
-            (
-                r.t0_s.point,
-                r.bandwidth_Bps.point,
-                format!("{}..{} B", r.from_bytes, r.to_bytes),
-            )
+    s: &Setup,
+    rx: usize,
+    ry: usize,
+) -> Result<Vec<MessageCost>, Missing> {
+    let row_bytes = (rx * ELEM_BYTES) as f64;
+    let col_bytes = (ry * ELEM_BYTES) as f64;
+    let vertical = (s.grid.py - 1).min(2) as f64;
+    let horizontal = (s.grid.px - 1).min(2) as f64;
+    // (bytes, how many in sequence, start-ups each)
+    let mut wants = Vec::new();
+    match s.variant {
+        Variant::Blocking => {
+            let rounds = match s.grid.py {
+                1 => 0.0,
+                2 => 2.0,
+                _ => 4.0,
+            };
+            wants.push((row_bytes, rounds, 1.0));
         }
-        None => match (profile.summary.mpi_t0_s, profile.summary.mpi_bandwidth_Bps) {
-            (Some(t0), Some(bw)) => (t0, bw, "summary T0 and B".to_string()),
-            _ => return Err(missing()),
-        },
-    };
-    let time_s = match AlphaBeta::new(t0, bw) {
-        // One-way T(n), plus the extra start-up of an exchange.
-        Ok(ab) => ab.time_s(bytes) + (startups_each - 1.0) * ab.t0_s,
-        // A regime fitted with a negative intercept: its line, floored at 0.
-        Err(_) => (startups_each * t0 + bytes / bw).max(0.0),
-    };
-    Ok(MessageCost {
-        bytes,
-        sequential,
-        startups_each,
-        t0_s: t0,
-        bandwidth_Bps: bw,
-        time_s,
-        regime,
-    })
+        Variant::Nonblocking | Variant::TwoD => {
+            wants.push((row_bytes, vertical, 2.0));
+            wants.push((col_bytes, horizontal, 2.0));
+        }
+    }
+    wants
+        .into_iter()
+        .filter(|&(_, k, _)| k > 0.0)
+        .map(|(bytes, k, startups)| message_cost(profile, bytes, k, startups))
+        .collect()
+}
+
+/// What bounds the iteration: the memory when the sweep outlasts the
+/// exposed communication, else the network's start-ups when they are at
+/// least half of it, else its bandwidth.
+fn binding(
+    mem: &Memory,
+    messages: &[MessageCost],
+    compute_s: f64,
+    comm_s: f64,
+    hidden_s: f64,
+) -> String {
+    let exposed = comm_s - hidden_s;
+    if compute_s >= exposed {
+        return format!("memory bandwidth ({})", mem.level);
+    }
+    let startups: f64 = messages
+        .iter()
+        .map(|m| m.sequential * m.startups_each * m.t0_s.max(0.0))
+        .sum();
+    if startups >= comm_s / 2.0 {
+        "network latency (T0)".to_string()
+    } else {
+        "network bandwidth".to_string()
+    }
 }
 
 /// Predicts one iteration of `s.variant`.
@@ -347,31 +226,8 @@ pub fn predict(profile: &Profile, s: &Setup) -> Result<Prediction, Missing> {
     let update_s = BYTES_PER_UPDATE / mem.bandwidth_Bps;
     let compute_s = (ry * rx) as f64 * update_s;
 
-    let row_bytes = (rx * ELEM_BYTES) as f64;
-    let col_bytes = (ry * ELEM_BYTES) as f64;
-    let vertical = (py - 1).min(2) as f64;
     let horizontal = (px - 1).min(2) as f64;
-    // (bytes, how many in sequence, start-ups each)
-    let mut wants = Vec::new();
-    match s.variant {
-        Variant::Blocking => {
-            let rounds = match py {
-                1 => 0.0,
-                2 => 2.0,
-                _ => 4.0,
-            };
-            wants.push((row_bytes, rounds, 1.0));
-        }
-        Variant::Nonblocking | Variant::TwoD => {
-            wants.push((row_bytes, vertical, 2.0));
-            wants.push((col_bytes, horizontal, 2.0));
-        }
-    }
-    let messages = wants
-        .into_iter()
-        .filter(|&(_, k, _)| k > 0.0)
-        .map(|(bytes, k, startups)| message_cost(profile, bytes, k, startups))
-        .collect::<Result<Vec<_>, _>>()?;
+    let messages = messages(profile, s, rx, ry)?;
     let comm_s: f64 = messages.iter().map(|m| m.sequential * m.time_s).sum();
 
     let mut notes = Vec::new();
@@ -396,20 +252,7 @@ pub fn predict(profile: &Profile, s: &Setup) -> Result<Prediction, Missing> {
         }
     };
     let time_s = compute_s + comm_s - hidden_s;
-    let exposed = comm_s - hidden_s;
-    let binding = if compute_s >= exposed {
-        format!("memory bandwidth ({})", mem.level)
-    } else {
-        let startups: f64 = messages
-            .iter()
-            .map(|m| m.sequential * m.startups_each * m.t0_s.max(0.0))
-            .sum();
-        if startups >= comm_s / 2.0 {
-            "network latency (T0)".to_string()
-        } else {
-            "network bandwidth".to_string()
-        }
-    };
+    let binding = binding(&mem, &messages, compute_s, comm_s, hidden_s);
     Ok(Prediction {
         time_s,
         compute_s,
@@ -429,7 +272,7 @@ pub fn predict(profile: &Profile, s: &Setup) -> Result<Prediction, Missing> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use models::profile::{MemoryLevel, Network, Provenance};
+    use models::profile::{MemoryLevel, Network, NetworkRegime, Provenance};
     use models::Estimate;
 
     fn close(a: f64, b: f64) -> bool {

@@ -1,0 +1,214 @@
+//! What the STREAM sweep reports: the headline and level bandwidths, the
+//! warnings, the typed section and the human table.
+
+use models::profile::stream::{BytesPerElem, StreamLevel, StreamSection, StreamSweep};
+use models::stats::Better;
+use models::units::Si;
+
+use super::{KernelPoint, Plateau, MAX_VECTORS_PER_CYCLE};
+use crate::bench::{level, noisy_warning, Context, Outcome};
+use crate::kernels::stream::Kernel;
+use crate::kernels::Isa;
+use crate::mem::Pages;
+use crate::output::binary_size;
+use crate::pin::Team;
+use crate::trust::headline;
+
+/// The summary's triad figures from the DRAM points, and their noise
+/// warnings.
+pub(super) fn dram_headlines(ctx: &Context, out: &mut Outcome, dram: &[&KernelPoint]) {
+    for (key, threads) in [
+        ("stream_triad_1t_Bps", 1),
+        ("stream_triad_Bps", ctx.all.threads()),
+    ] {
+        if let Some(p) = dram_of(dram, threads, Kernel::Triad) {
+            headline(out, key, &p.bandwidth, p.best());
+        }
+    }
+    for p in dram.iter().filter(|p| p.kernel == Kernel::Triad) {
+        out.warnings.extend(noisy_warning(
+            &format!("STREAM triad (DRAM, {} thread(s))", p.threads),
+            &p.bandwidth,
+        ));
+    }
+}
+
+/// The DRAM point of kernel `k` on `threads` threads.
+fn dram_of<'a>(dram: &[&'a KernelPoint], threads: usize, k: Kernel) -> Option<&'a KernelPoint> {
+    dram.iter()
+        .find(|p| p.threads == threads && p.kernel == k)
+        .copied()
+}
+
+/// The memory levels' read bandwidths: each cache from its plateaus, DRAM
+/// from its load points; a level faster than the nearer one is warned of.
+pub(super) fn memory_levels(
+    ctx: &Context,
+    out: &mut Outcome,
+    caches: &[(String, f64)],
+    levels: &[Plateau],
+    dram: &[&KernelPoint],
+) {
+    for (name, size) in caches {
+        let mut l = level(name);
+        l.size_bytes = Some(*size);
+        for p in levels.iter().filter(|p| &p.name == name) {
+            if p.threads == 1 {
+                l.bandwidth_1t_Bps = Some(p.bandwidth);
+            }
+            if p.threads == ctx.all.threads() {
+                l.bandwidth_Bps = Some(p.bandwidth);
+            }
+        }
+        out.levels.push(l);
+    }
+    let mut d = level("DRAM");
+    let cap = |p: &KernelPoint| {
+        (p.bandwidth.unreliable.is_none()).then(|| p.bandwidth.capability(Better::Higher))
+    };
+    d.bandwidth_1t_Bps = dram_of(dram, 1, Kernel::Load).and_then(cap);
+    d.bandwidth_Bps = dram_of(dram, ctx.all.threads(), Kernel::Load).and_then(cap);
+    out.levels.push(d);
+    let mut prev_bw: Option<(String, f64)> = None;
+    for l in &out.levels {
+        if let (Some((pn, pb)), Some(b)) = (&prev_bw, l.bandwidth_1t_Bps) {
+            if b.point > 1.1 * pb {
+                out.warnings.push(format!(
+                    "the {} read bandwidth ({}) is above the nearer {}'s ({}): a plateau may be mis-sized",
+                    l.name,
+                    Si(b.point, "B/s"),
+                    pn,
+                    Si(*pb, "B/s")
+                ));
+            }
+        }
+        if let Some(b) = l.bandwidth_1t_Bps {
+            prev_bw = Some((l.name.clone(), b.point));
+        }
+    }
+}
+
+/// The section of the run.
+pub(super) fn section(
+    dram_total: u64,
+    sweeps: &[Vec<KernelPoint>],
+    teams: &[&Team],
+    levels: &[Plateau],
+    dram: &[&KernelPoint],
+) -> StreamSection {
+    StreamSection {
+        isa: Isa::detect().name().into(),
+        pages: Some(Pages::Huge.label().into()),
+        non_temporal_stores: Some(false),
+        bytes_per_elem: Kernel::ALL
+            .iter()
+            .map(|k| {
+                let b = BytesPerElem {
+                    stream: k.bytes_per_elem(),
+                    write_allocate: k.bytes_per_elem_write_allocate(),
+                    load: Some(8.0 * k.loaded_arrays() as f64),
+                    store: Some(8.0 * k.stored_arrays() as f64),
+                    allocate: Some(k.allocate_bytes_per_elem()),
+                };
+                (k.name().to_string(), b)
+            })
+            .collect(),
+        dram_bytes: Some(dram_total),
+        sweeps: sweeps
+            .iter()
+            .zip(teams)
+            .map(|(s, t)| StreamSweep {
+                threads: t.threads(),
+                points: s.iter().map(|p| p.record(None)).collect(),
+            })
+            .collect(),
+        levels: levels
+            .iter()
+            .map(|p| StreamLevel {
+                name: p.name.clone(),
+                threads: p.threads,
+                from_bytes: p.from,
+                to_bytes: p.to,
+                points: p.points.clone(),
+                read_bandwidth_Bps: p.bandwidth,
+            })
+            .collect(),
+        dram: dram.iter().map(|p| p.record(Some(p.threads))).collect(),
+    }
+}
+
+/// Points whose bandwidth is above what the machine can do: the FLOP rate
+/// it implies above the measured peak, or more than
+/// [`MAX_VECTORS_PER_CYCLE`] vectors per cycle per thread.
+pub(super) fn bound_warnings(ctx: &Context, sweeps: &[Vec<KernelPoint>]) -> Vec<String> {
+    let mut w = Vec::new();
+    let vector = Isa::detect().vector_bytes() as f64;
+    for p in sweeps.iter().flatten() {
+        let bw = p.best();
+        let peak = ctx
+            .known
+            .ceilings
+            .iter()
+            .filter(|c| c.precision == "f64" && c.threads == p.threads)
+            .map(|c| c.flops.point)
+            .reduce(f64::max);
+        let implied = bw / p.kernel.bytes_per_elem() * p.kernel.flops_per_elem();
+        let what = format!(
+            "{} on {} thread(s) at {} per thread ({})",
+            p.kernel.name(),
+            p.threads,
+            binary_size(p.per_thread_bytes as f64),
+            Si(bw, "B/s")
+        );
+        if let Some(peak) = peak.filter(|&pk| implied > pk) {
+            w.push(format!(
+                "{what} implies {} above the measured peak {}: above a physical bound",
+                Si(implied, "FLOP/s"),
+                Si(peak, "FLOP/s")
+            ));
+        }
+        if let Some(hz) = ctx.clock.as_ref().map(|c| c.hz) {
+            let per_cycle = bw / p.threads as f64 / hz;
+            if per_cycle > MAX_VECTORS_PER_CYCLE * vector {
+                w.push(format!(
+                    "{what} is {per_cycle:.0} B per cycle per thread, above the physical bound of {} B ({MAX_VECTORS_PER_CYCLE} vectors of {vector} B)",
+                    MAX_VECTORS_PER_CYCLE * vector
+                ));
+            }
+        }
+    }
+    w
+}
+
+pub(super) fn dram_table(ctx: &Context, dram: &[&KernelPoint], total: u64) -> String {
+    let all = ctx.all.threads();
+    let mut t = format!(
+        "STREAM at DRAM size ({} in total; B/elem counted as STREAM / with write-allocate; huge pages, no non-temporal stores)\n",
+        binary_size(total as f64)
+    );
+    t += &format!(
+        "  {:<6} {:>9} {:>13} {:>13} {:>15}\n",
+        "kernel",
+        "B/elem",
+        "1 thread",
+        format!("{all} threads"),
+        format!("{all}t with WA")
+    );
+    for k in Kernel::ALL {
+        let get = |th: usize| dram.iter().find(|p| p.threads == th && p.kernel == k);
+        t += &format!(
+            "  {:<6} {:>9} {:>13} {:>13} {:>15}\n",
+            k.name(),
+            format!(
+                "{}/{}",
+                k.bytes_per_elem(),
+                k.bytes_per_elem_write_allocate()
+            ),
+            get(1).map_or("-".into(), |p| Si(p.best(), "B/s").to_string()),
+            get(all).map_or("-".into(), |p| Si(p.best(), "B/s").to_string()),
+            get(all).map_or("-".into(), |p| Si(p.write_allocate_best(), "B/s")
+                .to_string()),
+        );
+    }
+    t
+}
