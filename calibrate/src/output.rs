@@ -17,9 +17,6 @@ use models::units::{binary_bytes, Si};
 use crate::atomic::AtomicFile;
 use crate::config::UsageError;
 
-/// The workspace's one size formatter, under the name the benchmarks use.
-pub use models::units::binary_bytes as binary_size;
-
 /// The checked `--out` target.
 #[derive(Debug, Clone)]
 pub struct OutFile {

@@ -39,7 +39,7 @@ pub mod scaling;
 
 use cli::{Cli, Command};
 
-pub use error::{exit_code, BadInput};
+pub use error::exit_code;
 
 /// Runs a parsed command, writing its report to `out`.
 pub fn run(cli: &Cli, out: &mut dyn std::io::Write) -> anyhow::Result<()> {

@@ -8,7 +8,7 @@
 //! 95% interval ([`Bound`]), so a prediction carries the profile's
 //! uncertainty as a range.
 
-use calibrate::kernels::stream::Kernel as StreamKernel;
+use calibrate::harness::kernels::stream::Kernel as StreamKernel;
 use models::kernel::Traffic;
 use models::profile::mlp::{HUGE_PAGES, SMALL_PAGES};
 use models::profile::stream::StreamSection;

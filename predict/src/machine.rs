@@ -271,7 +271,7 @@ impl<'a> Machine<'a> {
 /// The machine this process runs on: the CPU model of `/proc/cpuinfo` and
 /// the host name (compare with [`models::identity::difference`]).
 pub fn this_machine() -> MachineId {
-    let sys = calibrate::sysinfo::SysInfo::read(1);
+    let sys = calibrate::harness::sysinfo::SysInfo::read(1);
     MachineId::new(sys.cpu_model, sys.hostname)
 }
 

@@ -46,10 +46,10 @@ use models::Estimate;
 
 use super::{increments, noisy_warning, sample, size_grid, Bench, Context, Outcome};
 use crate::counters::gettid;
-use crate::output::binary_size;
 use crate::pin::pin_current;
 use crate::timer::{measure, serial_with, Plan};
 use crate::trust::{c2c_bound, headline, withdraw};
+use models::units::binary_bytes;
 
 /// Smallest hand-off, bytes.
 pub const HANDOFF_MIN: u64 = 64;
@@ -373,8 +373,8 @@ fn table(
     );
     t += &format!(
         "  hand-off {}..{}: T(n) = T0 + n/B, T0 = {}, B = {} (R² {:.3})\n",
-        binary_size(HANDOFF_MIN as f64),
-        binary_size(HANDOFF_MAX as f64),
+        binary_bytes(HANDOFF_MIN as f64),
+        binary_bytes(HANDOFF_MAX as f64),
         Si(all.t0_s.point, "s"),
         Si(all.bandwidth_Bps.point, "B/s"),
         all.r_squared
@@ -383,8 +383,8 @@ fn table(
         for r in regimes {
             t += &format!(
                 "    regime {}..{}: T0 = {}, B = {}\n",
-                binary_size(r.from_bytes),
-                binary_size(r.to_bytes),
+                binary_bytes(r.from_bytes),
+                binary_bytes(r.to_bytes),
                 Si(r.t0_s.point, "s"),
                 Si(r.bandwidth_Bps.point, "B/s")
             );

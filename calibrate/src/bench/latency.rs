@@ -58,9 +58,9 @@ use crate::config::{working_set_cap, DRAM_MIN_BYTES};
 use crate::kernels::chase::ChaseBuffer;
 use crate::levels::{detect, Detection, Point};
 use crate::mem::Pages;
-use crate::output::binary_size;
 use crate::pin::Team;
 use crate::timer::{measure, serial, Plan};
+use models::units::binary_bytes;
 
 mod outcome;
 use outcome::outcome;
@@ -181,7 +181,7 @@ impl Walk<'_> {
             return Ok(());
         }
         let size = grid_size(k, self.line);
-        self.bar.set_message(binary_size(size as f64));
+        self.bar.set_message(binary_bytes(size as f64));
         let mut v = Vec::new();
         // The curve has dozens of points, pooled per level: none is
         // re-measured (their disturbed timings are still set aside).

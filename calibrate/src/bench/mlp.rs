@@ -41,8 +41,8 @@ use models::units::Si;
 use super::{noisy_points_note, sample, Bench, Context, Outcome};
 use crate::kernels::chase::{ChaseBuffer, Cursor};
 use crate::mem::Pages;
-use crate::output::binary_size;
 use crate::timer::{measure, serial, Plan};
+use models::units::binary_bytes;
 
 /// Most chains followed at once.
 pub const MAX_CHAINS: usize = 32;
@@ -116,7 +116,7 @@ fn measure_curve(
     let line = ctx.sys.line_bytes;
     bar.set_message(format!(
         "building {} ({pages} pages)",
-        binary_size(bytes as f64)
+        binary_bytes(bytes as f64)
     ));
     let measured = ctx.one.each(|_| -> Result<Curve> {
         let buf = ChaseBuffer::new(bytes, line, pages, 0x4d4c50)?;
@@ -261,7 +261,7 @@ impl Bench for Mlp {
         out.table = format!(
             "Memory-level parallelism ({} chain counts over {})\n{}\n{}\n  Little's law k = B·L/{} B = {}",
             ks.len(),
-            binary_size(dram as f64),
+            binary_bytes(dram as f64),
             curve_line(&huge, line),
             curve_line(&small, line),
             line,

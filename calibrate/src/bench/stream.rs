@@ -59,9 +59,9 @@ use crate::config::RESIDENT_FACTOR;
 use crate::kernels::stream::{run, words_for_all, Kernel};
 use crate::kernels::Isa;
 use crate::mem::{Pages, Region};
-use crate::output::binary_size;
 use crate::pin::Team;
 use crate::timer::{measure, Plan};
+use models::units::binary_bytes;
 
 mod report;
 use report::{bound_warnings, dram_headlines, dram_table, memory_levels, section};
@@ -140,7 +140,7 @@ pub fn measure_size(
         .with_context(|| {
             format!(
                 "allocating {} per thread",
-                binary_size(per_thread_bytes as f64)
+                binary_bytes(per_thread_bytes as f64)
             )
         })?;
     let mut out = Vec::new();
@@ -275,8 +275,8 @@ impl Bench for Stream {
         if (dram_total as f64) < RESIDENT_FACTOR * largest {
             out.warnings.push(format!(
                 "the DRAM bandwidth was measured with {} in total, less than {RESIDENT_FACTOR}× the largest detected cache ({}): it may be cache-resident (raise --max-memory)",
-                binary_size(dram_total as f64),
-                binary_size(largest)
+                binary_bytes(dram_total as f64),
+                binary_bytes(largest)
             ));
         }
         out.notes.extend(noisy_points_note(
@@ -309,7 +309,11 @@ fn sweep(ctx: &Context, teams: &[&Team], grids: &[Vec<u64>]) -> Result<Vec<Vec<K
     for (team, grid) in teams.iter().zip(grids) {
         let mut pts = Vec::new();
         for &size in grid {
-            bar.set_message(format!("{} × {}", team.threads(), binary_size(size as f64)));
+            bar.set_message(format!(
+                "{} × {}",
+                team.threads(),
+                binary_bytes(size as f64)
+            ));
             // The DRAM point (the last) gets the full plan; the plateau
             // points, which are pooled per level, at most SWEEP_REPS
             // and no re-measuring.

@@ -6,7 +6,7 @@ use models::profile::stream::StreamSection;
 use models::profile::{Profile, Sample};
 use serde::Serialize;
 
-use crate::BadInput;
+use crate::error::BadInput;
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct CurvePoint {

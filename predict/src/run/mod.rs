@@ -248,7 +248,7 @@ mod tests {
             }
         }
         let e = load_profile(Some(Path::new("/no/such/profile.json"))).unwrap_err();
-        assert_eq!(crate::exit_code(&e), 2);
+        assert_eq!(crate::error::exit_code(&e), 2);
         assert!(e.to_string().contains("no such file"), "{e}");
     }
 
@@ -289,6 +289,6 @@ mod tests {
         let p = dir.path().join("p.json");
         std::fs::write(&p, "{\"schema_version\": 999}").unwrap();
         let e = load_profile(Some(&p)).unwrap_err();
-        assert_eq!(crate::exit_code(&e), 2);
+        assert_eq!(crate::error::exit_code(&e), 2);
     }
 }

@@ -50,9 +50,9 @@ use clap::{Args, ValueEnum};
 use models::profile::Profile;
 
 use crate::args::Time;
+use crate::error::BadInput;
 use crate::profiles::DEFAULT_PROFILE;
 use crate::roofline::Outputs;
-use crate::BadInput;
 use analysis::Config;
 use network::NetworkSpec;
 use report::Report;

@@ -12,8 +12,8 @@ use crate::bench::{level, noisy_points_note, noisy_warning, sample, Context, Out
 use crate::config::RESIDENT_FACTOR;
 use crate::levels::{Detection, Plateau};
 use crate::mem::Pages;
-use crate::output::binary_size;
 use crate::trust::headline;
+use models::units::binary_bytes;
 
 /// The samples of the reported page policy on the L1 plateau.
 fn l1_points(sw: &Sweep, from: f64, to: f64) -> Vec<&Stats> {
@@ -119,7 +119,7 @@ fn warnings(ctx: &Context, out: &mut Outcome, sw: &Sweep) {
     if d.dram.is_none() {
         out.warnings.push(format!(
             "the latency curve still rises at {}, {}: the DRAM latency may be underestimated",
-            binary_size(sw.dram_bytes as f64),
+            binary_bytes(sw.dram_bytes as f64),
             if sw.budget_stop && ctx.config.quick {
                 "the largest working set --quick measures (run without it)"
             } else if sw.budget_stop {
@@ -132,8 +132,8 @@ fn warnings(ctx: &Context, out: &mut Outcome, sw: &Sweep) {
     if (sw.dram_bytes as f64) < RESIDENT_FACTOR * largest {
         out.warnings.push(format!(
             "the DRAM latency was measured at {}, less than {RESIDENT_FACTOR}× the largest detected cache ({}): it may be cache-resident",
-            binary_size(sw.dram_bytes as f64),
-            binary_size(largest)
+            binary_bytes(sw.dram_bytes as f64),
+            binary_bytes(largest)
         ));
     }
 }
@@ -188,8 +188,8 @@ fn table(sw: &Sweep, tlb: Option<Estimate>) -> String {
     let mut t = format!(
         "Latency: pointer chase, {} sizes from {} to {} ({} pages used for level detection)\n",
         n_sizes,
-        binary_size(FIRST_BYTES as f64),
-        binary_size(sw.points.iter().map(|p| p.size_bytes).max().unwrap_or(0) as f64),
+        binary_bytes(FIRST_BYTES as f64),
+        binary_bytes(sw.points.iter().map(|p| p.size_bytes).max().unwrap_or(0) as f64),
         sw.detect_pages.label()
     );
     if let (Some(tlb), Some(s), Some(h)) = (
@@ -199,7 +199,7 @@ fn table(sw: &Sweep, tlb: Option<Estimate>) -> String {
     ) {
         t += &format!(
             "  TLB part at {}: {:.1} ns ({:.1} ns with 4 KiB pages vs {:.1} ns with 2 MiB pages)\n",
-            binary_size(sw.dram_bytes as f64),
+            binary_bytes(sw.dram_bytes as f64),
             tlb.point * 1e9,
             s.latency.median * 1e9,
             h.latency.median * 1e9
@@ -223,7 +223,7 @@ fn compare_with_os(ctx: &Context, d: &Detection) -> Vec<String> {
         .map(|c| {
             format!(
                 "the OS reports a {} L{} cache that the latency curve does not show at that size; working sets are sized from the detected levels",
-                binary_size(c.reported.size_bytes as f64),
+                binary_bytes(c.reported.size_bytes as f64),
                 c.reported.level
             )
         })

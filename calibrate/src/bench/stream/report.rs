@@ -10,9 +10,9 @@ use crate::bench::{level, noisy_warning, Context, Outcome};
 use crate::kernels::stream::Kernel;
 use crate::kernels::Isa;
 use crate::mem::Pages;
-use crate::output::binary_size;
 use crate::pin::Team;
 use crate::trust::headline;
+use models::units::binary_bytes;
 
 /// The summary's triad figures from the DRAM points, and their noise
 /// warnings.
@@ -157,7 +157,7 @@ pub(super) fn bound_warnings(ctx: &Context, sweeps: &[Vec<KernelPoint>]) -> Vec<
             "{} on {} thread(s) at {} per thread ({})",
             p.kernel.name(),
             p.threads,
-            binary_size(p.per_thread_bytes as f64),
+            binary_bytes(p.per_thread_bytes as f64),
             Si(bw, "B/s")
         );
         if let Some(peak) = peak.filter(|&pk| implied > pk) {
@@ -184,7 +184,7 @@ pub(super) fn dram_table(ctx: &Context, dram: &[&KernelPoint], total: u64) -> St
     let all = ctx.all.threads();
     let mut t = format!(
         "STREAM at DRAM size ({} in total; B/elem counted as STREAM / with write-allocate; huge pages, no non-temporal stores)\n",
-        binary_size(total as f64)
+        binary_bytes(total as f64)
     );
     t += &format!(
         "  {:<6} {:>9} {:>13} {:>13} {:>15}\n",

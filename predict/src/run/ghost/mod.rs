@@ -154,7 +154,7 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<()> {
                 std::process::exit(0)
             }
             eprintln!("error: rank {rank}: {e:#}");
-            std::process::exit(crate::exit_code(&e))
+            std::process::exit(crate::error::exit_code(&e))
         }
         r => r,
     }
@@ -166,7 +166,7 @@ fn run_on(world: &SimpleCommunicator, args: &RunArgs, out: &mut dyn Write) -> an
     let checked = check(args, p)?;
     let prep = (rank == 0).then(|| prepare(args));
     let mut code: i32 = match &prep {
-        Some(Err(e)) => crate::exit_code(e),
+        Some(Err(e)) => crate::error::exit_code(e),
         _ => 0,
     };
     world.process_at_rank(0).broadcast_into(&mut code);
