@@ -74,27 +74,11 @@ pub struct Point {
     pub latency_s: f64,
 }
 
-/// A plateau of the curve: one cache level, or main memory.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Plateau {
-    /// "L1", "L2", ... or "DRAM".
-    pub name: String,
-    /// Smallest measured working set on the plateau, bytes.
-    pub from_bytes: f64,
-    /// Largest measured working set on the plateau, bytes.
-    pub to_bytes: f64,
-    /// Detected capacity (the breakpoint ending the plateau), bytes; `None`
-    /// for main memory.
-    pub size_bytes: Option<f64>,
-    /// Median latency on the plateau with its 95% interval, seconds.
-    pub latency_s: Estimate,
-    /// Whether the latencies on the plateau spread more than
-    /// `models::stats` accepts (CV or outliers); callers that know more
-    /// (the latency benchmark) may set it by their own criterion.
-    pub noisy: bool,
-    /// Points on the plateau.
-    pub points: usize,
-}
+/// A plateau of the curve: one cache level, or main memory, as the
+/// profile's latency section records it. `noisy` is set from
+/// `models::stats`' criteria (CV or outliers); callers that know more (the
+/// latency benchmark) may set it by their own.
+pub use models::profile::latency::Plateau;
 
 /// The levels of one curve.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -27,7 +27,6 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use models::stats::{median_of_sorted, Sample, Summary};
-use serde::Serialize;
 
 use super::measure::{Cmd, Pair, TAG_DATA};
 use super::watchdog::Watchdog;
@@ -36,22 +35,8 @@ use mpi::traits::*;
 /// Triples of the probe that sizes the computation.
 const PROBE_TRIPLES: u64 = 3;
 
-/// The overlap measurement.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct OverlapResult {
-    /// Bytes sent each way.
-    pub bytes: u64,
-    /// Iterations of the compute chain.
-    pub spin_iters: u64,
-    /// f per triple: median, interval, spread.
-    pub fraction: Summary,
-    /// Communication alone, seconds.
-    pub comm_s: Summary,
-    /// Computation alone, seconds.
-    pub comp_s: Summary,
-    /// Both together, seconds.
-    pub total_s: Summary,
-}
+/// What the overlap measurement gives, as the profile records it.
+pub use models::profile::pingpong::Overlap as OverlapResult;
 
 /// The computation: `iters` dependent multiply–adds, about one FP latency
 /// each. Returns the chain's value so it cannot be removed.

@@ -6,8 +6,7 @@ use std::fmt;
 
 use models::fit::FitError;
 use models::profile::pingpong::{
-    self as section, Headline, ModeFit, Overlap, PingpongOptions as PingpongOptionsRecord,
-    PingpongSection,
+    self as section, Headline, ModeFit, PingpongOptions as PingpongOptionsRecord, PingpongSection,
 };
 use models::profile::{Network, Profile, Section};
 use models::units::{exact_binary_bytes, Si};
@@ -193,25 +192,12 @@ impl PingpongReport {
         let t = &self.transport;
         PingpongSection {
             method: "ranks 0 and 1 of MPI_COMM_WORLD; one-way time = round trip / 2; per size a doubling warm-up, then samples of at least min_sample_s; median and distribution-free 95% interval; T(n) = T0 + n/B fitted per regime by segmented least squares with weights 1/t^2; blocking regimes go to network.regimes".into(),
-            transport: section::Transport {
-                name: t.name.clone(),
-                detail: t.detail.clone(),
-                selection: t.selection.clone(),
-                library: t.library.clone(),
-                same_host: t.same_host,
-            },
+            transport: t.clone(),
             hosts: self.hosts.clone(),
             headline: Headline { t0_s: self.t0_s, bandwidth_Bps: self.bandwidth_Bps },
             blocking: mode(&self.blocking),
             nonblocking: mode(&self.nonblocking),
-            overlap: self.overlap.as_ref().map(|v| Overlap {
-                bytes: v.bytes,
-                spin_iters: v.spin_iters,
-                fraction: v.fraction.clone(),
-                comm_s: v.comm_s.clone(),
-                comp_s: v.comp_s.clone(),
-                total_s: v.total_s.clone(),
-            }),
+            overlap: self.overlap.clone(),
             drift: self.drift.iter().map(|d| section::Drift {
                 bytes: d.bytes,
                 first_s: d.first_s,

@@ -12,8 +12,6 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
-
 /// Environment variables that select transports (Open MPI and MPICH).
 pub const SELECTION_VARIABLES: &[&str] = &[
     "OMPI_MCA_pml",
@@ -26,20 +24,8 @@ pub const SELECTION_VARIABLES: &[&str] = &[
     "UCX_TLS",
 ];
 
-/// The transport of a ping-pong run.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Transport {
-    /// Short name: `tcp`, `shared memory (library default)`, `ucx`, ...
-    pub name: String,
-    /// One line: library, selection and hosts.
-    pub detail: String,
-    /// The selection variables that were set, by name.
-    pub selection: BTreeMap<String, String>,
-    /// The MPI library's version line.
-    pub library: String,
-    /// Whether ranks 0 and 1 ran on the same host.
-    pub same_host: bool,
-}
+/// The transport of a ping-pong run, as the profile records it.
+pub use models::profile::pingpong::Transport;
 
 /// Components named in an Open MPI include list (`tcp,self` gives `tcp`);
 /// empty for an exclude list (`^openib`) or `self` alone.

@@ -1,7 +1,7 @@
 //! What the latency sweep reports: the levels and headline figures, the
 //! warnings and notes, the typed section and the human table.
 
-use models::profile::latency::{LatencyPoint, LatencySection, Plateau as PlateauRecord};
+use models::profile::latency::{LatencyPoint, LatencySection};
 use models::profile::{FigureTrust, Section};
 use models::stats::{Better, Summary as Stats};
 use models::units::Si;
@@ -10,7 +10,7 @@ use models::Estimate;
 use super::{best, Sweep, DISTURBED_RATIO, FIRST_BYTES};
 use crate::bench::{level, noisy_points_note, noisy_warning, sample, Context, Outcome};
 use crate::config::RESIDENT_FACTOR;
-use crate::levels::{Detection, Plateau};
+use crate::levels::Detection;
 use crate::mem::Pages;
 use crate::trust::headline;
 use models::units::binary_bytes;
@@ -138,19 +138,6 @@ fn warnings(ctx: &Context, out: &mut Outcome, sw: &Sweep) {
     }
 }
 
-/// A detected plateau as the section stores it.
-fn plateau_record(p: &Plateau) -> PlateauRecord {
-    PlateauRecord {
-        name: p.name.clone(),
-        from_bytes: p.from_bytes,
-        to_bytes: p.to_bytes,
-        size_bytes: p.size_bytes,
-        latency_s: p.latency_s,
-        noisy: p.noisy,
-        points: p.points,
-    }
-}
-
 /// The section of the sweep.
 fn section(ctx: &Context, sw: &Sweep, tlb: Option<Estimate>) -> LatencySection {
     let d = &sw.detection;
@@ -171,7 +158,7 @@ fn section(ctx: &Context, sw: &Sweep, tlb: Option<Estimate>) -> LatencySection {
                 latency_cycles: ctx.cycles(p.latency.median),
             })
             .collect(),
-        levels: d.all().map(plateau_record).collect(),
+        levels: d.all().cloned().collect(),
         breakpoints_bytes: d.fit.breakpoints.iter().map(|b| 2f64.powf(*b)).collect(),
         spikes_bytes: d.spikes_bytes.clone(),
         tlb_s: tlb,
