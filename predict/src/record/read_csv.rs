@@ -4,18 +4,28 @@
 use super::read::Record;
 use crate::error::BadInput;
 
-/// Parses CSV records with a header row; errors name the line and column.
-pub fn parse_csv(text: &str, source: &str) -> Result<Vec<Record>, BadInput> {
+/// A CSV reader over `text` (cells trimmed) and its header row in lower
+/// case; `source` names the input in errors.
+pub fn reader_and_header<'a>(
+    text: &'a str,
+    source: &str,
+) -> Result<(csv::Reader<&'a [u8]>, Vec<String>), BadInput> {
     let mut rd = csv::ReaderBuilder::new()
         .has_headers(true)
         .trim(csv::Trim::All)
         .from_reader(text.as_bytes());
-    let header: Vec<String> = rd
+    let header = rd
         .headers()
         .map_err(|e| BadInput(format!("{source}: {e}")))?
         .iter()
-        .map(|h| h.to_ascii_lowercase())
+        .map(str::to_ascii_lowercase)
         .collect();
+    Ok((rd, header))
+}
+
+/// Parses CSV records with a header row; errors name the line and column.
+pub fn parse_csv(text: &str, source: &str) -> Result<Vec<Record>, BadInput> {
+    let (mut rd, header) = reader_and_header(text, source)?;
     if header.iter().all(String::is_empty) {
         return Err(BadInput(format!(
             "{source} is empty; expected a header line with kernel,variant,threads,size,measured_s,measured_ci_s,predicted_s,binding,flops,bytes"

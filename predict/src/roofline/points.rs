@@ -122,15 +122,7 @@ pub fn load_points(path: &Path) -> Result<Vec<UserPoint>, BadInput> {
 
 /// Parses the points CSV `text` read from `source`.
 pub fn parse_points(text: &str, source: &str) -> Result<Vec<UserPoint>, BadInput> {
-    let mut rd = csv::ReaderBuilder::new()
-        .trim(csv::Trim::All)
-        .from_reader(text.as_bytes());
-    let header: Vec<String> = rd
-        .headers()
-        .map_err(|e| BadInput(format!("{source}: {e}")))?
-        .iter()
-        .map(str::to_ascii_lowercase)
-        .collect();
+    let (mut rd, header) = crate::record::read_csv::reader_and_header(text, source)?;
     let col = |n: &str| header.iter().position(|h| h == n);
     let need = |n: &str| {
         col(n).ok_or_else(|| {
