@@ -86,6 +86,14 @@ impl Precision {
             Precision::F32 => "f32",
         }
     }
+
+    /// Bytes of one number: 8 or 4.
+    pub fn bytes(self) -> usize {
+        match self {
+            Precision::F64 => 8,
+            Precision::F32 => 4,
+        }
+    }
 }
 
 /// A loop described by its work.
@@ -365,138 +373,4 @@ fn strided_bytes(bytes: f64, stride_bytes: f64, line_bytes: f64) -> f64 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const LINE: Lines = Lines { line_bytes: 64.0 };
-
-    fn array(name: &str, mode: Mode, bytes: f64, access: Access) -> ArrayUse {
-        ArrayUse {
-            name: name.into(),
-            mode,
-            bytes,
-            access,
-        }
-    }
-
-    fn contiguous(name: &str, mode: Mode) -> ArrayUse {
-        array(name, mode, 8.0, Access::Strided { stride_bytes: 8.0 })
-    }
-
-    fn kernel(arrays: Vec<ArrayUse>) -> LoopKernel {
-        LoopKernel {
-            n: 1000.0,
-            threads: 2,
-            arrays,
-            flops: 2.0,
-            precision: Precision::F64,
-            chain: 0.0,
-        }
-    }
-
-    #[test]
-    fn triad_traffic_counts_the_allocate_read() {
-        let k = kernel(vec![
-            contiguous("a", Mode::Store),
-            contiguous("b", Mode::Load),
-            contiguous("c", Mode::Load),
-        ]);
-        let t = k.traffic(LINE);
-        assert_eq!(t.load_bytes, 16_000.0);
-        assert_eq!(t.store_bytes, 8_000.0);
-        assert_eq!(t.allocate_bytes, 8_000.0);
-        assert_eq!(t.bus_bytes(), 32_000.0);
-        assert_eq!(k.named_bytes(), 24_000.0);
-        assert_eq!(k.per_thread_bytes(LINE), 12_000.0);
-    }
-
-    #[test]
-    fn an_update_reads_and_writes_without_allocate() {
-        let t = kernel(vec![contiguous("a", Mode::Update)]).traffic(LINE);
-        assert_eq!(
-            (t.load_bytes, t.store_bytes, t.allocate_bytes),
-            (8e3, 8e3, 0.0)
-        );
-    }
-
-    #[test]
-    fn strides_move_whole_lines() {
-        let strided = |stride| {
-            kernel(vec![array(
-                "x",
-                Mode::Load,
-                8.0,
-                Access::Strided {
-                    stride_bytes: stride,
-                },
-            )])
-            .traffic(LINE)
-            .load_bytes
-        };
-        assert_eq!(strided(8.0), 8e3);
-        assert_eq!(strided(32.0), 32e3);
-        assert_eq!(strided(64.0), 64e3);
-        assert_eq!(strided(4096.0), 64e3);
-    }
-
-    #[test]
-    fn random_accesses_are_separate_lines() {
-        let k = kernel(vec![
-            contiguous("idx", Mode::Load),
-            array("x", Mode::Load, 8.0, Access::Random { region_bytes: 1e6 }),
-        ]);
-        let r = k.random_accesses(LINE);
-        assert_eq!(r.len(), 1);
-        assert_eq!(r[0].lines, 1000.0);
-        assert!(!r[0].written);
-        assert_eq!(k.traffic(LINE).load_bytes, 8e3);
-        assert_eq!(k.per_thread_bytes(LINE), 4e3 + 1e6);
-    }
-
-    #[test]
-    fn bad_descriptions_are_named() {
-        let mut k = kernel(vec![array(
-            "x",
-            Mode::Load,
-            8.0,
-            Access::Strided { stride_bytes: 4.0 },
-        )]);
-        assert!(matches!(
-            k.validate(),
-            Err(DescriptionError::StrideTooSmall { .. })
-        ));
-        k.arrays = vec![array(
-            "x",
-            Mode::Load,
-            8.0,
-            Access::Random { region_bytes: 4.0 },
-        )];
-        assert!(matches!(
-            k.validate(),
-            Err(DescriptionError::RegionTooSmall { .. })
-        ));
-        k.arrays = vec![contiguous("x", Mode::Load)];
-        k.chain = 3.0;
-        assert!(matches!(
-            k.validate(),
-            Err(DescriptionError::ChainAboveFlops { .. })
-        ));
-        k.chain = 0.0;
-        k.n = 0.0;
-        assert!(k.validate().unwrap_err().to_string().contains("--n"));
-        k.n = 10.5;
-        assert!(matches!(
-            k.validate(),
-            Err(DescriptionError::NotWhole { .. })
-        ));
-        k.n = 10.0;
-        k.arrays.push(contiguous("x", Mode::Store));
-        assert_eq!(
-            k.validate(),
-            Err(DescriptionError::DuplicateName("x".into()))
-        );
-        k.arrays.clear();
-        k.flops = 0.0;
-        assert_eq!(k.validate(), Err(DescriptionError::Empty));
-    }
-}
+mod tests;

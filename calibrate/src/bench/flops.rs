@@ -276,7 +276,7 @@ fn peak(s: &Stats) -> f64 {
 /// The warning for a figure above the physical bound, if it is.
 fn bound_warning(ctx: &Context, k: FlopKernel, threads: usize, s: &Stats) -> Option<String> {
     let pc = ctx.cycles(1.0).map(|hz| peak(s) / hz / threads as f64)?;
-    let lanes = k.precision.lanes(k.isa) as f64;
+    let lanes = k.isa.lanes(k.precision) as f64;
     (pc > MAX_FLOP_PER_LANE_CYCLE * lanes).then(|| format!(
         "{} on {threads} thread(s) gives {pc:.1} FLOP per cycle per thread, above the physical bound of {} ({MAX_FLOP_PER_LANE_CYCLE} per lane): check the clock",
         k.label(),

@@ -17,37 +17,8 @@ use std::hint::black_box;
 
 use super::Isa;
 
-/// Floating-point precision.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Precision {
-    /// Double precision, 8 bytes.
-    F64,
-    /// Single precision, 4 bytes.
-    F32,
-}
-
-impl Precision {
-    /// "f64" or "f32".
-    pub fn name(self) -> &'static str {
-        match self {
-            Precision::F64 => "f64",
-            Precision::F32 => "f32",
-        }
-    }
-
-    /// Lanes of a vector of `isa` in this precision.
-    pub fn lanes(self, isa: Isa) -> usize {
-        let bytes = match self {
-            Precision::F64 => 8,
-            Precision::F32 => 4,
-        };
-        match isa {
-            Isa::Scalar => 1,
-            _ => isa.vector_bytes() / bytes,
-        }
-    }
-}
+/// Floating-point precision (f64 or f32), the one the loop descriptions use.
+pub use models::kernel::Precision;
 
 /// How the multiply and the add are issued.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -92,7 +63,7 @@ impl FlopKernel {
             Op::Fma => 2.0,
             Op::MulAdd => 1.0,
         };
-        (self.accumulators() * self.precision.lanes(self.isa)) as f64 * per_lane
+        (self.accumulators() * self.isa.lanes(self.precision)) as f64 * per_lane
     }
 
     /// A label such as "f64 avx512 fma".
@@ -388,7 +359,7 @@ mod tests {
             let r = k.run(100);
             assert!(r.is_finite() && r > 0.0, "{}", k.label());
             if k.op == Op::Fma && k.precision == Precision::F64 {
-                let want = x * (k.accumulators() * k.precision.lanes(k.isa)) as f64;
+                let want = x * (k.accumulators() * k.isa.lanes(k.precision)) as f64;
                 assert!(
                     (r - want).abs() < 1e-9 * want,
                     "{}: {r} vs {want}",

@@ -83,6 +83,14 @@ impl Isa {
         }
     }
 
+    /// Lanes of one vector register in `precision` (1 for scalar code).
+    pub fn lanes(self, precision: models::kernel::Precision) -> usize {
+        match self {
+            Isa::Scalar => 1,
+            _ => self.vector_bytes() / precision.bytes(),
+        }
+    }
+
     /// Lower-case name used in tables and JSON ("avx512").
     pub fn name(self) -> &'static str {
         match self {
