@@ -67,7 +67,7 @@ fn mix_of(section: &StreamSection, kernel: &str) -> Option<(f64, f64, f64)> {
 
 impl Bound {
     /// The value of a rate estimate this bound stands for.
-    fn of_rate(self, e: &Estimate) -> f64 {
+    pub fn of_rate(self, e: &Estimate) -> f64 {
         self.rate(e.point, Some(e.lo), Some(e.hi))
     }
 
@@ -156,7 +156,13 @@ impl Machine<'_> {
             .then(|| self.random_latency_s(m.dram_bytes as f64, pages == HUGE_PAGES, Bound::Point))
             .and_then(Result::ok);
         match latency {
-            Some(l) => Ok((m.max_bandwidth(pages) / self.line_bytes() * l).max(1.0)),
+            Some(l) => {
+                let line = match m.line_bytes {
+                    0 => self.line_bytes(),
+                    b => b as f64,
+                };
+                Ok((m.max_bandwidth(pages) / line * l).max(1.0))
+            }
             None => m.miss_concurrency(pages).ok_or_else(missing),
         }
     }

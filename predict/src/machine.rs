@@ -158,12 +158,7 @@ impl<'a> Machine<'a> {
             .filter(|c| c.precision == precision && c.threads == threads && c.kernel == kernel)
             .filter(|c| isa.map_or(true, |i| c.isa == i && c.fma))
             .max_by(|a, b| a.flops.point.total_cmp(&b.flops.point))
-            .map(|c| {
-                (
-                    bound.rate(c.flops.point, Some(c.flops.lo), Some(c.flops.hi)),
-                    c.name.clone(),
-                )
-            })
+            .map(|c| (bound.of_rate(&c.flops), c.name.clone()))
             .ok_or_else(|| {
                 let what = match kernel {
                     CeilingKernel::Registers => "compute",

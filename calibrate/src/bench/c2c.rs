@@ -41,7 +41,7 @@ use models::profile::c2c::{C2cSection, Handoff, HandoffPoint};
 use models::profile::NetworkRegime;
 use models::profile::Section;
 use models::stats::{Better, Summary as Stats};
-use models::units::Si;
+use models::units::{binary_bytes, Si};
 use models::Estimate;
 
 use super::{increments, noisy_warning, sample, size_grid, Bench, Context, Outcome};
@@ -49,7 +49,6 @@ use crate::counters::gettid;
 use crate::pin::pin_current;
 use crate::timer::{measure, serial_with, Plan};
 use crate::trust::{c2c_bound, headline, withdraw};
-use models::units::binary_bytes;
 
 /// Smallest hand-off, bytes.
 pub const HANDOFF_MIN: u64 = 64;

@@ -51,6 +51,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, Result};
 use indicatif::ProgressBar;
 use models::stats::{Better, Sample, Summary as Stats};
+use models::units::binary_bytes;
 use models::Estimate;
 
 use super::{Bench, Context, Outcome};
@@ -60,7 +61,6 @@ use crate::levels::{detect, Detection, Point};
 use crate::mem::Pages;
 use crate::pin::Team;
 use crate::timer::{measure, serial, Plan};
-use models::units::binary_bytes;
 
 mod outcome;
 use outcome::outcome;

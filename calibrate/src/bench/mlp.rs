@@ -4,9 +4,10 @@
 //! DRAM-sized Sattolo cycle (one pinned thread), so up to k misses are in
 //! flight. The sweep runs twice: with huge pages offered (the concurrency
 //! of the memory system) and with 4 KiB pages, where a miss may first need
-//! a page walk, so the core's page walkers can cap the misses in flight. The chains start evenly spaced along the
-//! cycle (found by one walk of it), so no chain runs into lines another has
-//! just brought into the cache.
+//! a page walk, so the core's page walkers can cap the misses in flight.
+//! The chains start evenly spaced along the cycle (found by one walk of
+//! it), so no chain runs into lines another has just brought into the
+//! cache.
 //!
 //! bandwidth(k) = k × line / t_step, t_step being the time of one loop step
 //! (one load of each chain). The saturation concurrency is the smallest k
@@ -36,13 +37,12 @@ use models::little::outstanding_lines;
 use models::profile::mlp::{Little, MlpPoint, MlpSection};
 use models::profile::Section;
 use models::stats::Summary as Stats;
-use models::units::Si;
+use models::units::{binary_bytes, Si};
 
 use super::{noisy_points_note, sample, Bench, Context, Outcome};
 use crate::kernels::chase::{ChaseBuffer, Cursor};
 use crate::mem::Pages;
 use crate::timer::{measure, serial, Plan};
-use models::units::binary_bytes;
 
 /// Most chains followed at once.
 pub const MAX_CHAINS: usize = 32;

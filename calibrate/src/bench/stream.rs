@@ -52,6 +52,7 @@ use anyhow::{Context as _, Result};
 use models::profile::stream::StreamPoint;
 use models::profile::Section;
 use models::stats::{Better, Sample, Summary as Stats};
+use models::units::binary_bytes;
 use models::Estimate;
 
 use super::{noisy_points_note, sample, size_grid, Bench, Context, Outcome};
@@ -61,7 +62,6 @@ use crate::kernels::Isa;
 use crate::mem::{Pages, Region};
 use crate::pin::Team;
 use crate::timer::{measure, Plan};
-use models::units::binary_bytes;
 
 mod report;
 use report::{bound_warnings, dram_headlines, dram_table, memory_levels, section};

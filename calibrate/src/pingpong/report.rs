@@ -19,9 +19,6 @@ use super::regimes::{self, RegimeFit};
 use super::transport::Transport;
 use super::{PingpongError, PingpongOptions};
 
-/// Name of the detailed section in `Profile::sections`.
-pub const SECTION: &str = "pingpong";
-
 /// One mode's points and their regime fit.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModeResult {

@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::network::NetworkRegime;
-use super::sample::Sample;
+use super::sample::{whole, Sample};
 
 /// Results of the core-to-core benchmark.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -42,6 +42,7 @@ pub struct Handoff {
 /// One hand-off size.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct HandoffPoint {
+    #[serde(deserialize_with = "whole")]
     pub bytes: u64,
     pub time_s: Sample,
 }
@@ -82,17 +83,6 @@ pub struct Increment {
     /// Seconds per item (binning loops).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub per_item_s: Option<Sample>,
-}
-
-impl Increment {
-    /// The median time of whichever figure it holds, seconds.
-    pub fn median_s(&self) -> Option<f64> {
-        [&self.per_increment_s, &self.per_step_s, &self.per_item_s]
-            .into_iter()
-            .flatten()
-            .next()
-            .map(|s| s.median)
-    }
 }
 
 impl C2cSection {

@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::sample::{whole, Sample};
+use super::sample::{whole, whole_opt, Sample};
 use crate::Estimate;
 
 /// Results of the latency benchmark.
@@ -13,7 +13,11 @@ use crate::Estimate;
 #[serde(default)]
 pub struct LatencySection {
     /// Bytes of a cache line.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "whole_opt"
+    )]
     pub line_bytes: Option<u64>,
     /// Pages of the curve the levels were detected on.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -46,7 +50,7 @@ pub struct LatencyPoint {
     /// "4KiB" or "2MiB".
     pub pages: String,
     /// Bytes of the buffer the kernel backed with huge pages.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "whole_opt")]
     pub huge_page_bytes: Option<u64>,
     /// Load-to-use latency per access.
     pub latency_s: Sample,

@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::sample::Sample;
+use super::sample::{whole_opt, Sample};
 use crate::Estimate;
 
 /// Results of the lock benchmark.
@@ -18,7 +18,11 @@ pub struct LockSection {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub critical_ns: Option<f64>,
     /// Dependent steps run inside the critical section.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "whole_opt"
+    )]
     pub critical_steps: Option<u64>,
     /// Seconds of one dependent step.
     #[serde(skip_serializing_if = "Option::is_none")]

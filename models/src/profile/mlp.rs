@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::sample::{whole, Sample};
+use super::sample::{whole, whole_opt, Sample};
 
 /// Results of the memory-level-parallelism benchmark. The top-level
 /// figures (`max_bandwidth_Bps`, `saturation_k`, `little`) are those of the
@@ -21,9 +21,14 @@ pub struct MlpSection {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pages: Option<String>,
     /// Bytes of the buffer the kernel backed with huge pages.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "whole_opt"
+    )]
     pub huge_page_bytes: Option<u64>,
     /// Bytes of a cache line.
+    #[serde(deserialize_with = "whole")]
     pub line_bytes: u64,
     /// One point per chain count k and page size.
     pub points: Vec<MlpPoint>,
@@ -112,10 +117,11 @@ impl MlpSection {
             .fold(0.0, f64::max)
     }
 
-    /// Misses one core keeps in flight with `pages` pages: the curve's
-    /// largest bandwidth over its one-chain bandwidth, at least 1 (Little's
-    /// law, §4.3: concurrency = throughput × latency, the latency being
-    /// that of one chain). When that page size was not measured, the other
+    /// Misses one core keeps in flight with `pages` pages, from this
+    /// section alone: the curve's largest bandwidth over its one-chain
+    /// bandwidth, at least 1 (Little's law, §4.3, with the latency of one
+    /// chain). Predictions take the latency from the pointer-chase curve
+    /// instead when the profile has it; this is their fallback. When that page size was not measured, the other
     /// one's curve answers; `None` when neither has a one-chain point.
     pub fn miss_concurrency(&self, pages: &str) -> Option<f64> {
         let pages = self.measured_pages(pages)?;

@@ -4,7 +4,7 @@
 use models::profile::latency::{LatencyPoint, LatencySection};
 use models::profile::{FigureTrust, Section};
 use models::stats::{Better, Summary as Stats};
-use models::units::Si;
+use models::units::{binary_bytes, Si};
 use models::Estimate;
 
 use super::{best, Sweep, DISTURBED_RATIO, FIRST_BYTES};
@@ -13,7 +13,6 @@ use crate::config::RESIDENT_FACTOR;
 use crate::levels::Detection;
 use crate::mem::Pages;
 use crate::trust::headline;
-use models::units::binary_bytes;
 
 /// The samples of the reported page policy on the L1 plateau.
 fn l1_points(sw: &Sweep, from: f64, to: f64) -> Vec<&Stats> {

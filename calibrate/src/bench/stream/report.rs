@@ -3,7 +3,7 @@
 
 use models::profile::stream::{BytesPerElem, StreamLevel, StreamSection, StreamSweep};
 use models::stats::Better;
-use models::units::Si;
+use models::units::{binary_bytes, Si};
 
 use super::{KernelPoint, Plateau, MAX_VECTORS_PER_CYCLE};
 use crate::bench::{level, noisy_warning, Context, Outcome};
@@ -12,7 +12,6 @@ use crate::kernels::Isa;
 use crate::mem::Pages;
 use crate::pin::Team;
 use crate::trust::headline;
-use models::units::binary_bytes;
 
 /// The summary's triad figures from the DRAM points, and their noise
 /// warnings.
