@@ -117,7 +117,26 @@ impl Summary {
     /// The figure stored under the summary key `key`, when that key
     /// exists and the figure was measured.
     pub fn figure(&self, key: &str) -> Option<f64> {
-        self.clone().figure_mut(key).and_then(|f| *f)
+        self.figures()
+            .into_iter()
+            .find(|(k, _)| *k == key)
+            .and_then(|(_, v)| v)
+    }
+
+    /// Every figure of the summary under its key.
+    pub fn figures(&self) -> [(&'static str, Option<f64>); 10] {
+        [
+            ("stream_triad_Bps", self.stream_triad_Bps),
+            ("stream_triad_1t_Bps", self.stream_triad_1t_Bps),
+            ("peak_flops_f64", self.peak_flops_f64),
+            ("peak_flops_f64_1t", self.peak_flops_f64_1t),
+            ("l1_latency_s", self.l1_latency_s),
+            ("dram_latency_s", self.dram_latency_s),
+            ("core_to_core_latency_s", self.core_to_core_latency_s),
+            ("t_crit_s", self.t_crit_s),
+            ("mpi_t0_s", self.mpi_t0_s),
+            ("mpi_bandwidth_Bps", self.mpi_bandwidth_Bps),
+        ]
     }
 
     /// The figure stored under the summary key `key`, for setting.

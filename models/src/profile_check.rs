@@ -26,20 +26,7 @@ use crate::Estimate;
 /// # Errors
 /// [`ProfileError::Invalid`] naming the first field that fails.
 pub fn validate(p: &Profile) -> Result<(), ProfileError> {
-    let s = &p.summary;
-    let summary = [
-        ("stream_triad_Bps", s.stream_triad_Bps),
-        ("stream_triad_1t_Bps", s.stream_triad_1t_Bps),
-        ("peak_flops_f64", s.peak_flops_f64),
-        ("peak_flops_f64_1t", s.peak_flops_f64_1t),
-        ("l1_latency_s", s.l1_latency_s),
-        ("dram_latency_s", s.dram_latency_s),
-        ("core_to_core_latency_s", s.core_to_core_latency_s),
-        ("t_crit_s", s.t_crit_s),
-        ("mpi_t0_s", s.mpi_t0_s),
-        ("mpi_bandwidth_Bps", s.mpi_bandwidth_Bps),
-    ];
-    for (key, v) in summary {
+    for (key, v) in p.summary.figures() {
         if let Some(v) = v {
             positive(&format!("summary.{key}"), v)?;
         }
