@@ -6,8 +6,6 @@
 //! explains. Measuring a small and a large size again after everything else
 //! and comparing the medians shows whether that happened.
 
-use serde::Serialize;
-
 use super::measure::{Mode, Pair, SizePoint};
 use super::watchdog::Watchdog;
 use super::PingpongOptions;
@@ -15,23 +13,12 @@ use super::PingpongOptions;
 /// Relative change above which the sweep is reported as drifted.
 pub const DRIFT_LIMIT: f64 = 0.10;
 
-/// One size measured at the start and at the end.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Drift {
-    pub bytes: u64,
-    /// Median one-way time in the first pass, seconds.
-    pub first_s: f64,
-    /// Median one-way time at the end, seconds.
-    pub again_s: f64,
-    /// again / first − 1.
-    pub change: f64,
-}
+/// One size measured at the start and at the end, as the profile records it.
+pub use models::profile::pingpong::Drift;
 
-impl Drift {
-    /// Whether the change exceeds [`DRIFT_LIMIT`].
-    pub fn drifted(&self) -> bool {
-        self.change.abs() > DRIFT_LIMIT
-    }
+/// Whether `d`'s change exceeds [`DRIFT_LIMIT`].
+pub fn drifted(d: &Drift) -> bool {
+    d.change.abs() > DRIFT_LIMIT
 }
 
 /// The anchor sizes: 8 B and the largest power of two up to 1 MiB that the
@@ -88,6 +75,6 @@ mod tests {
             again_s: 1.2,
             change: 0.2,
         };
-        assert!(d.drifted());
+        assert!(drifted(&d));
     }
 }

@@ -6,13 +6,13 @@ use std::fmt;
 
 use models::fit::FitError;
 use models::profile::pingpong::{
-    self as section, Headline, ModeFit, PingpongOptions as PingpongOptionsRecord, PingpongSection,
+    Headline, ModeFit, PingpongOptions as PingpongOptionsRecord, PingpongSection,
 };
 use models::profile::{Network, Profile, Section};
 use models::units::{exact_binary_bytes, Si};
 use models::Estimate;
 
-use super::drift::Drift;
+use super::drift::{drifted, Drift};
 use super::measure::{Mode, SizePoint};
 use super::overlap::OverlapResult;
 use super::regimes::{self, RegimeFit};
@@ -111,7 +111,7 @@ impl PingpongReport {
                 warnings.push(format!("{}: {n}", m.mode.name()));
             }
         }
-        for d in drift.iter().filter(|d| d.drifted()) {
+        for d in drift.iter().filter(|d| drifted(d)) {
             warnings.push(format!(
                 "the machine drifted during the sweep: {} took {} at first and {} at the end ({:+.0}%); another program was probably running, so the figures are unreliable",
                 exact_binary_bytes(d.bytes),
@@ -195,12 +195,7 @@ impl PingpongReport {
             blocking: mode(&self.blocking),
             nonblocking: mode(&self.nonblocking),
             overlap: self.overlap.clone(),
-            drift: self.drift.iter().map(|d| section::Drift {
-                bytes: d.bytes,
-                first_s: d.first_s,
-                again_s: d.again_s,
-                change: d.change,
-            }).collect(),
+            drift: self.drift.clone(),
             options: PingpongOptionsRecord {
                 quick: o.quick,
                 max_bytes: o.max_bytes,
