@@ -271,16 +271,19 @@ pub struct Profile {
 }
 
 impl Profile {
-    /// The highest ceiling of `kernel` for `precision` on `threads` threads.
+    /// The highest ceiling of `kernel` for `precision` on `threads`
+    /// threads; with `isa`, only the FMA ceilings of that instruction set.
     pub fn ceiling(
         &self,
         precision: &str,
         threads: usize,
         kernel: CeilingKernel,
+        isa: Option<&str>,
     ) -> Option<&ComputeCeiling> {
         self.ceilings
             .iter()
             .filter(|c| c.precision == precision && c.threads == threads && c.kernel == kernel)
+            .filter(|c| isa.map_or(true, |i| c.isa == i && c.fma))
             .max_by(|a, b| a.flops.point.total_cmp(&b.flops.point))
     }
 

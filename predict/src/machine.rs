@@ -153,11 +153,7 @@ impl<'a> Machine<'a> {
             "peak_flops_f64"
         });
         self.profile
-            .ceilings
-            .iter()
-            .filter(|c| c.precision == precision && c.threads == threads && c.kernel == kernel)
-            .filter(|c| isa.map_or(true, |i| c.isa == i && c.fma))
-            .max_by(|a, b| a.flops.point.total_cmp(&b.flops.point))
+            .ceiling(precision, threads, kernel, isa)
             .map(|c| (bound.of_rate(&c.flops), c.name.clone()))
             .ok_or_else(|| {
                 let what = match kernel {

@@ -133,7 +133,7 @@ impl Figures {
             return self.value(d, given, "peak-flops", "peak_flops_f64", "FLOP/s");
         };
         let threads = profile.provenance.threads;
-        match profile.ceiling(precision, threads, CeilingKernel::Registers) {
+        match profile.ceiling(precision, threads, CeilingKernel::Registers, None) {
             Some(c) => {
                 d.note(format!(
                     "--peak-flops {} from the profile {name} (ceiling \"{}\", {} threads)",
