@@ -10,7 +10,7 @@
 
 use calibrate::harness::kernels::stream::Kernel as StreamKernel;
 use models::kernel::Traffic;
-use models::profile::mlp::{HUGE_PAGES, SMALL_PAGES};
+use models::profile::mlp::pages_label;
 use models::profile::stream::StreamSection;
 use models::traffic::{time_at, LevelModel};
 use models::Estimate;
@@ -126,7 +126,7 @@ impl Machine<'_> {
             what: "the pointer-chase latency curve".into(),
             fix: "latency",
         };
-        let pages = if huge_pages { HUGE_PAGES } else { SMALL_PAGES };
+        let pages = pages_label(huge_pages);
         self.profile
             .sections
             .latency
@@ -150,10 +150,15 @@ impl Machine<'_> {
             fix: "mlp",
         };
         let m = self.profile.sections.mlp.as_ref().ok_or_else(missing)?;
-        let asked = if huge_pages { HUGE_PAGES } else { SMALL_PAGES };
-        let pages = m.measured_pages(asked).ok_or_else(missing)?;
+        let pages = m.measured_pages(huge_pages).ok_or_else(missing)?;
         let latency = (m.dram_bytes > 0)
-            .then(|| self.random_latency_s(m.dram_bytes as f64, pages == HUGE_PAGES, Bound::Point))
+            .then(|| {
+                self.random_latency_s(
+                    m.dram_bytes as f64,
+                    pages == pages_label(true),
+                    Bound::Point,
+                )
+            })
             .and_then(Result::ok);
         match latency {
             Some(l) => {

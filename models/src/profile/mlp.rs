@@ -81,6 +81,15 @@ pub const HUGE_PAGES: &str = "2MiB";
 /// The label of 4 KiB pages.
 pub const SMALL_PAGES: &str = "4KiB";
 
+/// The label of huge (2 MiB) or 4 KiB pages.
+pub fn pages_label(huge: bool) -> &'static str {
+    if huge {
+        HUGE_PAGES
+    } else {
+        SMALL_PAGES
+    }
+}
+
 fn huge() -> String {
     HUGE_PAGES.into()
 }
@@ -91,21 +100,12 @@ impl MlpSection {
         self.points.iter().filter(move |p| p.pages == pages)
     }
 
-    /// The page size whose curve answers for `pages`: `pages` when it was
-    /// measured, else the other one (older profiles measured 2 MiB pages
-    /// only); `None` when no curve has a one-chain point.
-    pub fn measured_pages(&self, pages: &str) -> Option<&'static str> {
-        let other = if pages == HUGE_PAGES {
-            SMALL_PAGES
-        } else {
-            HUGE_PAGES
-        };
-        let asked = if pages == HUGE_PAGES {
-            HUGE_PAGES
-        } else {
-            SMALL_PAGES
-        };
-        [asked, other]
+    /// The page size whose curve answers for huge (2 MiB) or 4 KiB pages:
+    /// the asked one when it was measured, else the other (older profiles
+    /// measured 2 MiB pages only); `None` when no curve has a one-chain
+    /// point.
+    pub fn measured_pages(&self, huge: bool) -> Option<&'static str> {
+        [pages_label(huge), pages_label(!huge)]
             .into_iter()
             .find(|p| self.curve(p).any(|q| q.k == 1))
     }
@@ -124,7 +124,7 @@ impl MlpSection {
     /// instead when the profile has it; this is their fallback. When that page size was not measured, the other
     /// one's curve answers; `None` when neither has a one-chain point.
     pub fn miss_concurrency(&self, pages: &str) -> Option<f64> {
-        let pages = self.measured_pages(pages)?;
+        let pages = self.measured_pages(pages == HUGE_PAGES)?;
         let one = self.curve(pages).find(|p| p.k == 1)?.bandwidth_Bps;
         Some((self.max_bandwidth(pages) / one).max(1.0))
     }
