@@ -33,7 +33,7 @@ mod with_mpi {
         #[arg(long)]
         json: bool,
         /// Seconds without progress before the job is aborted (0: never).
-        #[arg(long, default_value_t = 120.0)]
+        #[arg(long, default_value_t = models::profile::pingpong::DEFAULT_WATCHDOG_S)]
         timeout: f64,
         /// Largest message, bytes.
         #[arg(long, default_value_t = 16 << 20)]
@@ -121,7 +121,7 @@ mod with_mpi {
         } else {
             PingpongOptions::default()
         };
-        opts.timeout = timeout;
+        opts.watchdog_timeout_s = timeout.as_secs_f64();
         opts.max_bytes = cli.max_bytes;
         opts.overlap_bytes = opts.overlap_bytes.min(cli.max_bytes);
         if let PingpongOutcome::Report(r) = pingpong::run_on(world, &opts)? {

@@ -16,6 +16,8 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use models::units::{parse, Dimension};
 
+use crate::kernels::fma::Precision;
+use crate::kernels::stream::Kernel;
 use crate::mem::Pages;
 
 /// A microbenchmark `--only` can select.
@@ -172,29 +174,51 @@ pub enum Command {
     Point(PointArgs),
 }
 
-/// What `point` measures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+/// What `point` measures: a STREAM kernel's bandwidth, the pointer-chase
+/// latency, or the peak FLOP/s of the widest SIMD with FMA.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PointKernel {
-    /// STREAM copy bandwidth.
-    Copy,
-    /// STREAM scale bandwidth.
-    Scale,
-    /// STREAM add bandwidth.
-    Add,
-    /// STREAM triad bandwidth.
-    Triad,
-    /// Read-only (sum) bandwidth.
-    Load,
-    /// Read-modify-write (a[i] = s·a[i]) bandwidth.
-    Update,
-    /// Write-only (a[i] = s) bandwidth.
-    Store,
-    /// Pointer-chase latency.
+    Stream(Kernel),
     Chase,
-    /// Peak f64 FLOP/s, widest SIMD with FMA.
-    PeakF64,
-    /// Peak f32 FLOP/s, widest SIMD with FMA.
-    PeakF32,
+    Peak(Precision),
+}
+
+impl PointKernel {
+    /// Every kernel, in the order `--help` lists them.
+    const ALL: [PointKernel; Kernel::ALL.len() + 3] = {
+        let mut all = [PointKernel::Chase; Kernel::ALL.len() + 3];
+        let mut i = 0;
+        while i < Kernel::ALL.len() {
+            all[i] = PointKernel::Stream(Kernel::ALL[i]);
+            i += 1;
+        }
+        all[i + 1] = PointKernel::Peak(Precision::F64);
+        all[i + 2] = PointKernel::Peak(Precision::F32);
+        all
+    };
+}
+
+impl ValueEnum for PointKernel {
+    fn value_variants<'a>() -> &'a [Self] {
+        &Self::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        use clap::builder::PossibleValue;
+        Some(match self {
+            PointKernel::Stream(k) => PossibleValue::new(k.name()).help(format!(
+                "{} bandwidth: {}",
+                k.name(),
+                k.formula()
+            )),
+            PointKernel::Chase => PossibleValue::new("chase").help("pointer-chase latency"),
+            PointKernel::Peak(p) => PossibleValue::new(match p {
+                Precision::F64 => "peak-f64",
+                Precision::F32 => "peak-f32",
+            })
+            .help(format!("peak {} FLOP/s, widest SIMD with FMA", p.name())),
+        })
+    }
 }
 
 /// Options of `point`.
@@ -342,7 +366,7 @@ mod tests {
         let Some(Command::Point(p)) = c.command else {
             panic!("no point")
         };
-        assert_eq!(p.kernel, PointKernel::Triad);
+        assert_eq!(p.kernel, PointKernel::Stream(Kernel::Triad));
         assert_eq!(p.size, Some(1_000_000_000));
         assert_eq!(p.threads, 2);
         assert_eq!(Pages::from(p.pages), Pages::Small);
@@ -353,7 +377,7 @@ mod tests {
         };
         assert_eq!(
             (p.kernel, p.threads, Pages::from(p.pages)),
-            (PointKernel::PeakF64, 1, Pages::Huge)
+            (PointKernel::Peak(Precision::F64), 1, Pages::Huge)
         );
         assert!(parse_args(&["--quick", "point", "chase"]).is_err());
     }

@@ -46,9 +46,9 @@ fn options(
         opts.overlap_bytes = opts.overlap_bytes.min(m);
     }
     if let Some(t) = args.timeout {
-        opts.timeout = std::time::Duration::from_secs_f64(t);
+        opts.watchdog_timeout_s = t;
     }
-    opts.validate()?;
+    crate::pingpong::check_options(&opts)?;
     Ok(opts)
 }
 

@@ -17,8 +17,7 @@ use crate::bench::latency::measure_chase;
 use crate::bench::stream::measure_size;
 use crate::cli::{PointArgs, PointKernel};
 use crate::config::UsageError;
-use crate::kernels::fma::{FlopKernel, Op, Precision};
-use crate::kernels::stream::Kernel;
+use crate::kernels::fma::{FlopKernel, Op};
 use crate::kernels::Isa;
 use crate::mem::Pages;
 use crate::pin::{allowed_cpus, Team};
@@ -47,7 +46,7 @@ pub fn run(args: &PointArgs) -> Result<()> {
         .kernel
         .to_possible_value()
         .map_or_else(String::new, |v| v.get_name().to_string());
-    let needs_size = !matches!(args.kernel, PointKernel::PeakF64 | PointKernel::PeakF32);
+    let needs_size = !matches!(args.kernel, PointKernel::Peak(_));
     let size = match (args.size, needs_size) {
         (Some(s), true) => {
             if sys.ram_bytes > 0 && s > sys.ram_bytes / 2 {
@@ -177,18 +176,8 @@ fn measure(
     plan: &Plan,
 ) -> Result<(Stats, &'static str, serde_json::Value)> {
     let threads = args.threads;
-    let stream_kernel = match args.kernel {
-        PointKernel::Copy => Some(Kernel::Copy),
-        PointKernel::Scale => Some(Kernel::Scale),
-        PointKernel::Add => Some(Kernel::Add),
-        PointKernel::Triad => Some(Kernel::Triad),
-        PointKernel::Load => Some(Kernel::Load),
-        PointKernel::Update => Some(Kernel::Update),
-        PointKernel::Store => Some(Kernel::Store),
-        _ => None,
-    };
-    Ok(match (args.kernel, stream_kernel, size) {
-        (_, Some(k), Some(size)) => {
+    Ok(match (args.kernel, size) {
+        (PointKernel::Stream(k), Some(size)) => {
             let p = measure_size(team, size / threads as u64, &[k], pages, plan)?.remove(0);
             let wa = p.write_allocate_best();
             (
@@ -197,7 +186,7 @@ fn measure(
                 json!({ "write_allocate_value": wa, "bytes_per_elem": k.bytes_per_elem() }),
             )
         }
-        (PointKernel::Chase, _, Some(size)) => {
+        (PointKernel::Chase, Some(size)) => {
             let one = Team::new(&allowed[..1])?;
             let p = measure_chase(&one, size, sys.line_bytes, pages, plan)?;
             (
@@ -206,12 +195,7 @@ fn measure(
                 json!({ "huge_page_bytes": p.huge_page_bytes, "line_bytes": sys.line_bytes }),
             )
         }
-        (k, _, _) => {
-            let precision = if k == PointKernel::PeakF32 {
-                Precision::F32
-            } else {
-                Precision::F64
-            };
+        (PointKernel::Peak(precision), _) => {
             let fk = FlopKernel {
                 precision,
                 isa: Isa::detect(),
@@ -230,6 +214,9 @@ fn measure(
                 "FLOP/s",
                 json!({ "kernel": fk.label() }),
             )
+        }
+        (PointKernel::Stream(_) | PointKernel::Chase, None) => {
+            return Err(UsageError::Point("this kernel needs --size".into()).into())
         }
     })
 }

@@ -12,7 +12,6 @@
 
 use std::process::{Command, Output};
 use std::sync::Mutex;
-use std::time::Duration;
 
 use calibrate::pingpong::{self, PingpongOptions, PingpongOutcome};
 use serde_json::{json, Value};
@@ -36,7 +35,7 @@ fn child() {
     let opts = PingpongOptions {
         max_bytes: 1 << 20,
         overlap_bytes: 256 << 10,
-        timeout: Duration::from_secs(60),
+        watchdog_timeout_s: 60.0,
         ..PingpongOptions::quick()
     };
     let line = match pingpong::run_on(&world, &opts) {

@@ -207,6 +207,21 @@ impl Sample {
     }
 }
 
+/// The q-quantile (0..1) of sorted values, linearly interpolated.
+pub fn quantile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let pos = q * (sorted.len() - 1) as f64;
+    let i = pos.floor() as usize;
+    let frac = pos - i as f64;
+    if i + 1 < sorted.len() {
+        sorted[i] + frac * (sorted[i + 1] - sorted[i])
+    } else {
+        sorted[i]
+    }
+}
+
 /// Median of values sorted ascending (mean of the two middle ones for even n).
 pub fn median_of_sorted(sorted: &[f64]) -> f64 {
     let n = sorted.len();
@@ -275,6 +290,16 @@ pub fn median_interval(sorted: &[f64]) -> (f64, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn quantiles_interpolate() {
+        let v = [1.0, 2.0, 3.0, 4.0, 5.0];
+        assert_eq!(quantile(&v, 0.5), 3.0);
+        assert_eq!(quantile(&v, 0.0), 1.0);
+        assert_eq!(quantile(&v, 1.0), 5.0);
+        assert_eq!(quantile(&v, 0.125), 1.5);
+        assert!(quantile(&[], 0.5).is_nan());
+    }
 
     #[test]
     fn rejects_too_few_and_nan() {

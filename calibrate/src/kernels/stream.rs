@@ -82,6 +82,19 @@ impl Kernel {
         }
     }
 
+    /// What one element does, e.g. `a = b + s·c`.
+    pub fn formula(self) -> &'static str {
+        match self {
+            Kernel::Copy => "a = b",
+            Kernel::Scale => "a = s·b",
+            Kernel::Add => "a = b + c",
+            Kernel::Triad => "a = b + s·c",
+            Kernel::Load => "Σ b (read only)",
+            Kernel::Update => "a = s·a (in place)",
+            Kernel::Store => "a = s (written only)",
+        }
+    }
+
     /// Arrays the kernel touches.
     pub fn arrays(self) -> usize {
         match self {

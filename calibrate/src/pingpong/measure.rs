@@ -17,10 +17,9 @@
 //!   and waits for both; rank 1 posts `MPI_Irecv`, waits, then `MPI_Isend`
 //!   and waits. Separate send and receive buffers.
 
-use models::stats::{Sample, Summary};
+use models::stats::Sample;
 use mpi::topology::{Process, SimpleCommunicator};
 use mpi::traits::*;
-use serde::Serialize;
 
 use super::watchdog::Watchdog;
 use super::PingpongOptions;
@@ -33,56 +32,23 @@ const TAG_CTRL: mpi::Tag = 2;
 /// round trip needs 10⁴).
 const MAX_REPS: u64 = 1 << 24;
 
-/// Blocking or non-blocking point-to-point calls.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Mode {
-    /// `MPI_Send` / `MPI_Recv`.
-    Blocking,
-    /// `MPI_Isend` / `MPI_Irecv` with the receive posted first.
-    Nonblocking,
-}
+pub use models::profile::network::{Mode, SizePoint};
 
-impl Mode {
-    /// Both modes in the order they are measured.
-    pub const ALL: [Mode; 2] = [Mode::Blocking, Mode::Nonblocking];
-
-    /// Lower-case name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Mode::Blocking => "blocking",
-            Mode::Nonblocking => "nonblocking",
-        }
-    }
-
-    fn code(self) -> u64 {
-        match self {
-            Mode::Blocking => 0,
-            Mode::Nonblocking => 1,
-        }
-    }
-
-    fn from_code(c: u64) -> Mode {
-        if c == 0 {
-            Mode::Blocking
-        } else {
-            Mode::Nonblocking
-        }
+/// A mode on the wire of the command protocol.
+fn mode_code(mode: Mode) -> u64 {
+    match mode {
+        Mode::Blocking => 0,
+        Mode::Nonblocking => 1,
     }
 }
 
-/// One message size of one mode, measured.
-#[allow(non_snake_case)]
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SizePoint {
-    pub mode: Mode,
-    pub bytes: u64,
-    /// Round trips per sample.
-    pub reps_per_sample: u64,
-    /// One-way time: median, 95% interval, spread, outliers.
-    pub one_way_s: Summary,
-    /// Effective bandwidth n / t(n) at the median, bytes/s (§4.1).
-    pub bandwidth_Bps: f64,
+/// The mode a command word names.
+fn mode_of_code(c: u64) -> Mode {
+    if c == 0 {
+        Mode::Blocking
+    } else {
+        Mode::Nonblocking
+    }
 }
 
 /// What rank 0 asks rank 1 to do.
@@ -110,7 +76,7 @@ impl Cmd {
                 bytes,
                 reps,
                 samples,
-            } => [1, mode.code(), bytes, reps, samples],
+            } => [1, mode_code(mode), bytes, reps, samples],
             Cmd::Overlap {
                 bytes,
                 spin,
@@ -122,7 +88,7 @@ impl Cmd {
     fn decode(w: [u64; 5]) -> Cmd {
         match w[0] {
             1 => Cmd::Batch {
-                mode: Mode::from_code(w[1]),
+                mode: mode_of_code(w[1]),
                 bytes: w[2],
                 reps: w[3],
                 samples: w[4],

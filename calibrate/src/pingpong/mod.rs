@@ -106,95 +106,47 @@ pub enum PingpongOutcome {
     Peer,
 }
 
-/// Options of the ping-pong.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PingpongOptions {
-    /// Quick mode (fewer, shorter samples; one extra size per breakpoint gap).
-    pub quick: bool,
-    /// Largest message, bytes (sizes are the powers of two up to it).
-    pub max_bytes: u64,
-    /// Shortest duration of one sample, seconds.
-    pub min_sample_s: f64,
-    /// Samples per size (≥ 2).
-    pub samples: usize,
-    /// Message of the overlap measurement, bytes; 0 skips it.
-    pub overlap_bytes: u64,
-    /// Triples of the overlap measurement (≥ 2).
-    pub overlap_triples: usize,
-    /// Most protocol regimes the fit may find.
-    pub max_regimes: usize,
-    /// Time without progress after which the job is aborted; zero disables
-    /// the watchdog.
-    pub timeout: Duration,
-}
+/// Options of the ping-pong: the record the profile keeps, with the full
+/// sweep as its default and [`PingpongOptions::quick`].
+pub use models::profile::pingpong::PingpongOptions;
 
-impl Default for PingpongOptions {
-    /// The full sweep: 1 B..16 MiB, samples of ≥ 1 ms, 30 per size, overlap
-    /// at 4 MiB, up to 4 regimes, 120 s watchdog.
-    fn default() -> Self {
-        Self {
-            quick: false,
-            max_bytes: 16 << 20,
-            min_sample_s: 1e-3,
-            samples: 30,
-            overlap_bytes: 4 << 20,
-            overlap_triples: 30,
-            max_regimes: 4,
-            timeout: watchdog::DEFAULT_TIMEOUT,
-        }
+/// Checks every option.
+pub fn check_options(opts: &PingpongOptions) -> Result<(), PingpongError> {
+    let bad = |s: String| Err(PingpongError::Option(s));
+    if !(4..=MAX_MESSAGE_BYTES).contains(&opts.max_bytes) {
+        return bad(format!(
+            "the largest message is {} B; give 4 B..{MAX_MESSAGE_BYTES} B (at least three sizes are needed for a fit)",
+            opts.max_bytes
+        ));
     }
-}
-
-impl PingpongOptions {
-    /// The quick sweep: samples of ≥ 0.2 ms, 10 per size, 10 overlap triples.
-    pub fn quick() -> Self {
-        Self {
-            quick: true,
-            min_sample_s: 2e-4,
-            samples: 10,
-            overlap_triples: 10,
-            ..Self::default()
-        }
+    if !(opts.min_sample_s.is_finite() && opts.min_sample_s > 0.0) {
+        return bad(format!(
+            "the sample duration is {} s; give a positive time",
+            opts.min_sample_s
+        ));
     }
-
-    /// Checks every option.
-    pub fn validate(&self) -> Result<(), PingpongError> {
-        let bad = |s: String| Err(PingpongError::Option(s));
-        if !(4..=MAX_MESSAGE_BYTES).contains(&self.max_bytes) {
-            return bad(format!(
-                "the largest message is {} B; give 4 B..{MAX_MESSAGE_BYTES} B (at least three sizes are needed for a fit)",
-                self.max_bytes
-            ));
-        }
-        if !(self.min_sample_s.is_finite() && self.min_sample_s > 0.0) {
-            return bad(format!(
-                "the sample duration is {} s; give a positive time",
-                self.min_sample_s
-            ));
-        }
-        if self.samples < 2 {
-            return bad(format!(
-                "{} samples per size; at least 2 are needed for an interval",
-                self.samples
-            ));
-        }
-        if self.overlap_bytes > self.max_bytes {
-            return bad(format!(
-                "the overlap message ({} B) is larger than the largest message ({} B)",
-                self.overlap_bytes, self.max_bytes
-            ));
-        }
-        if self.overlap_bytes > 0 && self.overlap_triples < 2 {
-            return bad(format!(
-                "{} overlap triples; at least 2 are needed for an interval",
-                self.overlap_triples
-            ));
-        }
-        if self.max_regimes == 0 {
-            return bad("at most 0 regimes; allow at least 1".into());
-        }
-        Ok(())
+    if opts.samples < 2 {
+        return bad(format!(
+            "{} samples per size; at least 2 are needed for an interval",
+            opts.samples
+        ));
     }
+    if opts.overlap_bytes > opts.max_bytes {
+        return bad(format!(
+            "the overlap message ({} B) is larger than the largest message ({} B)",
+            opts.overlap_bytes, opts.max_bytes
+        ));
+    }
+    if opts.overlap_bytes > 0 && opts.overlap_triples < 2 {
+        return bad(format!(
+            "{} overlap triples; at least 2 are needed for an interval",
+            opts.overlap_triples
+        ));
+    }
+    if opts.max_regimes == 0 {
+        return bad("at most 0 regimes; allow at least 1".into());
+    }
+    Ok(())
 }
 
 /// Initialises MPI, runs the ping-pong on `MPI_COMM_WORLD` and finalises MPI
@@ -205,7 +157,6 @@ impl PingpongOptions {
 /// See [`run_on`]; [`PingpongError::MpiInit`] when MPI was already
 /// initialised.
 pub fn run(opts: &PingpongOptions) -> Result<PingpongOutcome, PingpongError> {
-    opts.validate()?;
     let universe = mpi::initialize().ok_or(PingpongError::MpiInit)?;
     run_on(&universe.world(), opts)
 }
@@ -220,7 +171,7 @@ pub fn run_on(
     world: &SimpleCommunicator,
     opts: &PingpongOptions,
 ) -> Result<PingpongOutcome, PingpongError> {
-    opts.validate()?;
+    check_options(opts)?;
     if world.size() < 2 {
         return Err(PingpongError::SingleRank(world.size()));
     }
@@ -233,7 +184,10 @@ pub fn run_on(
     let result = match world.split_by_color(color) {
         None => Ok(PingpongOutcome::Peer),
         Some(comm) => {
-            let wd = Watchdog::arm(opts.timeout, &format!("pingpong rank {rank}"));
+            let wd = Watchdog::arm(
+                Duration::from_secs_f64(opts.watchdog_timeout_s),
+                &format!("pingpong rank {rank}"),
+            );
             let mut pair = measure::Pair::new(&comm, opts.max_bytes);
             if pair.leader {
                 lead(&mut pair, opts, &wd).map(|r| PingpongOutcome::Report(Box::new(r)))

@@ -5,9 +5,7 @@
 use std::fmt;
 
 use models::fit::FitError;
-use models::profile::pingpong::{
-    Headline, ModeFit, PingpongOptions as PingpongOptionsRecord, PingpongSection,
-};
+use models::profile::pingpong::{Headline, ModeFit, PingpongSection};
 use models::profile::{Network, Profile, Section};
 use models::units::{exact_binary_bytes, Si};
 use models::Estimate;
@@ -159,8 +157,7 @@ impl PingpongReport {
     pub fn network(&self) -> Network {
         let points = [&self.blocking, &self.nonblocking]
             .iter()
-            .flat_map(|m| m.points.iter())
-            .map(|p| serde_json::to_value(p).expect("a point serializes"))
+            .flat_map(|m| m.points.iter().cloned())
             .collect();
         Network {
             transport: self.transport.name.clone(),
@@ -196,16 +193,7 @@ impl PingpongReport {
             nonblocking: mode(&self.nonblocking),
             overlap: self.overlap.clone(),
             drift: self.drift.clone(),
-            options: PingpongOptionsRecord {
-                quick: o.quick,
-                max_bytes: o.max_bytes,
-                min_sample_s: o.min_sample_s,
-                samples: o.samples,
-                overlap_bytes: o.overlap_bytes,
-                overlap_triples: o.overlap_triples,
-                max_regimes: o.max_regimes,
-                watchdog_timeout_s: o.timeout.as_secs_f64(),
-            },
+            options: o.clone(),
             warnings: self.warnings.clone(),
         }
     }
@@ -292,7 +280,7 @@ impl fmt::Display for PingpongReport {
             Si(o.min_sample_s, "s"),
             o.samples,
             if o.quick { " (quick)" } else { "" },
-            o.timeout.as_secs_f64(),
+            o.watchdog_timeout_s,
         )?;
         writeln!(f)?;
         writeln!(

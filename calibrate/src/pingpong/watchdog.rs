@@ -15,7 +15,7 @@
 //!
 //! The timeout is *without progress*, not for the whole run: the ping-pong
 //! pets the watchdog after every sample, so the default of
-//! [`DEFAULT_TIMEOUT`] (120 s) is far above any honest step (a 16 MiB round
+//! [`models::profile::pingpong::DEFAULT_WATCHDOG_S`] (120 s) is far above any honest step (a 16 MiB round
 //! trip over 1 GbE takes 0.3 s) yet bounds a hang. A zero timeout disables
 //! the watchdog.
 //!
@@ -32,9 +32,6 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-
-/// Default time without progress after which the job is aborted.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Exit status of a job ended by the watchdog.
 pub const ABORT_CODE: i32 = 124;

@@ -286,16 +286,7 @@ pub fn percentile(point: f64, samples: &[f64]) -> Estimate {
         return Estimate::exact(point);
     }
     v.sort_by(f64::total_cmp);
-    let q = |q: f64| {
-        let pos = q * (v.len() - 1) as f64;
-        let i = pos.floor() as usize;
-        let t = pos - i as f64;
-        if i + 1 < v.len() {
-            v[i] + t * (v[i + 1] - v[i])
-        } else {
-            v[i]
-        }
-    };
+    let q = |q: f64| crate::stats::quantile(&v, q);
     let m = v.iter().sum::<f64>() / v.len() as f64;
     let sd = (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64).sqrt();
     Estimate {

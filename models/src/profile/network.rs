@@ -5,7 +5,47 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::stats::Summary;
 use crate::Estimate;
+
+/// Blocking or non-blocking point-to-point calls.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// `MPI_Send` / `MPI_Recv`.
+    Blocking,
+    /// `MPI_Isend` / `MPI_Irecv` with the receive posted first.
+    Nonblocking,
+}
+
+impl Mode {
+    /// Both modes in the order they are measured.
+    pub const ALL: [Mode; 2] = [Mode::Blocking, Mode::Nonblocking];
+
+    /// Lower-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Blocking => "blocking",
+            Mode::Nonblocking => "nonblocking",
+        }
+    }
+}
+
+/// One message size of one mode, measured.
+#[allow(non_snake_case)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SizePoint {
+    pub mode: Mode,
+    pub bytes: u64,
+    /// Round trips per sample.
+    pub reps_per_sample: u64,
+    /// One-way time: median, 95% interval, spread, outliers.
+    pub one_way_s: Summary,
+    /// Effective bandwidth n / t(n) at the median, bytes/s (§4.1).
+    pub bandwidth_Bps: f64,
+}
 
 /// One protocol regime of a message-passing network: T(n) = T0 + n/B for
 /// sizes in `[from_bytes, to_bytes]`.
@@ -28,9 +68,9 @@ pub struct Network {
     pub regimes: Vec<NetworkRegime>,
     /// Share of a large message's time that non-blocking posting hid behind computation, 0..1.
     pub overlap_fraction: Option<Estimate>,
-    /// Raw per-size figures, kept for charts and refits.
+    /// Every measured size of both modes, kept for charts and refits.
     #[serde(default)]
-    pub points: Vec<serde_json::Value>,
+    pub points: Vec<SizePoint>,
 }
 
 /// A size range of a regime.

@@ -101,16 +101,60 @@ pub struct Drift {
     pub change: f64,
 }
 
-/// The options of the run.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+/// Default time without progress after which an MPI job is aborted,
+/// seconds: far above any honest step (a 16 MiB round trip over a slow
+/// link takes well under a second).
+pub const DEFAULT_WATCHDOG_S: f64 = 120.0;
+
+/// The options of the run; calibrate runs with them and records them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default)]
 pub struct PingpongOptions {
+    /// Quick mode (fewer, shorter samples; one extra size per breakpoint gap).
     pub quick: bool,
+    /// Largest message, bytes (sizes are the powers of two up to it).
     pub max_bytes: u64,
+    /// Shortest duration of one sample, seconds.
     pub min_sample_s: f64,
+    /// Samples per size (≥ 2).
     pub samples: usize,
+    /// Message of the overlap measurement, bytes; 0 skips it.
     pub overlap_bytes: u64,
+    /// Triples of the overlap measurement (≥ 2).
     pub overlap_triples: usize,
+    /// Most protocol regimes the fit may find.
     pub max_regimes: usize,
+    /// Time without progress after which the job is aborted, seconds; zero
+    /// disables the watchdog.
     pub watchdog_timeout_s: f64,
+}
+
+impl Default for PingpongOptions {
+    /// The full sweep: 1 B..16 MiB, samples of ≥ 1 ms, 30 per size, overlap
+    /// at 4 MiB, up to 4 regimes, the default watchdog.
+    fn default() -> Self {
+        Self {
+            quick: false,
+            max_bytes: 16 << 20,
+            min_sample_s: 1e-3,
+            samples: 30,
+            overlap_bytes: 4 << 20,
+            overlap_triples: 30,
+            max_regimes: 4,
+            watchdog_timeout_s: DEFAULT_WATCHDOG_S,
+        }
+    }
+}
+
+impl PingpongOptions {
+    /// The quick sweep: samples of ≥ 0.2 ms, 10 per size, 10 overlap triples.
+    pub fn quick() -> Self {
+        Self {
+            quick: true,
+            min_sample_s: 2e-4,
+            samples: 10,
+            overlap_triples: 10,
+            ..Self::default()
+        }
+    }
 }

@@ -60,9 +60,16 @@ pub struct MountainData {
 }
 
 /// (median, lo, hi) of a sample, the interval widened to hold the median.
-fn stat(s: &Sample) -> (f64, f64, f64) {
+/// A point of a curve: a sample's estimate at a working set, with its
+/// interval widened to hold the point; none for a zero size or value.
+fn curve_point(working_set_bytes: f64, s: &Sample) -> Option<CurvePoint> {
     let e = s.estimate();
-    (e.point, e.lo.min(e.point), e.hi.max(e.point))
+    (working_set_bytes > 0.0 && e.point > 0.0).then_some(CurvePoint {
+        working_set_bytes,
+        value: e.point,
+        lo: e.lo.min(e.point),
+        hi: e.hi.max(e.point),
+    })
 }
 
 fn sorted(mut points: Vec<CurvePoint>) -> Vec<CurvePoint> {
@@ -86,16 +93,7 @@ fn latency_curves(section: &LatencySection) -> Vec<Curve> {
             let pts: Vec<CurvePoint> = points
                 .iter()
                 .filter(|p| p.pages == pg)
-                .filter_map(|p| {
-                    let ws = p.size_bytes as f64;
-                    let (v, lo, hi) = stat(&p.latency_s);
-                    (ws > 0.0 && v > 0.0).then_some(CurvePoint {
-                        working_set_bytes: ws,
-                        value: v,
-                        lo,
-                        hi,
-                    })
-                })
+                .filter_map(|p| curve_point(p.size_bytes as f64, &p.latency_s))
                 .collect();
             (pts.len() >= 2).then(|| Curve {
                 quantity: Quantity::Latency,
@@ -137,16 +135,7 @@ fn bandwidth_curves(section: &StreamSection) -> Vec<Curve> {
         let pts: Vec<CurvePoint> = points
             .iter()
             .filter(|p| p.kernel == kernel)
-            .filter_map(|p| {
-                let ws = p.per_thread_bytes as f64;
-                let (v, lo, hi) = stat(p.bandwidth_Bps.as_ref()?);
-                (ws > 0.0 && v > 0.0).then_some(CurvePoint {
-                    working_set_bytes: ws,
-                    value: v,
-                    lo,
-                    hi,
-                })
-            })
+            .filter_map(|p| curve_point(p.per_thread_bytes as f64, p.bandwidth_Bps.as_ref()?))
             .collect();
         if pts.len() >= 2 {
             let what = if kernel == "load" || kernel == "read" {

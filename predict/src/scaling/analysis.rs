@@ -20,8 +20,9 @@
 use serde::Serialize;
 
 use super::curves::{Curve, Domain, Point};
-use super::uncertainty::{quantile, Param, Uncertainty};
+use super::uncertainty::{Param, Uncertainty};
 use models::random::SplitMix64;
+use models::stats::quantile;
 
 /// Grid points per octave of P.
 pub const PER_OCTAVE: f64 = 16.0;

@@ -22,7 +22,7 @@
 use models::units::{parse, Dimension, Si};
 use serde::Serialize;
 
-use super::curves::{regime_index, Curve, Domain, Point, Range};
+use super::curves::{regime_index, Curve, Point, Range};
 use crate::error::BadInput;
 
 /// base·P^a·(log₂P)^b.
@@ -237,23 +237,7 @@ impl Curve for OwnCode {
             } else {
                 compute + comm
             };
-        let speedup = t1 / time;
-        Point {
-            p,
-            time_s: time,
-            compute_s: compute,
-            comm_s: comm,
-            speedup,
-            efficiency: speedup / p,
-        }
-    }
-
-    fn domain(&self) -> Domain {
-        Domain::Continuous
-    }
-
-    fn crossover_label(&self) -> &'static str {
-        "communication = parallel work"
+        Point::strong(p, t1, time, compute, comm)
     }
 }
 

@@ -44,6 +44,19 @@ pub struct Point {
 }
 
 impl Point {
+    /// A strong-scaling point: speed-up T(1)/T(P) and efficiency from the
+    /// one-process time `t1`.
+    pub fn strong(p: f64, t1: f64, time_s: f64, compute_s: f64, comm_s: f64) -> Self {
+        Self {
+            p,
+            time_s,
+            compute_s,
+            comm_s,
+            speedup: t1 / time_s,
+            efficiency: t1 / time_s / p,
+        }
+    }
+
     fn nan(p: f64) -> Self {
         Self {
             p,
@@ -70,9 +83,15 @@ pub enum Domain {
 pub trait Curve {
     /// The point at P with parameters θ.
     fn point(&self, theta: &[f64], p: f64) -> Point;
-    fn domain(&self) -> Domain;
-    /// What the crossover P means, e.g. "communication = computation".
-    fn crossover_label(&self) -> &'static str;
+    /// Continuous unless the model counts whole threads.
+    fn domain(&self) -> Domain {
+        Domain::Continuous
+    }
+    /// What the crossover P means: by default where the communication
+    /// equals the parallel work.
+    fn crossover_label(&self) -> &'static str {
+        "communication = parallel work"
+    }
 }
 
 /// A network protocol regime's size range.
@@ -163,10 +182,6 @@ impl Curve for Stencil {
         }
     }
 
-    fn domain(&self) -> Domain {
-        Domain::Continuous
-    }
-
     fn crossover_label(&self) -> &'static str {
         "communication = computation"
     }
@@ -219,14 +234,7 @@ impl Binning {
 impl Curve for Binning {
     fn point(&self, theta: &[f64], p: f64) -> Point {
         match (self.parts(theta, 1.0), self.parts(theta, p)) {
-            (Some((t1, _, _)), Some((t, c, m))) => Point {
-                p,
-                time_s: t,
-                compute_s: c,
-                comm_s: m,
-                speedup: t1 / t,
-                efficiency: t1 / t / p,
-            },
+            (Some((t1, _, _)), Some((t, c, m))) => Point::strong(p, t1, t, c, m),
             _ => Point::nan(p),
         }
     }
@@ -250,23 +258,9 @@ pub struct Fitted {
 impl Curve for Fitted {
     fn point(&self, theta: &[f64], p: f64) -> Point {
         let t = terms::time_s(self.term, self.domain, theta, p);
-        let speedup = theta[0] / t;
-        Point {
-            p,
-            time_s: t,
-            compute_s: theta[0] * (1.0 - theta[1]) / p,
-            comm_s: theta[2] * self.term.g(p, self.domain),
-            speedup,
-            efficiency: speedup / p,
-        }
-    }
-
-    fn domain(&self) -> Domain {
-        Domain::Continuous
-    }
-
-    fn crossover_label(&self) -> &'static str {
-        "communication = parallel work"
+        let compute = theta[0] * (1.0 - theta[1]) / p;
+        let comm = theta[2] * self.term.g(p, self.domain);
+        Point::strong(p, theta[0], t, compute, comm)
     }
 }
 

@@ -428,28 +428,24 @@ fn karp_flatt_table(
 /// The fitted T1, f, c as an uncertainty drawn from the bootstrap's
 /// resamples (so draws keep the bounds and the correlations of the fit).
 pub fn uncertainty(f: &RunsFit, source: &str) -> Uncertainty {
-    let e = &f.fit.params;
-    let src = format!("fit of {source}");
-    Uncertainty::resampled(
-        vec![
-            Param::positive("T1", "s", e[0], &src),
-            Param::fraction("f", e[1], &src),
-            Param::non_negative("c", "s", e[2], &src),
-        ],
-        f.samples.clone(),
-    )
+    resampled(f, source, 3)
 }
 
 /// T1 and f alone (the computation), for a code whose communication is
 /// described instead of fitted.
 pub fn compute_uncertainty(f: &RunsFit, source: &str) -> Uncertainty {
+    resampled(f, source, 2)
+}
+
+/// The first `k` of T1, f, c with their columns of the resamples.
+fn resampled(f: &RunsFit, source: &str, k: usize) -> Uncertainty {
     let e = &f.fit.params;
     let src = format!("fit of {source}");
-    Uncertainty::resampled(
-        vec![
-            Param::positive("T1", "s", e[0], &src),
-            Param::fraction("f", e[1], &src),
-        ],
-        f.samples.iter().map(|s| s[..2].to_vec()).collect(),
-    )
+    let mut params = vec![
+        Param::positive("T1", "s", e[0], &src),
+        Param::fraction("f", e[1], &src),
+        Param::non_negative("c", "s", e[2], &src),
+    ];
+    params.truncate(k);
+    Uncertainty::resampled(params, f.samples.iter().map(|s| s[..k].to_vec()).collect())
 }

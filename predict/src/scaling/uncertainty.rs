@@ -268,21 +268,6 @@ pub fn cholesky(a: &[Vec<f64>]) -> Option<Vec<Vec<f64>>> {
     Some(l)
 }
 
-/// The q-quantile (0..1) of sorted values, linearly interpolated.
-pub fn quantile(sorted: &[f64], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let pos = q * (sorted.len() - 1) as f64;
-    let i = pos.floor() as usize;
-    let frac = pos - i as f64;
-    if i + 1 < sorted.len() {
-        sorted[i] + frac * (sorted[i + 1] - sorted[i])
-    } else {
-        sorted[i]
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -341,14 +326,5 @@ mod tests {
         assert_eq!(l[1][0], 1.0);
         assert!((l[1][1] - 2f64.sqrt()).abs() < 1e-12);
         assert!(cholesky(&[vec![1.0, 2.0], vec![2.0, 1.0]]).is_none());
-    }
-
-    #[test]
-    fn quantiles_interpolate() {
-        let v = [1.0, 2.0, 3.0, 4.0, 5.0];
-        assert_eq!(quantile(&v, 0.5), 3.0);
-        assert_eq!(quantile(&v, 0.0), 1.0);
-        assert_eq!(quantile(&v, 1.0), 5.0);
-        assert_eq!(quantile(&v, 0.125), 1.5);
     }
 }

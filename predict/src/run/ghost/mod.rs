@@ -28,7 +28,6 @@ use calibrate::harness::watchdog::Watchdog;
 const KERNEL: &str = super::GHOST_STENCIL;
 const DEFAULT_N: f64 = 2048.0;
 const DEFAULT_CHECK_EVERY: f64 = 10.0;
-const DEFAULT_TIMEOUT_S: f64 = 120.0;
 const DEFAULT_ITERS: f64 = 200.0;
 /// Largest accepted grid side (2¹⁶: 32 GiB per array).
 const MAX_N: f64 = 65536.0;
@@ -89,7 +88,9 @@ fn check(args: &RunArgs, p: usize) -> Result<Checked, BadInput> {
             return Err(BadInput(format!("--tol must be a number >= 0, got {t}")));
         }
     }
-    let timeout = args.timeout.unwrap_or(DEFAULT_TIMEOUT_S);
+    let timeout = args
+        .timeout
+        .unwrap_or(models::profile::pingpong::DEFAULT_WATCHDOG_S);
     if !(timeout.is_finite() && timeout >= 0.0) {
         return Err(BadInput(format!(
             "--timeout must be a number of seconds >= 0, got {timeout}"
