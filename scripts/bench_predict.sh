@@ -7,7 +7,10 @@
 # minutes). Over ROUNDS rounds (default 3) it prints
 #   - per kernel variant, the median of its rounds' rel_error, and the median
 #     and maximum of those over all variants (targets: median <= 15%, none
-#     beyond 35%);
+#     beyond 35%), the same for the paired prediction (the profile's roofs
+#     scaled by the figures `predict run` re-measures right after each
+#     variant), the rounds whose machine changed since calibrate, and the
+#     variants left unpredicted with their reason;
 #   - the bandwidth-bound kernels' bytes/s against the profile's STREAM
 #     bandwidth for the same mix, level and threads (target >= 0.9), and the
 #     matrix multiply's FLOP/s against the profile's f64 FMA peak (target
@@ -84,21 +87,37 @@ for i, recs in enumerate(runs):
         r["round"] = i
         if r["rel_error"] is not None:
             by.setdefault(key(r), []).append(r)
-print("the round with the median error of each variant, and every round's error:")
-print(f"{'kernel':<14} {'variant':<22} {'thr':>3} {'measured':>10} {'predicted':>10} {'error':>7}  rounds          binding")
-errs = []
+print("the round with the median error of each variant, every round's error, and the paired prediction's")
+print("(the profile's roofs scaled by the figures re-measured right after the variant; * = a round whose machine changed):")
+print(f"{'kernel':<14} {'variant':<22} {'thr':>3} {'measured':>10} {'predicted':>10} {'error':>7}  {'rounds':<24} {'paired':>7}  {'rounds':<24} binding")
+errs, paired_errs, changed = [], [], 0
+median_round = lambda rs, k: sorted(rs, key=lambda x: x[k])[(len(rs) - 1) // 2]
 for r in main:
     rs = by[key(r)]
     # The round whose error is the median (the lower middle one for an even count).
-    mid = sorted(rs, key=lambda x: x["rel_error"])[(len(rs) - 1) // 2]
+    mid = median_round(rs, "rel_error")
     e, m, p = mid["rel_error"], mid["measured_s"], mid["predicted_s"]
     errs.append(abs(e))
-    each = " ".join(f"{100*x['rel_error']:+.0f}" for x in rs)
+    each = " ".join(f"{100*x['rel_error']:+.0f}" + ("*" if x.get("machine_changed") else "") for x in rs)
+    changed += sum(1 for x in rs if x.get("machine_changed"))
+    prs = [x for x in rs if x.get("paired_rel_error") is not None]
+    pe = median_round(prs, "paired_rel_error")["paired_rel_error"] if prs else None
+    if pe is not None:
+        paired_errs.append(abs(pe))
+    peach = " ".join(f"{100*x['paired_rel_error']:+.0f}" for x in prs)
+    pshow = f"{100*pe:>+6.0f}%" if pe is not None else "      -"
     print(f"{r['kernel']:<14} {r['variant']:<22} {r['threads']:>3} {m*1e3:>8.3f}ms {p*1e3:>8.3f}ms "
-          f"{100*e:>+6.0f}%  {each:<15} {r['binding']}")
+          f"{100*e:>+6.0f}%  {each:<24} {pshow}  {peach:<24} {r['binding']}")
 if errs:
     print(f"\nmodel accuracy over {len(errs)} variants, {rounds} rounds: median |rel_error| = "
           f"{100*statistics.median(errs):.1f}% (target <= 15%), max = {100*max(errs):.1f}% (target <= 35%)")
+if paired_errs:
+    print(f"paired prediction over {len(paired_errs)} variants: median |rel_error| = "
+          f"{100*statistics.median(paired_errs):.1f}%, max = {100*max(paired_errs):.1f}%; "
+          f"{changed} of {len(errs) * rounds} variant-rounds found the machine changed since calibrate (> 15%)")
+unpredicted = sorted({(r["kernel"], r["variant"], r["no_prediction"]) for r in runs[-1] if r.get("no_prediction")})
+for k, v, why in unpredicted:
+    print(f"  {k} {v}: {why}")
 profiles = [json.load(open(f"{work}/profile-{r}.json")) for r in range(1, rounds + 1)]
 def peak(profile, threads):
     """The profile's f64 peak (register kernels, not the dgemm ceiling)."""

@@ -12,6 +12,9 @@
 //! * [`kernels`]: the loops themselves (STREAM, dgemm, the increments and
 //!   bins), so a built-in kernel of `predict` runs the same code as the
 //!   benchmark whose figure predicts it;
+//! * [`measure_size`] and [`measure_flops`]: calibrate's STREAM and peak
+//!   measurements themselves, for re-measuring a profile figure next to a
+//!   kernel (`predict run`'s paired prediction);
 //! * [`sysinfo`]: the CPU model, RAM and host name of the provenance;
 //! * [`atomic`]: files written atomically, for profiles, CSV, records and
 //!   charts alike;
@@ -20,6 +23,8 @@
 //! * `watchdog` (with MPI): a stop for a job whose peer has gone.
 
 pub use crate::atomic;
+pub use crate::bench::flops::measure_flops;
+pub use crate::bench::stream::measure_size;
 pub use crate::cli::clap_error_line;
 pub use crate::exit;
 pub use crate::kernels;

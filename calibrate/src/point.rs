@@ -17,8 +17,7 @@ use crate::bench::latency::measure_chase;
 use crate::bench::stream::measure_size;
 use crate::cli::{PointArgs, PointKernel};
 use crate::config::UsageError;
-use crate::kernels::fma::{FlopKernel, Op};
-use crate::kernels::Isa;
+use crate::kernels::fma::FlopKernel;
 use crate::mem::Pages;
 use crate::pin::{allowed_cpus, Team};
 use crate::sysinfo::SysInfo;
@@ -196,19 +195,7 @@ fn measure(
             )
         }
         (PointKernel::Peak(precision), _) => {
-            let fk = FlopKernel {
-                precision,
-                isa: Isa::detect(),
-                op: Op::Fma,
-            };
-            let fk = if fk.available() {
-                fk
-            } else {
-                FlopKernel {
-                    op: Op::MulAdd,
-                    ..fk
-                }
-            };
+            let fk = FlopKernel::widest(precision);
             (
                 measure_flops(team, fk, plan)?,
                 "FLOP/s",

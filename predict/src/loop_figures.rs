@@ -53,7 +53,7 @@ impl Bound {
 /// Load, store and allocate bytes per element of a STREAM kernel: from the
 /// profile when it lists them, else from calibrate's kernel table (profiles
 /// from before the section carried them).
-fn mix_of(section: &StreamSection, kernel: &str) -> Option<(f64, f64, f64)> {
+pub(crate) fn mix_of(section: &StreamSection, kernel: &str) -> Option<(f64, f64, f64)> {
     if let Some(mix) = section.mix(kernel) {
         return Some(mix);
     }
@@ -109,7 +109,9 @@ impl Machine<'_> {
             "stream_triad_Bps"
         });
         let curve = self.level_curve(threads, bound)?;
-        Ok(time_at(&curve, per_thread_bytes, traffic).expect("a curve with points"))
+        let (seconds, level) =
+            time_at(&curve, per_thread_bytes, traffic).expect("a curve with points");
+        Ok((seconds / self.now.memory, level))
     }
 
     /// Latency of one access at a random place of a `region_bytes` region,

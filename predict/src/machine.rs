@@ -25,9 +25,29 @@ fn missing(what: impl Into<String>, fix: &'static str) -> Missing {
     }
 }
 
-/// Read-only view of a profile for predictions.
+/// Read-only view of a profile for predictions, with the machine as it
+/// runs now against the profile.
 pub struct Machine<'a> {
     pub profile: &'a Profile,
+    pub now: Now,
+}
+
+/// How the machine runs now against its profile, from the paired
+/// re-measure next to a kernel ([`crate::kernels::paired`]): the scale of
+/// every memory roof and of every compute ceiling (1 = as profiled).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Now {
+    pub memory: f64,
+    pub compute: f64,
+}
+
+impl Default for Now {
+    fn default() -> Self {
+        Self {
+            memory: 1.0,
+            compute: 1.0,
+        }
+    }
 }
 
 /// Kind of lock whose measured throughput curve a prediction uses.
@@ -64,8 +84,14 @@ pub fn unreliable_warning(profile: &Profile, key: &str) -> Option<String> {
 }
 
 impl<'a> Machine<'a> {
+    /// The machine as profiled.
     pub fn new(profile: &'a Profile) -> Self {
-        Self { profile }
+        Self::paired(profile, Now::default())
+    }
+
+    /// The profiled machine as it runs `now`.
+    pub fn paired(profile: &'a Profile, now: Now) -> Self {
+        Self { profile, now }
     }
 
     /// Prints [`unreliable_warning`] on stderr, once per figure and process.
@@ -130,6 +156,7 @@ impl<'a> Machine<'a> {
         let what = || format!("STREAM {kernel} bandwidth on {threads} thread(s)");
         self.stream()?
             .bandwidth_wa(kernel, threads, per_thread_bytes)
+            .map(|bw| bw * self.now.memory)
             .map_err(|gap| match gap {
                 StreamGap::Dram => missing(what() + " at the DRAM size", "stream"),
                 StreamGap::Sweep => missing(what(), "stream"),
@@ -154,7 +181,7 @@ impl<'a> Machine<'a> {
         });
         self.profile
             .ceiling(precision, threads, kernel, isa)
-            .map(|c| (bound.of_rate(&c.flops), c.name.clone()))
+            .map(|c| (bound.of_rate(&c.flops) * self.now.compute, c.name.clone()))
             .ok_or_else(|| {
                 let what = match kernel {
                     CeilingKernel::Registers => "compute",

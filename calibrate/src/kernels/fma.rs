@@ -49,6 +49,24 @@ const ACC_WIDE: usize = 16;
 const ACC_NARROW: usize = 12;
 
 impl FlopKernel {
+    /// The peak kernel of `precision` on this CPU: the widest SIMD it
+    /// runs, with FMA when it has it, else separate multiplies and adds.
+    pub fn widest(precision: Precision) -> Self {
+        let fma = Self {
+            precision,
+            isa: Isa::detect(),
+            op: Op::Fma,
+        };
+        if fma.available() {
+            fma
+        } else {
+            Self {
+                op: Op::MulAdd,
+                ..fma
+            }
+        }
+    }
+
     /// Independent accumulator chains the kernel keeps.
     pub fn accumulators(&self) -> usize {
         match self.isa {

@@ -119,15 +119,18 @@ impl Kernel for FalseSharing {
             let s = time(&o.plan, || {
                 team.each(|tid| run(v, &counters, tid, incs));
             })?;
-            out.push(measurement(
-                "false-sharing",
-                v.name(),
-                o.threads,
-                incs,
-                s,
-                v.work(incs, o.threads),
-                true,
-            ));
+            out.push(
+                measurement(
+                    "false-sharing",
+                    v.name(),
+                    o.threads,
+                    incs,
+                    s,
+                    Ok(v.work(incs, o.threads)),
+                    true,
+                )
+                .pair(o)?,
+            );
         }
         Ok(out)
     }

@@ -106,15 +106,18 @@ impl Kernel for Matmul {
                     got == want
                 })
             });
-            out.push(measurement(
-                "matmul",
-                "blocked",
-                threads,
-                n,
-                s,
-                work(n, threads),
-                verified,
-            ));
+            out.push(
+                measurement(
+                    "matmul",
+                    "blocked",
+                    threads,
+                    n,
+                    s,
+                    Ok(work(n, threads)),
+                    verified,
+                )
+                .pair(o)?,
+            );
         }
         Ok(out)
     }

@@ -17,17 +17,22 @@ pub mod described;
 pub mod false_sharing;
 pub mod fusion;
 pub mod matmul;
+pub mod paired;
 pub mod stencil;
 pub mod team;
 pub mod terms;
 pub mod work;
 
+use std::sync::Arc;
+
 use anyhow::Result;
 use calibrate::harness::timer::Plan;
+use models::profile::Profile;
 use models::stats::Sample;
 
 use crate::machine::Missing;
 use crate::record::Record;
+use paired::Paired;
 use work::Work;
 
 /// A built-in kernel of `predict run`, as calibrate's benchmarks are each a
@@ -40,7 +45,9 @@ pub trait Kernel: Sync {
     fn name(&self) -> &'static str;
 
     /// Runs and times every variant on pinned threads, checks each result
-    /// against the serial reference, and declares its work.
+    /// against the serial reference, and declares its work; each
+    /// measurement goes through [`Measurement::pair`] right after its
+    /// timing.
     fn run(&self, o: &Options) -> Result<Vec<Measurement>>;
 
     /// Pairs of variants (slower, faster) whose speed-up the report shows:
@@ -94,6 +101,22 @@ pub struct Options {
     pub plan: Plan,
     /// Capacity of the largest detected cache (for the stencil's model).
     pub cache_bytes: Result<f64, Missing>,
+    /// The profile whose figures [`Measurement::pair`] re-measures; none
+    /// skips the paired re-measure.
+    pub profile: Option<Arc<Profile>>,
+}
+
+/// Why a measured variant has no work to predict from.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum NoWork {
+    /// The work depends on a figure the profile lacks.
+    #[error(transparent)]
+    Missing(#[from] Missing),
+    /// A high-watermark experiment whose remaining cost is nothing the
+    /// model has a calibrated term for: it is run for its verdict on the
+    /// bottleneck (lecture §5 point 5), not predicted.
+    #[error("not predicted: {0}")]
+    Unmodelled(&'static str),
 }
 
 /// One timed kernel variant.
@@ -106,10 +129,29 @@ pub struct Measurement {
     pub size: usize,
     /// Seconds per run of the variant.
     pub seconds: Sample,
-    /// What the run does, for the prediction.
-    pub work: Result<Work, Missing>,
+    /// What the run does, for the prediction, or why there is nothing to
+    /// predict from.
+    pub work: Result<Work, NoWork>,
     /// The result matched the serial reference.
     pub verified: bool,
+    /// The profile figures its prediction leans on, measured again right
+    /// after it.
+    pub paired: Option<Paired>,
+}
+
+impl Measurement {
+    /// The measurement with the figures its work leans on re-measured now
+    /// ([`paired::probe`]), when `o` has a profile and the work is known.
+    pub fn pair(self, o: &Options) -> Result<Self> {
+        let (Some(profile), Ok(work)) = (&o.profile, &self.work) else {
+            return Ok(self);
+        };
+        let paired = paired::probe(work, self.threads, profile, &Plan::quick())?;
+        Ok(Self {
+            paired: Some(paired),
+            ..self
+        })
+    }
 }
 
 /// 1 and, when there are more, all threads.
@@ -128,7 +170,7 @@ fn measurement(
     threads: usize,
     size: usize,
     seconds: Sample,
-    work: Work,
+    work: Result<Work, NoWork>,
     verified: bool,
 ) -> Measurement {
     Measurement {
@@ -137,7 +179,8 @@ fn measurement(
         threads,
         size,
         seconds,
-        work: Ok(work),
+        work,
         verified,
+        paired: None,
     }
 }

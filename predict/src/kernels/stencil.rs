@@ -19,6 +19,7 @@ use anyhow::{ensure, Result};
 
 use super::team::{per_thread, team, time_states};
 use super::work::{Demand, Work};
+use super::NoWork;
 use super::{Kernel, Measurement, Options};
 use crate::error::BadInput;
 
@@ -186,16 +187,24 @@ impl Kernel for Stencil {
             let states = per_thread(&team, |i| Band::new(rows, w, i * rows));
             for v in [Variant::RowMajor, Variant::Tiled(tile)] {
                 let s = time_states(&team, &o.plan, &states, |_, b| sweep(v, b))?;
-                let work = o.cache_bytes.clone().map(|c| v.work(rows, w, threads, c));
-                out.push(Measurement {
-                    kernel: "stencil",
-                    variant: format!("{}@{w}", v.name()),
-                    threads,
-                    size: w,
-                    seconds: s,
-                    work,
-                    verified: true,
-                });
+                let work = o
+                    .cache_bytes
+                    .clone()
+                    .map(|c| v.work(rows, w, threads, c))
+                    .map_err(NoWork::from);
+                out.push(
+                    Measurement {
+                        kernel: "stencil",
+                        variant: format!("{}@{w}", v.name()),
+                        threads,
+                        size: w,
+                        seconds: s,
+                        work,
+                        verified: true,
+                        paired: None,
+                    }
+                    .pair(o)?,
+                );
             }
         }
         Ok(out)

@@ -7,10 +7,11 @@ use std::fmt::Write as _;
 use models::profile::Profile;
 
 use crate::eval::derivation::{plain, show};
-use crate::kernels::work::{predict, Prediction, MEMORY_BANDWIDTH};
+use crate::kernels::paired::Paired;
+use crate::kernels::work::{predict, Prediction, Work, MEMORY_BANDWIDTH};
 use crate::kernels::{Measurement, KERNELS};
 use crate::machine::Machine;
-use crate::record::{Provenance, Record};
+use crate::record::{rel_error, Provenance, Record};
 
 /// A record and the prediction behind it (kept for `--explain`).
 pub struct Assessed {
@@ -64,9 +65,36 @@ pub fn assess(
                 }
                 (None, why) => record.unpredicted(why.unwrap_or_default()),
             };
+            let record = match (profile, &m.work, &m.paired) {
+                (Some(p), Ok(w), Some(paired)) => with_paired(record, w, p, paired, m.threads),
+                _ => record,
+            };
             Assessed { record, prediction }
         })
         .collect()
+}
+
+/// `record` with the paired prediction: the same model on the profile's
+/// roofs scaled by the figures re-measured next to the kernel
+/// ([`crate::kernels::paired`]), the drifts themselves, and whether the
+/// machine changed since the profile was measured.
+fn with_paired(
+    record: Record,
+    work: &Work,
+    profile: &Profile,
+    paired: &Paired,
+    threads: usize,
+) -> Record {
+    let measured = record.measured_s;
+    let record = record
+        .with("paired", paired)
+        .with("machine_changed", !paired.changed().is_empty());
+    match predict(work, &Machine::paired(profile, paired.now()), threads) {
+        Ok(p) => record
+            .with("paired_predicted_s", p.seconds)
+            .with("paired_rel_error", rel_error(p.seconds, measured)),
+        Err(_) => record,
+    }
 }
 
 /// A speed-up between two variants, measured and predicted.
@@ -149,16 +177,25 @@ pub fn table(assessed: &[Assessed], explain: bool) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "{:<14} {:<26} {:>3} {:>10} {:>23} {:>10} {:>7}  binding",
-        "kernel", "variant", "thr", "size", "measured (95% CI)", "predicted", "error"
+        "{:<14} {:<26} {:>3} {:>10} {:>23} {:>10} {:>7} {:>7}  binding",
+        "kernel", "variant", "thr", "size", "measured (95% CI)", "predicted", "error", "paired"
     );
     for a in assessed {
         let r = &a.record;
-        let flag = match (r.noisy, r.verified) {
+        let mut flag = match (r.noisy, r.verified) {
             (_, Some(false)) => " WRONG RESULT",
             (true, _) => " (noisy)",
             _ => "",
-        };
+        }
+        .to_string();
+        if r.extra.get("machine_changed") == Some(&serde_json::Value::Bool(true)) {
+            flag.push_str(" (machine changed)");
+        }
+        let paired = r
+            .extra
+            .get("paired_rel_error")
+            .and_then(serde_json::Value::as_f64)
+            .map_or("-".into(), |e| format!("{:+.0}%", 100.0 * e));
         let measured = format!(
             "{} [{}, {}]",
             short(r.measured_s),
@@ -179,8 +216,8 @@ pub fn table(assessed: &[Assessed], explain: bool) -> String {
         };
         let _ = writeln!(
             s,
-            "{:<14} {:<26} {:>3} {:>10} {:>23} {:>10} {:>7}  {bind}{flag}",
-            r.kernel, r.variant, r.threads, r.size, measured, pred, err
+            "{:<14} {:<26} {:>3} {:>10} {:>23} {:>10} {:>7} {:>7}  {bind}{flag}",
+            r.kernel, r.variant, r.threads, r.size, measured, pred, err, paired
         );
         if explain {
             if let Some(p) = &a.prediction {

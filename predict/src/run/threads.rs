@@ -50,6 +50,7 @@ pub fn run(a: &RunArgs, out: &mut dyn std::io::Write) -> Result<()> {
         size,
         plan: if a.quick { Plan::quick() } else { Plan::full() },
         cache_bytes,
+        profile: profile.clone().map(std::sync::Arc::new),
     };
     let mut measurements = Vec::new();
     for k in &chosen {

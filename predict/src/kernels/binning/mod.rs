@@ -23,6 +23,7 @@ use calibrate::harness::pin::Team;
 
 use super::team::split;
 use super::work::{BinLoopName, Demand, LockKindName, Work};
+use super::NoWork;
 
 /// No particle: the end of a cell's list.
 pub const NIL: u32 = u32::MAX;
@@ -316,6 +317,19 @@ impl Variant {
             Variant::CellLocks => "cell-locks",
             Variant::DataParallel => "data-parallel",
             Variant::NoSync => "global-lock+no-sync",
+        }
+    }
+
+    /// The work to predict from, or why this variant has none: without
+    /// the lock the threads race on the same few lines of cell heads, and
+    /// the rate at which those lines move between cores is no profile
+    /// figure (the c2c increments measure one line shared throughout).
+    pub fn declared(self, n: usize, cells: usize, threads: usize) -> Result<Work, NoWork> {
+        match self {
+            Variant::NoSync if threads > 1 => Err(NoWork::Unmodelled(
+                "unsynchronised threads race on shared cell heads; how often those lines move between cores is no profile figure",
+            )),
+            _ => Ok(self.work(n, cells, threads)),
         }
     }
 

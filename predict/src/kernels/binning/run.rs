@@ -65,13 +65,12 @@ impl Kernel for Binning {
             (Variant::NoSync, (no_sync(&s, threads)?, true)),
             (Variant::DataParallel, data_parallel(&s, &want)?),
         ];
-        Ok(runs
-            .into_iter()
+        runs.into_iter()
             .map(|(v, (time, ok))| {
-                let work = v.work(n, p.cells(), threads);
-                measurement("binning", v.name(), threads, n, time, work, ok)
+                let work = v.declared(n, p.cells(), threads);
+                measurement("binning", v.name(), threads, n, time, work, ok).pair(o)
             })
-            .collect())
+            .collect()
     }
 
     fn pairs(&self) -> &'static [(&'static str, &'static str)] {

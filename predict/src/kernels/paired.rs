@@ -1,0 +1,269 @@
+//! The paired re-measure: right after a variant is timed, the profile
+//! figures its prediction leans on are measured again on the same threads,
+//! so that a prediction need not assume the machine stayed as it was when
+//! `calibrate` ran (on a shared VM the memory bandwidth drifts by tens of
+//! per cent within minutes).
+//!
+//! Two figures are re-measured, each with calibrate's own benchmark, at a
+//! point the profile holds, so that the pair compares like with like:
+//!
+//! * **memory**: the STREAM kernel whose share of stored bytes (stores and
+//!   write-allocate reads over all bytes moved) is nearest the variant's,
+//!   at the profile's sweep size nearest (in log-size) the variant's
+//!   working set per thread, or at the profile's DRAM size when the working
+//!   set lies beyond the sweep, as the model reads the level
+//!   ([`models::profile::stream::StreamSection::bandwidth_wa`]);
+//! * **compute**: the register FMA peak of the variant's precision.
+//!
+//! Each gives a [`Drift`], now / profile. The paired prediction is the same
+//! model with every memory roof scaled by the memory drift and every
+//! compute ceiling by the compute drift ([`crate::machine::Now`]); the
+//! other figures (latencies, locks, line transfers) are not re-measured.
+
+use anyhow::Result;
+use calibrate::harness::kernels::fma::{FlopKernel, Precision};
+use calibrate::harness::kernels::stream::Kernel as StreamKernel;
+use calibrate::harness::mem::Pages;
+use calibrate::harness::timer::Plan;
+use calibrate::harness::{measure_flops, measure_size};
+use models::kernel::Traffic;
+use models::profile::stream::{StreamPoint, StreamSection};
+use models::profile::{CeilingKernel, Profile};
+use models::stats::Better;
+use serde::Serialize;
+
+use super::team::team;
+use super::work::{Demand, Work};
+use crate::loop_figures::mix_of;
+use crate::machine::Now;
+
+/// A profile figure measured again next to a kernel.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Drift {
+    /// What was measured, e.g. "triad, 2 thr, 1 MiB per thread".
+    pub what: String,
+    /// The profile's figure.
+    pub profile: f64,
+    /// The figure now.
+    pub now: f64,
+}
+
+impl Drift {
+    /// now / profile: above 1 the machine is faster now than when profiled.
+    pub fn ratio(&self) -> f64 {
+        self.now / self.profile
+    }
+}
+
+/// The figures re-measured next to one variant.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Paired {
+    pub memory: Option<Drift>,
+    pub compute: Option<Drift>,
+}
+
+/// A drift beyond this share (either way) says the machine changed since
+/// the profile was measured.
+pub const CHANGED: f64 = 0.15;
+
+impl Paired {
+    /// The scales the paired prediction applies to the profile's roofs.
+    pub fn now(&self) -> Now {
+        Now {
+            memory: self.memory.as_ref().map_or(1.0, Drift::ratio),
+            compute: self.compute.as_ref().map_or(1.0, Drift::ratio),
+        }
+    }
+
+    /// The re-measured figures that moved by more than [`CHANGED`].
+    pub fn changed(&self) -> Vec<&Drift> {
+        [&self.memory, &self.compute]
+            .into_iter()
+            .flatten()
+            .filter(|d| (d.ratio() - 1.0).abs() > CHANGED)
+            .collect()
+    }
+}
+
+/// Re-measures the figures `work` on `threads` threads leans on.
+pub fn probe(work: &Work, threads: usize, profile: &Profile, plan: &Plan) -> Result<Paired> {
+    let team = team(threads)?;
+    let mut paired = Paired::default();
+    let memory = work
+        .demands
+        .iter()
+        .filter_map(|d| match d {
+            Demand::Memory {
+                traffic,
+                per_thread_bytes,
+            } => Some((traffic, *per_thread_bytes)),
+            _ => None,
+        })
+        .max_by(|a, b| a.0.bus_bytes().total_cmp(&b.0.bus_bytes()));
+    let stream = profile.sections.stream.as_ref();
+    if let (Some((traffic, bytes)), Some(s)) = (memory, stream) {
+        if let Some((p, k)) = nearest_point(s, threads, bytes, traffic) {
+            let now = measure_size(&team, p.per_thread_bytes, &[k], Pages::Huge, plan)?
+                .remove(0)
+                .write_allocate_best();
+            paired.memory = Some(Drift {
+                what: format!(
+                    "{}, {threads} thr, {} per thread",
+                    k.name(),
+                    models::units::binary_bytes(p.per_thread_bytes as f64)
+                ),
+                profile: p.bandwidth_write_allocate_Bps,
+                now,
+            });
+        }
+    }
+    let precision = work.demands.iter().find_map(|d| match d {
+        Demand::Flops { precision, .. } => Some(*precision),
+        _ => None,
+    });
+    if let Some(name) = precision {
+        let precision = if name == "f32" {
+            Precision::F32
+        } else {
+            Precision::F64
+        };
+        let ceiling = profile.ceiling(name, threads, CeilingKernel::Registers, None);
+        if let Some(c) = ceiling {
+            let fk = FlopKernel::widest(precision);
+            let now = measure_flops(&team, fk, plan)?
+                .capability(Better::Higher)
+                .point;
+            paired.compute = Some(Drift {
+                what: format!("{}, {threads} thr", fk.label()),
+                profile: c.flops.point,
+                now,
+            });
+        }
+    }
+    Ok(paired)
+}
+
+/// The profile's STREAM point to re-measure for `traffic` with
+/// `per_thread_bytes` per thread on `threads` threads, and its kernel.
+fn nearest_point<'a>(
+    s: &'a StreamSection,
+    threads: usize,
+    per_thread_bytes: f64,
+    traffic: &Traffic,
+) -> Option<(&'a StreamPoint, StreamKernel)> {
+    let sweep: Vec<&StreamPoint> = s.sweep_points(threads).collect();
+    let last = sweep
+        .iter()
+        .map(|p| p.per_thread_bytes as f64)
+        .reduce(f64::max);
+    let dram_total = s.dram_bytes.map_or(f64::INFINITY, |b| b as f64);
+    let beyond = per_thread_bytes * threads as f64 >= dram_total
+        || last.map_or(true, |l| per_thread_bytes > l);
+    let candidates: Vec<&StreamPoint> = if beyond {
+        s.dram_points(threads).collect()
+    } else {
+        let distance = |p: &&StreamPoint| (p.per_thread_bytes as f64 / per_thread_bytes).ln().abs();
+        let nearest = sweep
+            .iter()
+            .min_by(|a, b| distance(a).total_cmp(&distance(b)))?;
+        let size = nearest.per_thread_bytes;
+        sweep
+            .into_iter()
+            .filter(|p| p.per_thread_bytes == size)
+            .collect()
+    };
+    let stored_share =
+        |load: f64, store: f64, allocate: f64| (store + allocate) / (load + store + allocate);
+    let want = stored_share(
+        traffic.load_bytes,
+        traffic.store_bytes,
+        traffic.allocate_bytes,
+    );
+    candidates
+        .into_iter()
+        .filter_map(|p| {
+            let k = StreamKernel::ALL
+                .into_iter()
+                .find(|k| k.name() == p.kernel)?;
+            let (l, st, a) = mix_of(s, &p.kernel)?;
+            Some((p, k, (stored_share(l, st, a) - want).abs()))
+        })
+        .min_by(|a, b| a.2.total_cmp(&b.2))
+        .map(|(p, k, _)| (p, k))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use models::profile::stream::StreamSweep;
+
+    fn point(kernel: &str, bytes: u64, threads: Option<usize>) -> StreamPoint {
+        StreamPoint {
+            per_thread_bytes: bytes,
+            total_bytes: bytes,
+            kernel: kernel.into(),
+            threads,
+            bandwidth_Bps: None,
+            bandwidth_write_allocate_Bps: 1e10,
+        }
+    }
+
+    fn section() -> StreamSection {
+        let sweep = |b| ["copy", "triad", "load"].map(|k| point(k, b, None));
+        StreamSection {
+            dram_bytes: Some(1 << 30),
+            sweeps: vec![StreamSweep {
+                threads: 2,
+                points: [sweep(32 << 10), sweep(1 << 20), sweep(64 << 20)].concat(),
+            }],
+            dram: ["copy", "triad", "load"]
+                .map(|k| point(k, 512 << 20, Some(2)))
+                .to_vec(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_nearest_size_and_mix_of_the_profile_are_re_measured() {
+        let s = section();
+        // A read-only loop at 700 KiB per thread: the load kernel at 1 MiB.
+        let read = Traffic::streaming(8.0, 0.0);
+        let (p, k) = nearest_point(&s, 2, 700e3, &read).unwrap();
+        assert_eq!((p.per_thread_bytes, k), (1 << 20, StreamKernel::Load));
+        // One load and one store with write-allocate: copy's mix, at 32 KiB.
+        let copy_like = Traffic {
+            load_bytes: 8.0,
+            store_bytes: 8.0,
+            allocate_bytes: 8.0,
+        };
+        let (p, k) = nearest_point(&s, 2, 20e3, &copy_like).unwrap();
+        assert_eq!((p.per_thread_bytes, k), (32 << 10, StreamKernel::Copy));
+        // Beyond the sweep: the DRAM point.
+        let (p, _) = nearest_point(&s, 2, 100e6, &read).unwrap();
+        assert_eq!(p.per_thread_bytes, 512 << 20);
+        // No sweep on that thread count.
+        assert!(nearest_point(&s, 1, 1e6, &read).is_none());
+    }
+
+    #[test]
+    fn drifts_scale_the_roofs_and_flag_a_changed_machine() {
+        let d = |now: f64| Drift {
+            what: "x".into(),
+            profile: 10.0,
+            now,
+        };
+        let p = Paired {
+            memory: Some(d(8.0)),
+            compute: Some(d(10.5)),
+        };
+        assert_eq!(
+            p.now(),
+            Now {
+                memory: 0.8,
+                compute: 1.05
+            }
+        );
+        assert_eq!(p.changed().len(), 1);
+        assert_eq!(Paired::default().now(), Now::default());
+    }
+}
