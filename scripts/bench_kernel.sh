@@ -8,7 +8,10 @@
 # the other cases, and its error is the median round's: a shared machine can
 # take a CPU from one run for seconds, and one round must not stand for the
 # case. Prints one row per case and round, then each case's median error
-# with its range, and the median and largest |error| over the cases.
+# with its range, and the median and largest |error| over the cases; the
+# same for the paired prediction (`predict kernel --paired`, run right
+# after the loop: the profile's roofs scaled by the STREAM and peak figures
+# re-measured then), which takes out a machine that changed since calibrate.
 #
 #   ROUNDS=3 bash scripts/bench_kernel.sh [--profile FILE|NAME] [--calibrate] [--save FILE]
 #
@@ -62,8 +65,8 @@ cases=(
 
 rows="$work/rows.csv"
 rounds=${ROUNDS:-3}
-echo "round,loop,size,threads,n,measured_s,predicted_s,rel_error,binding,level" > "$rows"
-printf '%5s %-10s %-6s %3s %10s %12s %12s %8s  %s\n' round loop size thr n measured predicted error binding
+echo "round,loop,size,threads,n,measured_s,predicted_s,rel_error,binding,level,paired_s,paired_rel_error" > "$rows"
+printf '%5s %-10s %-6s %3s %10s %12s %12s %8s %8s  %s\n' round loop size thr n measured predicted error paired binding
 for round in $(seq "$rounds"); do
   for c in "${cases[@]}"; do
     IFS='|' read -r name loop n_cache n_dram regions desc <<< "$c"
@@ -76,16 +79,18 @@ for round in $(seq "$rounds"); do
         # shellcheck disable=SC2046
         json=$(target/release/predict kernel --profile "$profile" --name "$name" \
           --n "$n" --threads "$threads" $(echo "$desc" | sed "s/REGION/$region/; s/VCHAIN/$vchain/") \
-          --time "${measured}s" --json 2>/dev/null)
+          --time "${measured}s" --paired --json 2>/dev/null)
         line=$(python3 -c '
 import json, sys
 d = json.loads(sys.argv[1])
-print("{},{},{},{}".format(d["predicted_s"], d["rel_error"], d["binding"], d["level"]))
+p = d["paired"]
+print("{},{},{},{},{},{}".format(d["predicted_s"], d["rel_error"], d["binding"], d["level"],
+                                 p["predicted_s"], p["rel_error"]))
 ' "$json")
-        IFS=',' read -r predicted err binding level <<< "$line"
-        echo "$round,$name,$size,$threads,$n,$measured,$predicted,$err,$binding,$level" >> "$rows"
-        printf '%5s %-10s %-6s %3s %10s %12.4g %12.4g %+7.1f%%  %s (%s)\n' "$round" "$name" "$size" "$threads" "$n" \
-          "$measured" "$predicted" "$(python3 -c "print(100*$err)")" "$binding" "$level"
+        IFS=',' read -r predicted err binding level paired perr <<< "$line"
+        echo "$round,$name,$size,$threads,$n,$measured,$predicted,$err,$binding,$level,$paired,$perr" >> "$rows"
+        printf '%5s %-10s %-6s %3s %10s %12.4g %12.4g %+7.1f%% %+7.1f%%  %s (%s)\n' "$round" "$name" "$size" "$threads" "$n" \
+          "$measured" "$predicted" "$(python3 -c "print(100*$err)")" "$(python3 -c "print(100*$perr)")" "$binding" "$level"
       done
     done
   done
@@ -97,19 +102,24 @@ sort -u "$work/warnings" | sed 's/^/note: /'
 python3 - "$rows" <<'EOF'
 import csv, statistics, sys
 from collections import defaultdict
-cases = defaultdict(list)
+cases, paired = defaultdict(list), defaultdict(list)
 for r in csv.DictReader(open(sys.argv[1])):
-    cases[(r["loop"], r["size"], r["threads"])].append(float(r["rel_error"]))
+    key = (r["loop"], r["size"], r["threads"])
+    cases[key].append(float(r["rel_error"]))
+    paired[key].append(float(r["paired_rel_error"]))
 rounds = max(len(v) for v in cases.values())
-print(f"\n{'loop':10} {'size':6} {'thr':>3}  median error  [range over {rounds} rounds]")
-medians = {}
+print(f"\n{'loop':10} {'size':6} {'thr':>3}  median error  [range over {rounds} rounds]   paired  [range]")
+medians = {k: statistics.median(v) for k, v in cases.items()}
+paired_medians = {k: statistics.median(v) for k, v in paired.items()}
 for key, errs in cases.items():
-    medians[key] = statistics.median(errs)
+    p = paired[key]
     print(f"{key[0]:10} {key[1]:6} {key[2]:>3}  {100 * medians[key]:+11.1f}%  "
-          f"[{100 * min(errs):+.1f}%, {100 * max(errs):+.1f}%]")
-absolute = {k: abs(v) for k, v in medians.items()}
-worst = max(absolute, key=absolute.get)
-print(f"{len(cases)} cases: median |error| {100 * statistics.median(absolute.values()):.1f}% "
-      f"(target <= 20%), largest {100 * absolute[worst]:.1f}% ({' '.join(worst)} thr; target <= 35%)")
+          f"[{100 * min(errs):+.1f}%, {100 * max(errs):+.1f}%]   {100 * paired_medians[key]:+6.1f}%  "
+          f"[{100 * min(p):+.1f}%, {100 * max(p):+.1f}%]")
+for label, m in (("profile-only", medians), ("paired", paired_medians)):
+    absolute = {k: abs(v) for k, v in m.items()}
+    worst = max(absolute, key=absolute.get)
+    print(f"{label}: {len(absolute)} cases, median |error| {100 * statistics.median(absolute.values()):.1f}% "
+          f"(target <= 20%), largest {100 * absolute[worst]:.1f}% ({' '.join(worst)} thr; target <= 35%)")
 EOF
 if [ -n "$save" ]; then cp "$rows" "$save"; echo "rows written to $save"; fi

@@ -79,6 +79,12 @@ pub struct KernelArgs {
     /// the prediction's error is shown.
     #[arg(long, value_parser = crate::args::time)]
     pub time: Option<Time>,
+    /// Re-measure now the profile figures the prediction leans on (the
+    /// STREAM bandwidth at the loop's level and mix, the FMA peak) and add
+    /// the prediction on the machine as it runs now: run it right after
+    /// timing the loop.
+    #[arg(long)]
+    pub paired: bool,
     /// With --time: append a record that `predict roofline` draws.
     #[arg(long, requires = "time")]
     pub record: bool,
@@ -183,13 +189,24 @@ pub fn run(a: &KernelArgs, out: &mut dyn std::io::Write) -> Result<()> {
         lo_s: at(Bound::Fast)?.seconds,
         hi_s: at(Bound::Slow)?.seconds,
     };
+    let paired = if a.paired {
+        let plan = calibrate::harness::timer::Plan::quick();
+        let drifts = crate::kernels::paired::probe(&work, k.threads, &profile, &plan)?;
+        let now = Machine::paired(&profile, drifts.now());
+        let p = predict_at(&work, &now, k.threads, Bound::Point)
+            .map_err(|e| BadInput(e.to_string()))?;
+        Some((drifts, p.seconds))
+    } else {
+        None
+    };
     let measured = a.time.map(|t| t.seconds("time", None)).transpose()?;
     if let Some(t) = measured {
         if !(t.is_finite() && t > 0.0) {
             return Err(BadInput(format!("--time must be a time > 0, not {t}")).into());
         }
     }
-    let r = report::Report::new(&name, &k, &m, ranged, measured, &located.label);
+    let r =
+        report::Report::new(&name, &k, &m, ranged, measured, &located.label).with_paired(paired);
     if a.json {
         writeln!(out, "{}", serde_json::to_string_pretty(&r.json())?)?;
     } else {

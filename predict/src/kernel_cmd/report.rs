@@ -11,6 +11,7 @@ use models::units::Si;
 use serde_json::{json, Value};
 
 use super::Ranged;
+use crate::kernels::paired::Paired;
 use crate::machine::Machine;
 use crate::record::{rel_error, Provenance, Record};
 
@@ -25,6 +26,8 @@ pub struct Report {
     measured_s: Option<f64>,
     profile: String,
     line_bytes: f64,
+    /// The re-measured figures and the prediction on them (`--paired`).
+    paired: Option<(Paired, f64)>,
 }
 
 impl Report {
@@ -50,7 +53,13 @@ impl Report {
             measured_s,
             profile: profile.into(),
             line_bytes: lines.line_bytes,
+            paired: None,
         }
+    }
+
+    /// The report with the paired prediction.
+    pub fn with_paired(self, paired: Option<(Paired, f64)>) -> Self {
+        Self { paired, ..self }
     }
 
     /// Bytes the loop moves as it counts them (whole lines for strided and
@@ -116,6 +125,27 @@ impl Report {
                 100.0 * rel_error(p.seconds, m)
             );
         }
+        if let Some((drifts, seconds)) = &self.paired {
+            for d in [&drifts.memory, &drifts.compute].into_iter().flatten() {
+                let _ = writeln!(
+                    s,
+                    "  re-measured now: {}: {} against the profile's {} (×{:.2})",
+                    d.what,
+                    Si(d.now, d.unit),
+                    Si(d.profile, d.unit),
+                    d.ratio()
+                );
+            }
+            let error = self.measured_s.map_or(String::new(), |m| {
+                format!("; error {:+.1}%", 100.0 * rel_error(*seconds, m))
+            });
+            let changed = if drifts.changed().is_empty() {
+                ""
+            } else {
+                " (the machine changed since the profile)"
+            };
+            let _ = writeln!(s, "  paired: {}{error}{changed}", Si(*seconds, "s"));
+        }
         s
     }
 
@@ -139,6 +169,13 @@ impl Report {
             "terms": p.terms,
             "measured_s": self.measured_s,
             "rel_error": self.measured_s.map(|m| rel_error(p.seconds, m)),
+            "paired": self.paired.as_ref().map(|(drifts, seconds)| json!({
+                "predicted_s": seconds,
+                "rel_error": self.measured_s.map(|m| rel_error(*seconds, m)),
+                "memory": drifts.memory,
+                "compute": drifts.compute,
+                "machine_changed": !drifts.changed().is_empty(),
+            })),
         })
     }
 

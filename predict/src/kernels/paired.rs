@@ -46,6 +46,8 @@ pub struct Drift {
     pub profile: f64,
     /// The figure now.
     pub now: f64,
+    /// The unit of both: "B/s" (with write-allocate traffic) or "FLOP/s".
+    pub unit: &'static str,
 }
 
 impl Drift {
@@ -114,6 +116,7 @@ pub fn probe(work: &Work, threads: usize, profile: &Profile, plan: &Plan) -> Res
                 ),
                 profile: p.bandwidth_write_allocate_Bps,
                 now,
+                unit: "B/s",
             });
         }
     }
@@ -137,6 +140,7 @@ pub fn probe(work: &Work, threads: usize, profile: &Profile, plan: &Plan) -> Res
                 what: format!("{}, {threads} thr", fk.label()),
                 profile: c.flops.point,
                 now,
+                unit: "FLOP/s",
             });
         }
     }
@@ -251,6 +255,7 @@ mod tests {
             what: "x".into(),
             profile: 10.0,
             now,
+            unit: "B/s",
         };
         let p = Paired {
             memory: Some(d(8.0)),
