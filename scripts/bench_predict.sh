@@ -18,6 +18,11 @@
 #   - the data-parallel binning against the same counting sort in plain C
 #     (scripts/binning.c, gcc -O3 -march=native -fopenmp), run right after
 #     the kernels in each round;
+#   - the MPI ghost-row stencil under `mpirun -np 2` at N = 256..8192, all
+#     three variants, against the round's profile with the network of
+#     data/profile.json (a full calibrate does not measure the network):
+#     per N and variant the median error over the rounds (target: within
+#     15%);
 #   - the wall time of a default `predict run` (target <= 60 s).
 # With --save, the profiles and records of every round are kept in
 # data/measurements/accuracy/ (the data behind the README's accuracy table)
@@ -43,20 +48,11 @@ else
   mkdir -p "$work"
 fi
 
-walls=()
-for r in $(seq 1 "$rounds"); do
-  echo "round $r of $rounds: calibrate, then predict run" >&2
-  target/release/calibrate --out "$work/profile-$r.json" > /dev/null
-  start=$(date +%s.%N)
-  target/release/predict run --profile "$work/profile-$r.json" --json --no-record > "$work/records-$r.json"
-  end=$(date +%s.%N)
-  walls+=("$start:$end")
-  OMP_NUM_THREADS=$(nproc) OMP_PROC_BIND=close OMP_PLACES=cores "$binning_c" $((1 << 20)) > "$work/binning-c-$r.txt"
-done
-if $save; then
-  # A full calibrate run does not measure the network: keep the MPI
-  # ping-pong of the profile it replaces.
-  python3 - "$work/profile-$rounds.json" data/profile.json data/profiles/dev-vm.json <<'PY'
+# keep_network NEW OLD OUT...: NEW with the MPI ping-pong of OLD when NEW
+# has none (a full calibrate run does not measure the network), written
+# atomically to every OUT.
+keep_network() {
+  python3 - "$@" <<'PY'
 import json, os, sys
 new = json.load(open(sys.argv[1]))
 old = json.load(open(sys.argv[2])) if os.path.exists(sys.argv[2]) else {}
@@ -66,12 +62,34 @@ if new.get("network") is None and old.get("network") is not None:
         new["summary"][k] = old["summary"].get(k)
     if "pingpong" in old.get("sections", {}):
         new["sections"]["pingpong"] = old["sections"]["pingpong"]
-for out in sys.argv[2:]:
+for out in sys.argv[3:]:
     with open(out + ".tmp", "w") as f:
         json.dump(new, f, indent=2)
         f.write("\n")
     os.replace(out + ".tmp", out)
 PY
+}
+
+ghost_n="256 512 1024 2048 4096 8192"
+walls=()
+for r in $(seq 1 "$rounds"); do
+  echo "round $r of $rounds: calibrate, then predict run, then the ghost stencil" >&2
+  target/release/calibrate --out "$work/profile-$r.json" > /dev/null
+  start=$(date +%s.%N)
+  target/release/predict run --profile "$work/profile-$r.json" --json --no-record > "$work/records-$r.json"
+  end=$(date +%s.%N)
+  walls+=("$start:$end")
+  OMP_NUM_THREADS=$(nproc) OMP_PROC_BIND=close OMP_PLACES=cores "$binning_c" $((1 << 20)) > "$work/binning-c-$r.txt"
+  keep_network "$work/profile-$r.json" data/profile.json "$work/profile-net-$r.json"
+  for n in $ghost_n; do
+    # About 0.2 s of sweeps at every size.
+    iters=$(( (1 << 24) / (n * n) + 20 ))
+    mpirun -np 2 target/release/predict run --kernel ghost-stencil --n "$n" --iters "$iters" \
+      --variant all --profile "$work/profile-net-$r.json" --json --no-record > "$work/ghost-$r-$n.json"
+  done
+done
+if $save; then
+  keep_network "$work/profile-$rounds.json" data/profile.json data/profile.json data/profiles/dev-vm.json
 fi
 
 python3 - "$work" "$rounds" "${walls[@]}" <<'PY'
@@ -147,5 +165,23 @@ if dp:
     rust, c = pairs[(len(pairs) - 1) // 2]
     print(f"  binning        data-parallel vs C counting sort: {c / rust:.2f}x the C speed "
           f"({rust * 1e3:.3f} ms against {c * 1e3:.3f} ms, the round with the median ratio)")
+import glob
+ghost = {}
+for f in sorted(glob.glob(f"{work}/ghost-*-*.json")):
+    for x in json.load(open(f)):
+        if x.get("rel_error") is not None:
+            ghost.setdefault((x["size"], x["variant"]), []).append(x)
+if ghost:
+    print("\nMPI ghost-row stencil, mpirun -np 2 (median round of each; target: within 15%):")
+    print(f"  {'N':>5} {'variant':<12} {'measured':>10} {'predicted':>10} {'error':>7}  rounds            binding")
+    gerrs = []
+    for (n, v), xs in sorted(ghost.items()):
+        mid = sorted(xs, key=lambda x: x["rel_error"])[(len(xs) - 1) // 2]
+        gerrs.append(abs(mid["rel_error"]))
+        each = " ".join(f"{100*x['rel_error']:+.0f}" for x in xs)
+        print(f"  {n:>5} {v:<12} {mid['measured_s']*1e3:>8.3f}ms {mid['predicted_s']*1e3:>8.3f}ms "
+              f"{100*mid['rel_error']:>+6.0f}%  {each:<17} {mid['binding']}")
+    print(f"  {len(gerrs)} cases: median |error| {100*statistics.median(gerrs):.1f}%, largest {100*max(gerrs):.1f}% "
+          f"({sum(e > 0.15 for e in gerrs)} beyond 15%)")
 print(f"\ndefault `predict run` wall time: {max(walls):.1f} s at most over {rounds} rounds (target <= 60 s)")
 PY

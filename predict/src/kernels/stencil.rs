@@ -11,14 +11,14 @@
 
 use calibrate::harness::kernels::Isa;
 use calibrate::harness::mem::huge_page_vec;
-use models::kernel::Traffic;
+use models::kernel::{Access, ArrayUse, LoopKernel, Mode, Precision};
 use models::locality::{stencil_traffic, STENCIL_FLOPS};
-use models::profile::CeilingKernel;
 
 use anyhow::{ensure, Result};
 
+use super::described::{loops_work, Build};
 use super::team::{per_thread, team, time_states};
-use super::work::{Demand, Work};
+use super::work::Work;
 use super::NoWork;
 use super::{Kernel, Measurement, Options};
 use crate::error::BadInput;
@@ -64,48 +64,63 @@ impl Variant {
         }
     }
 
-    /// Declared work of one sweep of `rows` × `w` updates per thread, given
-    /// the capacity of the largest cache, which must hold the three-row
-    /// windows. That last level is shared by the cores, so each thread's
-    /// window gets 1/threads of it.
-    pub fn work(self, rows: usize, w: usize, threads: usize, cache_bytes: f64) -> Work {
+    /// The sweep as a loop description, the language of `predict
+    /// kernel`: `rows` × (`w` − 2) updates per thread, each 5 f32 flops,
+    /// reading the old grid and storing one f32 of the new. What it reads
+    /// per update depends on the reuse of the three-row window in the
+    /// largest cache (`cache_bytes`, shared, so each thread's window gets
+    /// 1/threads of it): one new element when the window fits, plus its
+    /// band's two halo rows spread over its `rows` output rows (2/rows
+    /// more reads per update than an endless grid); otherwise all three
+    /// inputs from below.
+    pub fn described(self, rows: usize, w: usize, threads: usize, cache_bytes: f64) -> LoopKernel {
         let width = match self {
             Variant::RowMajor => w,
             Variant::Tiled(tw) => tw.min(w),
         };
-        let updates = (rows * w.saturating_sub(2) * threads) as f64;
         let share = cache_bytes / threads.max(1) as f64;
         let t = stencil_traffic(width as f64, 4.0, share, false).expect("positive sizes");
-        let t_wa = stencil_traffic(width as f64, 4.0, share, true).expect("positive sizes");
-        // When the window fits, a band reads each of its rows + 2 input
-        // rows (the halos) once for its `rows` output rows: 2/rows more
-        // reads per update than an endless grid. Otherwise every update
-        // reads its three inputs from below anyway.
         let halo = if t.reuse_fits {
             2.0 * 4.0 / rows as f64
         } else {
             0.0
         };
-        Work {
-            demands: vec![
-                Demand::Flops {
-                    flops: updates * STENCIL_FLOPS,
-                    precision: "f32",
-                    ceiling: CeilingKernel::Registers,
-                    isa: None,
-                },
-                // One 4-byte store per update; the reads (one or three
-                // per update, and the halo rows) are the rest.
-                Demand::Memory {
-                    traffic: Traffic {
-                        load_bytes: updates * (t.bytes_per_elem - 4.0 + halo),
-                        store_bytes: updates * 4.0,
-                        allocate_bytes: updates * (t_wa.bytes_per_elem - t.bytes_per_elem),
-                    },
-                    per_thread_bytes: (2 * (rows + 2) * w * 4) as f64,
-                },
+        let array = |name: &str, mode, bytes: f64| ArrayUse {
+            name: name.into(),
+            mode,
+            bytes,
+            access: Access::Strided {
+                stride_bytes: bytes,
+            },
+        };
+        LoopKernel {
+            n: (rows * w.saturating_sub(2) * threads) as f64,
+            threads,
+            arrays: vec![
+                array("old", Mode::Load, t.bytes_per_elem - 4.0 + halo),
+                array("new", Mode::Store, 4.0),
             ],
+            flops: STENCIL_FLOPS,
+            precision: Precision::F32,
+            chain: 0.0,
         }
+    }
+
+    /// Declared work of one sweep: [`Self::described`] through the loop
+    /// model, with the band's two grids (and halo rows) as the working set
+    /// per thread.
+    pub fn work(self, rows: usize, w: usize, threads: usize, cache_bytes: f64) -> Work {
+        let build = Build {
+            line_bytes: 64.0,
+            huge_pages: true,
+            isa: None,
+        };
+        let per_thread_bytes = (2 * (rows + 2) * w * 4) as f64;
+        loops_work(
+            &[self.described(rows, w, threads, cache_bytes)],
+            build,
+            per_thread_bytes,
+        )
     }
 }
 
@@ -268,5 +283,32 @@ mod tests {
         let one = Variant::RowMajor.work(4, 1 << 16, 1, cache).bytes();
         let four = Variant::RowMajor.work(4, 1 << 16, 4, cache).bytes();
         assert_eq!(four / (4.0 * one), 1.6);
+    }
+
+    #[test]
+    fn the_described_loop_moves_the_window_model_bytes() {
+        use crate::kernels::work::Demand;
+        // Rows that overflow a 1 MiB cache: three reads from below, one
+        // store and its write-allocate read per update.
+        let w = Variant::RowMajor.work(8, 1 << 20, 2, 1048576.0);
+        let updates = (8 * ((1 << 20) - 2) * 2) as f64;
+        let traffic = w
+            .demands
+            .iter()
+            .find_map(|d| match d {
+                Demand::Memory { traffic, .. } => Some(*traffic),
+                _ => None,
+            })
+            .unwrap();
+        let t = stencil_traffic((1 << 20) as f64, 4.0, 1048576.0 / 2.0, false).unwrap();
+        let t_wa = stencil_traffic((1 << 20) as f64, 4.0, 1048576.0 / 2.0, true).unwrap();
+        assert!(!t.reuse_fits);
+        assert_eq!(traffic.load_bytes, updates * (t.bytes_per_elem - 4.0));
+        assert_eq!(traffic.store_bytes, updates * 4.0);
+        assert_eq!(
+            traffic.allocate_bytes,
+            updates * (t_wa.bytes_per_elem - t.bytes_per_elem)
+        );
+        assert_eq!(w.flops(), updates * STENCIL_FLOPS);
     }
 }
