@@ -20,7 +20,8 @@
 #     the kernels in each round;
 #   - the MPI ghost-row stencil under `mpirun -np 2` at N = 256..8192, all
 #     three variants, against the round's profile with the network of
-#     data/profile.json (a full calibrate does not measure the network):
+#     data/profiles/dev-vm.json (a full calibrate does not measure the
+#     network):
 #     per N and variant the median error over the rounds (target: within
 #     15%);
 #   - the wall time of a default `predict run` (target <= 60 s).
@@ -80,7 +81,7 @@ for r in $(seq 1 "$rounds"); do
   end=$(date +%s.%N)
   walls+=("$start:$end")
   OMP_NUM_THREADS=$(nproc) OMP_PROC_BIND=close OMP_PLACES=cores "$binning_c" $((1 << 20)) > "$work/binning-c-$r.txt"
-  keep_network "$work/profile-$r.json" data/profile.json "$work/profile-net-$r.json"
+  keep_network "$work/profile-$r.json" data/profiles/dev-vm.json "$work/profile-net-$r.json"
   for n in $ghost_n; do
     # About 0.2 s of sweeps at every size.
     iters=$(( (1 << 24) / (n * n) + 20 ))
@@ -89,7 +90,7 @@ for r in $(seq 1 "$rounds"); do
   done
 done
 if $save; then
-  keep_network "$work/profile-$rounds.json" data/profile.json data/profile.json data/profiles/dev-vm.json
+  keep_network "$work/profile-$rounds.json" data/profiles/dev-vm.json data/profile.json data/profiles/dev-vm.json
 fi
 
 python3 - "$work" "$rounds" "${walls[@]}" <<'PY'

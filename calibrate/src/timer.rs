@@ -148,7 +148,10 @@ pub const QUIET_TRIES: usize = 3;
 
 /// The duration of one timing of `m` units that the OS saw undisturbed,
 /// trying up to [`QUIET_TRIES`] times; after that, the last one minus the
-/// time it lost.
+/// time it lost, or the whole of it when the lost time covers it all: steal
+/// is counted in clock ticks (10 ms) of any CPU, so a 1 ms timing can be
+/// charged a whole tick, and a duration of zero would make the inner count
+/// grow a hundredfold on no evidence.
 pub fn quiet_duration(batch: &mut impl FnMut(u64, usize) -> Vec<BatchReading>, m: u64) -> Duration {
     let mut last = BatchReading::default();
     for _ in 0..QUIET_TRIES {
@@ -158,7 +161,8 @@ pub fn quiet_duration(batch: &mut impl FnMut(u64, usize) -> Vec<BatchReading>, m
         }
     }
     let left = last.duration_s - last.steal_s.max(0.0) - last.run_delay_s.max(0.0);
-    Duration::from_secs_f64(left.max(0.0))
+    let d = if left > 0.0 { left } else { last.duration_s };
+    Duration::from_secs_f64(d.max(0.0))
 }
 
 /// As [`measure`] with the inner count given.
@@ -373,6 +377,35 @@ mod tests {
         let mut batch = |_: u64, count: usize| vec![stretched(3e-3, 2e-3); count];
         let d = quiet_duration(&mut batch, 10);
         assert!((d.as_secs_f64() - 1e-3).abs() < 1e-9, "{d:?}");
+    }
+
+    #[test]
+    fn a_lost_time_covering_the_timing_keeps_its_duration() {
+        // Fixture: 1 ms timings each charged a 10 ms steal tick of the
+        // other CPU. Taking them as 0 s grew the inner count a hundredfold
+        // per step, to timings of seconds.
+        let ticked = BatchReading {
+            duration_s: 1e-3,
+            steal_s: 1e-2,
+            run_delay_s: 0.0,
+        };
+        let mut batch = |_: u64, count: usize| vec![ticked; count];
+        assert_eq!(quiet_duration(&mut batch, 10), Duration::from_millis(1));
+        let m = inner_count(Duration::from_millis(1), 1, |m| {
+            quiet_duration(
+                &mut |_, count| {
+                    vec![
+                        BatchReading {
+                            duration_s: 1e-3 * m as f64,
+                            ..ticked
+                        };
+                        count
+                    ]
+                },
+                m,
+            )
+        });
+        assert_eq!(m, 1);
     }
 
     #[test]
