@@ -129,7 +129,7 @@ impl Kernel for FalseSharing {
                     Ok(v.work(incs, o.threads)),
                     true,
                 )
-                .pair(o)?,
+                .pair(o),
             );
         }
         Ok(out)

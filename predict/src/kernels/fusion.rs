@@ -303,7 +303,7 @@ impl Kernel for Fusion {
                         v.declared(per, threads),
                         verified,
                     )
-                    .pair(o)?,
+                    .pair(o),
                 );
             }
         }

@@ -142,15 +142,26 @@ pub struct Measurement {
 impl Measurement {
     /// The measurement with the figures its work leans on re-measured now
     /// ([`paired::probe`]), when `o` has a profile and the work is known.
-    pub fn pair(self, o: &Options) -> Result<Self> {
+    /// A re-measure that cannot run (its buffers cannot be allocated) says
+    /// so in one line and leaves the measurement without its pair: the
+    /// kernel's own figures stand.
+    pub fn pair(self, o: &Options) -> Self {
         let (Some(profile), Ok(work)) = (&o.profile, &self.work) else {
-            return Ok(self);
+            return self;
         };
-        let paired = paired::probe(work, self.threads, profile, &Plan::quick())?;
-        Ok(Self {
-            paired: Some(paired),
-            ..self
-        })
+        match paired::probe(work, self.threads, profile, &Plan::quick()) {
+            Ok(paired) => Self {
+                paired: Some(paired),
+                ..self
+            },
+            Err(e) => {
+                eprintln!(
+                    "note: no paired re-measure for {} {}: {e:#}",
+                    self.kernel, self.variant
+                );
+                self
+            }
+        }
     }
 }
 

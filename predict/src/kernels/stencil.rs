@@ -218,7 +218,7 @@ impl Kernel for Stencil {
                         verified: true,
                         paired: None,
                     }
-                    .pair(o)?,
+                    .pair(o),
                 );
             }
         }

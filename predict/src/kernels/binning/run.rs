@@ -65,12 +65,13 @@ impl Kernel for Binning {
             (Variant::NoSync, (no_sync(&s, threads)?, true)),
             (Variant::DataParallel, data_parallel(&s, &want)?),
         ];
-        runs.into_iter()
+        Ok(runs
+            .into_iter()
             .map(|(v, (time, ok))| {
                 let work = v.declared(n, p.cells(), threads);
                 measurement("binning", v.name(), threads, n, time, work, ok).pair(o)
             })
-            .collect()
+            .collect())
     }
 
     fn pairs(&self) -> &'static [(&'static str, &'static str)] {
