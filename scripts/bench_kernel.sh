@@ -17,7 +17,9 @@
 #
 # --calibrate first runs `calibrate --quick` into a fresh profile, right
 # before the loops (on a shared machine the figures drift within minutes).
-# --save writes the rows (every round) as CSV.
+# --save writes the rows (every round) as CSV; the README's table of a CPU
+# family reads data/measurements/kernel-accuracy/FAMILY.csv (FAMILY as
+# scripts/env.sh's cpu_family names it, e.g. intel-avx512).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh

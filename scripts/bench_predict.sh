@@ -26,7 +26,9 @@
 #     15%);
 #   - the wall time of a default `predict run` (target <= 60 s).
 # With --save, the profiles and records of every round are kept in
-# data/measurements/accuracy/ (the data behind the README's accuracy table)
+# data/measurements/accuracy/FAMILY/ (FAMILY as scripts/env.sh's
+# cpu_family names this CPU, e.g. intel-avx512; the data behind the
+# README's accuracy table of that family)
 # and the last round's profile becomes data/profile.json and
 # data/profiles/dev-vm.json.
 # Not a test: the figures depend on the machine and how busy it is.
@@ -42,7 +44,7 @@ trap 'rm -rf "$tmp"' EXIT
 binning_c=$tmp/binning
 gcc -O3 -march=native -fopenmp scripts/binning.c -o "$binning_c"
 if $save; then
-  work=data/measurements/accuracy
+  work=data/measurements/accuracy/$(cpu_family)
   rm -rf "$work" && mkdir -p "$work"
 else
   work=$tmp/work

@@ -2,3 +2,19 @@
 if [ "$(id -u)" -eq 0 ]; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
+
+# cpu_family: the name the accuracy data of this CPU goes under, its vendor
+# and widest vector unit (intel-avx512, amd-avx2, ...), so that each family's
+# measurements are kept apart.
+cpu_family() {
+  local vendor isa
+  case "$(grep -m1 '^vendor_id' /proc/cpuinfo 2>/dev/null)" in
+    *GenuineIntel*) vendor=intel ;;
+    *AuthenticAMD*) vendor=amd ;;
+    *) vendor=$(uname -m) ;;
+  esac
+  if grep -qw avx512f /proc/cpuinfo 2>/dev/null; then isa=avx512
+  elif grep -qw avx2 /proc/cpuinfo 2>/dev/null; then isa=avx2
+  else isa=scalar; fi
+  echo "$vendor-$isa"
+}
