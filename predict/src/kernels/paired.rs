@@ -24,6 +24,7 @@ use anyhow::Result;
 use calibrate::harness::kernels::fma::{FlopKernel, Precision};
 use calibrate::harness::kernels::stream::Kernel as StreamKernel;
 use calibrate::harness::mem::Pages;
+use calibrate::harness::pin::Team;
 use calibrate::harness::timer::Plan;
 use calibrate::harness::{measure_flops, measure_size};
 use models::kernel::Traffic;
@@ -90,7 +91,15 @@ impl Paired {
 /// Re-measures the figures `work` on `threads` threads leans on.
 pub fn probe(work: &Work, threads: usize, profile: &Profile, plan: &Plan) -> Result<Paired> {
     let team = team(threads)?;
-    let mut paired = Paired::default();
+    Ok(Paired {
+        memory: memory_drift(work, &team, profile, plan)?,
+        compute: compute_drift(work, &team, profile, plan)?,
+    })
+}
+
+/// The STREAM bandwidth of the work's largest memory demand, now against
+/// the profile's; none without such a demand or a profile point for it.
+fn memory_drift(work: &Work, team: &Team, profile: &Profile, plan: &Plan) -> Result<Option<Drift>> {
     let memory = work
         .demands
         .iter()
@@ -102,49 +111,61 @@ pub fn probe(work: &Work, threads: usize, profile: &Profile, plan: &Plan) -> Res
             _ => None,
         })
         .max_by(|a, b| a.0.bus_bytes().total_cmp(&b.0.bus_bytes()));
-    let stream = profile.sections.stream.as_ref();
-    if let (Some((traffic, bytes)), Some(s)) = (memory, stream) {
-        if let Some((p, k)) = nearest_point(s, threads, bytes, traffic) {
-            let now = measure_size(&team, p.per_thread_bytes, &[k], Pages::Huge, plan)?
-                .remove(0)
-                .write_allocate_best();
-            paired.memory = Some(Drift {
-                what: format!(
-                    "{}, {threads} thr, {} per thread",
-                    k.name(),
-                    models::units::binary_bytes(p.per_thread_bytes as f64)
-                ),
-                profile: p.bandwidth_write_allocate_Bps,
-                now,
-                unit: "B/s",
-            });
-        }
-    }
-    let precision = work.demands.iter().find_map(|d| match d {
+    let (Some((traffic, bytes)), Some(s)) = (memory, profile.sections.stream.as_ref()) else {
+        return Ok(None);
+    };
+    let threads = team.threads();
+    let Some((p, k)) = nearest_point(s, threads, bytes, traffic) else {
+        return Ok(None);
+    };
+    let now = measure_size(team, p.per_thread_bytes, &[k], Pages::Huge, plan)?
+        .remove(0)
+        .write_allocate_best();
+    Ok(Some(Drift {
+        what: format!(
+            "{}, {threads} thr, {} per thread",
+            k.name(),
+            models::units::binary_bytes(p.per_thread_bytes as f64)
+        ),
+        profile: p.bandwidth_write_allocate_Bps,
+        now,
+        unit: "B/s",
+    }))
+}
+
+/// The register FMA peak of the work's precision, now against the
+/// profile's; none without flops or a profile ceiling for them.
+fn compute_drift(
+    work: &Work,
+    team: &Team,
+    profile: &Profile,
+    plan: &Plan,
+) -> Result<Option<Drift>> {
+    let Some(name) = work.demands.iter().find_map(|d| match d {
         Demand::Flops { precision, .. } => Some(*precision),
         _ => None,
-    });
-    if let Some(name) = precision {
-        let precision = if name == "f32" {
-            Precision::F32
-        } else {
-            Precision::F64
-        };
-        let ceiling = profile.ceiling(name, threads, CeilingKernel::Registers, None);
-        if let Some(c) = ceiling {
-            let fk = FlopKernel::widest(precision);
-            let now = measure_flops(&team, fk, plan)?
-                .capability(Better::Higher)
-                .point;
-            paired.compute = Some(Drift {
-                what: format!("{}, {threads} thr", fk.label()),
-                profile: c.flops.point,
-                now,
-                unit: "FLOP/s",
-            });
-        }
-    }
-    Ok(paired)
+    }) else {
+        return Ok(None);
+    };
+    let threads = team.threads();
+    let Some(c) = profile.ceiling(name, threads, CeilingKernel::Registers, None) else {
+        return Ok(None);
+    };
+    let precision = if name == "f32" {
+        Precision::F32
+    } else {
+        Precision::F64
+    };
+    let fk = FlopKernel::widest(precision);
+    let now = measure_flops(team, fk, plan)?
+        .capability(Better::Higher)
+        .point;
+    Ok(Some(Drift {
+        what: format!("{}, {threads} thr", fk.label()),
+        profile: c.flops.point,
+        now,
+        unit: "FLOP/s",
+    }))
 }
 
 /// The profile's STREAM point to re-measure for `traffic` with
