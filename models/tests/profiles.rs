@@ -12,14 +12,26 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
+/// The folders that hold profiles: the shipped ones, the accuracy data of
+/// every CPU family, the test references.
+fn folders() -> Vec<PathBuf> {
+    let mut v = vec![
+        root().join("data/profiles"),
+        root().join("predict/tests/reference"),
+    ];
+    for e in std::fs::read_dir(root().join("data/measurements/accuracy")).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            v.push(p);
+        }
+    }
+    v
+}
+
 fn profiles() -> Vec<PathBuf> {
     let mut v = Vec::new();
-    for dir in [
-        "data/profiles",
-        "data/measurements/accuracy",
-        "predict/tests/reference",
-    ] {
-        for e in std::fs::read_dir(root().join(dir)).unwrap() {
+    for dir in folders() {
+        for e in std::fs::read_dir(dir).unwrap() {
             let p = e.unwrap().path();
             if p.extension().is_some_and(|x| x == "json") {
                 let text = std::fs::read_to_string(&p).unwrap();

@@ -8,7 +8,7 @@
 //! | [`profiles`] | where `--profile FILE\|NAME` is found; the built-in textbook machine |
 //! | [`machine`] | the figures a prediction needs, queried from a profile |
 //! | [`eval`] | `predict eval`: one formula of the lecture, the work shown |
-//! | [`kernels`] | the built-in kernels behind [`kernels::Kernel`], their declared work and its prediction term by term |
+//! | [`kernels`] | the built-in kernels behind [`kernels::Kernel`], their declared work and its prediction term by term; [`kernels::paired`] re-measures the figures a prediction leans on next to the kernel |
 //! | [`kernel_cmd`] | `predict kernel`: a user's loop, described by its work, predicted by the same terms |
 //! | [`run`](mod@run) | `predict run`: the thread kernels and the MPI ghost stencil ([`mpi_stencil`]) measured next to their predictions |
 //! | [`record`] | the records `run` and `kernel` write, and their reader |
