@@ -184,3 +184,36 @@ fn a_measured_time_gives_the_error_and_a_record() {
     let o = predict(&["kernel", "--n", "10", "--array", "x:load:8", "--record"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn paired_re_measures_the_figures_the_prediction_leans_on() {
+    // 8 KB of loads on one thread: the reference profile's nearest sweep
+    // point is the load kernel at 16 KiB; 1 f64 flop per element leans on
+    // its one-thread f64 peak. Both are measured again on this machine.
+    let j = kernel_json(&[
+        "--n", "1000", "--array", "x:load:8", "--flops", "1", "--time", "1us", "--paired",
+    ]);
+    let p = &j["paired"];
+    let memory = &p["memory"];
+    assert!(
+        memory["what"]
+            .as_str()
+            .unwrap()
+            .starts_with("load, 1 thr, 16 KiB"),
+        "{p}"
+    );
+    assert_eq!(memory["unit"], "B/s");
+    assert!(memory["now"].as_f64().unwrap() > 0.0, "{p}");
+    assert!(
+        p["compute"]["what"].as_str().unwrap().starts_with("f64"),
+        "{p}"
+    );
+    let (predicted, measured) = (p["predicted_s"].as_f64().unwrap(), 1e-6);
+    assert!(predicted > 0.0);
+    assert!((p["rel_error"].as_f64().unwrap() - (predicted - measured) / measured).abs() < 1e-9);
+    let moved = |d: &Value| {
+        let r = d["now"].as_f64().unwrap() / d["profile"].as_f64().unwrap();
+        (r - 1.0).abs() > 0.15
+    };
+    assert_eq!(p["machine_changed"], moved(memory) || moved(&p["compute"]));
+}

@@ -110,6 +110,27 @@ pub enum StreamGap {
     Dram,
 }
 
+impl StreamPoint {
+    /// A point known by its write-allocate bandwidth alone, as hand-written
+    /// profiles and tests give it; `threads` is set for a DRAM point.
+    #[allow(non_snake_case)]
+    pub fn with_bandwidth_wa(
+        kernel: &str,
+        per_thread_bytes: u64,
+        threads: Option<usize>,
+        bandwidth_wa_Bps: f64,
+    ) -> Self {
+        Self {
+            per_thread_bytes,
+            total_bytes: per_thread_bytes * threads.unwrap_or(1) as u64,
+            kernel: kernel.into(),
+            threads,
+            bandwidth_Bps: None,
+            bandwidth_write_allocate_Bps: bandwidth_wa_Bps,
+        }
+    }
+}
+
 impl StreamSection {
     /// The sweep's points on `threads` threads, of every kernel and size.
     pub fn sweep_points(&self, threads: usize) -> impl Iterator<Item = &StreamPoint> {
@@ -217,14 +238,7 @@ mod tests {
     use super::*;
 
     fn point(kernel: &str, bytes: u64, bw: f64, threads: Option<usize>) -> StreamPoint {
-        StreamPoint {
-            per_thread_bytes: bytes,
-            total_bytes: bytes,
-            kernel: kernel.into(),
-            threads,
-            bandwidth_Bps: None,
-            bandwidth_write_allocate_Bps: bw,
-        }
+        StreamPoint::with_bandwidth_wa(kernel, bytes, threads, bw)
     }
 
     #[test]

@@ -189,6 +189,12 @@ pub fn run(a: &KernelArgs, out: &mut dyn std::io::Write) -> Result<()> {
         lo_s: at(Bound::Fast)?.seconds,
         hi_s: at(Bound::Slow)?.seconds,
     };
+    let measured = a.time.map(|t| t.seconds("time", None)).transpose()?;
+    if let Some(t) = measured {
+        if !(t.is_finite() && t > 0.0) {
+            return Err(BadInput(format!("--time must be a time > 0, not {t}")).into());
+        }
+    }
     let paired = if a.paired {
         let plan = calibrate::harness::timer::Plan::quick();
         let drifts = crate::kernels::paired::probe(&work, k.threads, &profile, &plan)?;
@@ -199,12 +205,6 @@ pub fn run(a: &KernelArgs, out: &mut dyn std::io::Write) -> Result<()> {
     } else {
         None
     };
-    let measured = a.time.map(|t| t.seconds("time", None)).transpose()?;
-    if let Some(t) = measured {
-        if !(t.is_finite() && t > 0.0) {
-            return Err(BadInput(format!("--time must be a time > 0, not {t}")).into());
-        }
-    }
     let r =
         report::Report::new(&name, &k, &m, ranged, measured, &located.label).with_paired(paired);
     if a.json {

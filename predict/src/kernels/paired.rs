@@ -223,14 +223,7 @@ mod tests {
     use models::profile::stream::StreamSweep;
 
     fn point(kernel: &str, bytes: u64, threads: Option<usize>) -> StreamPoint {
-        StreamPoint {
-            per_thread_bytes: bytes,
-            total_bytes: bytes,
-            kernel: kernel.into(),
-            threads,
-            bandwidth_Bps: None,
-            bandwidth_write_allocate_Bps: 1e10,
-        }
+        StreamPoint::with_bandwidth_wa(kernel, bytes, threads, 1e10)
     }
 
     fn section() -> StreamSection {
