@@ -196,10 +196,9 @@ pub fn run(a: &KernelArgs, out: &mut dyn std::io::Write) -> Result<()> {
         }
     }
     let paired = if a.paired {
-        let plan = calibrate::harness::timer::Plan::quick();
-        let drifts = crate::kernels::paired::probe(&work, k.threads, &profile, &plan)?;
-        let now = Machine::paired(&profile, drifts.now());
-        let p = predict_at(&work, &now, k.threads, Bound::Point)
+        let drifts = crate::kernels::paired::probe(&work, k.threads, &profile)?;
+        let p = drifts
+            .predict(&work, &profile, k.threads)
             .map_err(|e| BadInput(e.to_string()))?;
         Some((drifts, p.seconds))
     } else {

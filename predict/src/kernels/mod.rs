@@ -149,7 +149,7 @@ impl Measurement {
         let (Some(profile), Ok(work)) = (&o.profile, &self.work) else {
             return self;
         };
-        match paired::probe(work, self.threads, profile, &Plan::quick()) {
+        match paired::probe(work, self.threads, profile) {
             Ok(paired) => Self {
                 paired: Some(paired),
                 ..self

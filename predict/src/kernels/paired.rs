@@ -34,9 +34,9 @@ use models::stats::Better;
 use serde::Serialize;
 
 use super::team::team;
-use super::work::{Demand, Work};
+use super::work::{predict, Demand, Prediction, Work};
 use crate::loop_figures::mix_of;
-use crate::machine::Now;
+use crate::machine::{Machine, Missing, Now};
 
 /// A profile figure measured again next to a kernel.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -78,6 +78,17 @@ impl Paired {
         }
     }
 
+    /// `work` on `threads` threads predicted on the profile as the machine
+    /// runs now: the one model, its roofs scaled by the drifts.
+    pub fn predict(
+        &self,
+        work: &Work,
+        profile: &Profile,
+        threads: usize,
+    ) -> Result<Prediction, Missing> {
+        predict(work, &Machine::paired(profile, self.now()), threads)
+    }
+
     /// The re-measured figures that moved by more than [`CHANGED`].
     pub fn changed(&self) -> Vec<&Drift> {
         [&self.memory, &self.compute]
@@ -88,12 +99,15 @@ impl Paired {
     }
 }
 
-/// Re-measures the figures `work` on `threads` threads leans on.
-pub fn probe(work: &Work, threads: usize, profile: &Profile, plan: &Plan) -> Result<Paired> {
+/// Re-measures the figures `work` on `threads` threads leans on, each with
+/// `calibrate`'s quick plan (seven timings of at least 1 ms), short enough
+/// to sit next to the kernel.
+pub fn probe(work: &Work, threads: usize, profile: &Profile) -> Result<Paired> {
     let team = team(threads)?;
+    let plan = Plan::quick();
     Ok(Paired {
-        memory: memory_drift(work, &team, profile, plan)?,
-        compute: compute_drift(work, &team, profile, plan)?,
+        memory: memory_drift(work, &team, profile, &plan)?,
+        compute: compute_drift(work, &team, profile, &plan)?,
     })
 }
 

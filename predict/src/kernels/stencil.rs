@@ -20,7 +20,7 @@ use super::described::{loops_work, Build};
 use super::team::{per_thread, team, time_states};
 use super::work::Work;
 use super::NoWork;
-use super::{Kernel, Measurement, Options};
+use super::{measurement, Kernel, Measurement, Options};
 use crate::error::BadInput;
 
 /// One thread's band: `rows` interior rows of width `w` plus two halo rows,
@@ -207,19 +207,8 @@ impl Kernel for Stencil {
                     .clone()
                     .map(|c| v.work(rows, w, threads, c))
                     .map_err(NoWork::from);
-                out.push(
-                    Measurement {
-                        kernel: "stencil",
-                        variant: format!("{}@{w}", v.name()),
-                        threads,
-                        size: w,
-                        seconds: s,
-                        work,
-                        verified: true,
-                        paired: None,
-                    }
-                    .pair(o),
-                );
+                let variant = format!("{}@{w}", v.name());
+                out.push(measurement("stencil", &variant, threads, w, s, work, true).pair(o));
             }
         }
         Ok(out)

@@ -89,7 +89,7 @@ fn with_paired(
     let record = record
         .with("paired", paired)
         .with("machine_changed", !paired.changed().is_empty());
-    match predict(work, &Machine::paired(profile, paired.now()), threads) {
+    match paired.predict(work, profile, threads) {
         Ok(p) => record
             .with("paired_predicted_s", p.seconds)
             .with("paired_rel_error", rel_error(p.seconds, measured)),
