@@ -77,6 +77,15 @@ impl Plan {
         Self { reps, ..self }
     }
 
+    /// The same plan with one warm-up fewer: what is left after an
+    /// inner-count search, whose last timing ran the final count.
+    pub fn after_search(self) -> Self {
+        Self {
+            warmup: self.warmup.saturating_sub(1),
+            ..self
+        }
+    }
+
     /// The same plan without re-measuring: for points of a curve that are
     /// pooled (their disturbed timings are still set aside).
     pub fn without_retry(self) -> Self {
@@ -132,14 +141,17 @@ pub fn measure(
     plan: &Plan,
     mut batch: impl FnMut(u64, usize) -> Vec<BatchReading>,
 ) -> Result<Measured> {
+    // The search ends on a timing of the count it returns: that timing is
+    // the first warm-up.
+    let warm = plan.after_search();
     let inner = inner_count(plan.min_time, 1, |m| quiet_duration(&mut batch, m));
-    let first = measure_with(plan, inner, &mut batch)?;
+    let first = measure_with(&warm, inner, &mut batch)?;
     let typical = first.per_unit.summary().median * inner as f64;
     if typical >= plan.min_time.as_secs_f64() / 2.0 {
         return Ok(first);
     }
     let inner = inner_count(plan.min_time, inner, |m| quiet_duration(&mut batch, m));
-    measure_with(plan, inner, batch)
+    measure_with(&warm, inner, batch)
 }
 
 /// Consecutive disturbed timings [`quiet_duration`] tries before it

@@ -1,5 +1,5 @@
 //! Latency per memory level: a pointer chase over a random cyclic
-//! permutation (Sattolo), one pointer per cache line, on one pinned thread
+//! permutation, one pointer per cache line, on one pinned thread
 //! (lecture §2.1, §2.4).
 //!
 //! latency = t / steps for `steps` dependent loads; cycles = latency × clock.

@@ -1,12 +1,12 @@
 //! Memory-level parallelism and Little's law (lecture §4.3).
 //!
 //! k = 1..32 independent pointer chains are followed in one loop over a
-//! DRAM-sized Sattolo cycle (one pinned thread), so up to k misses are in
+//! DRAM-sized random cycle (one pinned thread), so up to k misses are in
 //! flight. The sweep runs twice: with huge pages offered (the concurrency
 //! of the memory system) and with 4 KiB pages, where a miss may first need
 //! a page walk, so the core's page walkers can cap the misses in flight.
-//! The chains start evenly spaced along the cycle (found by one walk of
-//! it), so no chain runs into lines another has just brought into the
+//! The chains start evenly spaced along the cycle (whose order the buffer
+//! knows), so no chain runs into lines another has just brought into the
 //! cache.
 //!
 //! bandwidth(k) = k × line / t_step, t_step being the time of one loop step
@@ -121,20 +121,12 @@ fn measure_curve(
     let measured = ctx.one.each(|_| -> Result<Curve> {
         let buf = ChaseBuffer::new(bytes, line, pages, 0x4d4c50)?;
         let n = buf.lines();
-        let mut idx: Vec<usize> = ks
-            .iter()
-            .flat_map(|&k| (0..k).map(move |c| c * n / k))
-            .collect();
-        idx.sort_unstable();
-        idx.dedup();
-        let ptrs = buf.positions(&idx);
         bar.inc(1);
         let mut points = Vec::new();
         for &k in ks {
             bar.set_message(format!("k = {k}, {pages} pages"));
-            let starts: Vec<Cursor> = (0..k)
-                .map(|c| ptrs[idx.binary_search(&(c * n / k)).expect("position walked")])
-                .collect();
+            let spaced: Vec<usize> = (0..k).map(|c| c * n / k).collect();
+            let starts = buf.positions(&spaced);
             points.push((k, time_k(k, &buf, &starts, &plan)?));
             bar.inc(1);
         }

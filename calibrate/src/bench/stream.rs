@@ -11,8 +11,9 @@
 //! Each thread works on its own contiguous region (huge pages offered),
 //! allocated and first touched by that pinned thread; a point's working set
 //! is per thread (all arrays of the kernel together), the total is that ×
-//! threads. The sweep goes from 16 KiB per thread, 2 points per octave
-//! (1 with `--quick`), up to the DRAM working set
+//! threads. The sweep runs every kernel (with `--quick`, one kernel per
+//! distinct byte mix, [`Kernel::DISTINCT_MIXES`]) from 16 KiB per thread,
+//! 2 points per octave (1 with `--quick`), up to the DRAM working set
 //! max(128 MiB, 8 × largest detected cache, 2 × largest OS-reported cache)
 //! in total, capped by the memory budget, and one size is freed before the
 //! next is allocated.
@@ -260,7 +261,12 @@ impl Bench for Stream {
                 g
             })
             .collect();
-        let sweeps = sweep(ctx, &teams, &grids)?;
+        let kernels: &[Kernel] = if ctx.config.quick {
+            &Kernel::DISTINCT_MIXES
+        } else {
+            &Kernel::ALL
+        };
+        let sweeps = sweep(ctx, &teams, &grids, kernels)?;
 
         // DRAM: the largest point of each sweep.
         let dram: Vec<&KernelPoint> = sweeps
@@ -299,8 +305,13 @@ impl Bench for Stream {
     }
 }
 
-/// Every kernel at every size of `grids`, on each team.
-fn sweep(ctx: &Context, teams: &[&Team], grids: &[Vec<u64>]) -> Result<Vec<Vec<KernelPoint>>> {
+/// Each of `kernels` at every size of `grids`, on each team.
+fn sweep(
+    ctx: &Context,
+    teams: &[&Team],
+    grids: &[Vec<u64>],
+    kernels: &[Kernel],
+) -> Result<Vec<Vec<KernelPoint>>> {
     let plan = &ctx.config.plan;
     let bar = ctx
         .progress
@@ -322,7 +333,7 @@ fn sweep(ctx: &Context, teams: &[&Team], grids: &[Vec<u64>]) -> Result<Vec<Vec<K
             } else {
                 plan.with_reps(plan.reps.min(SWEEP_REPS)).without_retry()
             };
-            pts.extend(measure_size(team, size, &Kernel::ALL, Pages::Huge, &p)?);
+            pts.extend(measure_size(team, size, kernels, Pages::Huge, &p)?);
             bar.inc(1);
         }
         sweeps.push(pts);

@@ -1,5 +1,6 @@
-//! Pointer chasing: a random cyclic permutation of cache lines (Sattolo's
-//! algorithm), one pointer per line, followed by dependent loads.
+//! Pointer chasing: a random cyclic permutation of cache lines (distributed
+//! as Sattolo's algorithm gives them), one pointer per line, followed by
+//! dependent loads.
 //!
 //! Every load's address is the value of the previous load, so the loads
 //! cannot overlap and time per load = load-to-use latency (lecture §2.1,
@@ -14,30 +15,28 @@ use crate::mem::{Pages, Region};
 use anyhow::{bail, Result};
 use models::random::SplitMix64;
 
-/// Sattolo's algorithm on `n` slots spaced `stride` words apart in `words`:
-/// afterwards slot `i` holds σ(i), where σ is a uniformly random cyclic
-/// permutation, so `i → σ(i)` visits all `n` slots in one cycle.
-///
-/// Starting from the identity, for i = n−1 down to 1 swap slot i with a slot
-/// j drawn from 0..i (j < i strictly; allowing j = i would give Fisher–Yates
-/// and permutations with several cycles).
-pub fn sattolo(words: &mut [u64], stride: usize, n: usize, rng: &mut SplitMix64) {
-    assert!(stride >= 1 && n >= 1 && (n - 1) * stride < words.len());
-    for i in 0..n {
-        words[i * stride] = i as u64;
-    }
+/// A uniformly random cyclic order of the lines `0..n`: a Fisher–Yates
+/// shuffle of the identity. Following `order[0] → order[1] → … →
+/// order[n−1] → order[0]` is one cycle through every line, and each cycle
+/// comes from exactly `n` shuffles (its rotations), so every cycle is
+/// equally likely: the distribution of Sattolo's algorithm, with the
+/// position of each line along the cycle known without walking it.
+pub fn cyclic_order(n: usize, rng: &mut SplitMix64) -> Vec<u32> {
+    let mut order: Vec<u32> = (0..n as u32).collect();
     for i in (1..n).rev() {
-        let j = rng.below(i as u64) as usize;
-        words.swap(i * stride, j * stride);
+        let j = rng.below(i as u64 + 1) as usize;
+        order.swap(i, j);
     }
+    order
 }
 
-/// A chase buffer: `n` lines of `line` bytes in one [`Region`], slot `i` at
-/// the start of line `i` holding the address of line σ(i).
+/// A chase buffer: `n` lines of `line` bytes in one [`Region`], the start of
+/// each line holding the address of the next line along a random cycle
+/// ([`cyclic_order`], kept: 4 bytes per line).
 pub struct ChaseBuffer {
     region: Region,
     line: usize,
-    n: usize,
+    order: Vec<u32>,
 }
 
 impl ChaseBuffer {
@@ -50,25 +49,32 @@ impl ChaseBuffer {
         if n < 2 {
             bail!("a chase over {bytes} bytes needs at least 2 lines of {line} bytes");
         }
+        if u32::try_from(n).is_err() {
+            bail!("a chase over {bytes} bytes has more lines than a 32-bit order holds");
+        }
         let mut region = Region::new(n * line, pages)?;
         let base = region.as_ptr() as u64;
         let stride = line / 8;
+        let order = cyclic_order(n, &mut SplitMix64::new(seed));
         let words = region.words_mut();
-        sattolo(words, stride, n, &mut SplitMix64::new(seed));
-        for i in 0..n {
-            words[i * stride] = base + words[i * stride] * line as u64;
+        for (&from, &to) in order.iter().zip(order.iter().cycle().skip(1)) {
+            words[from as usize * stride] = base + u64::from(to) * line as u64;
         }
-        Ok(Self { region, line, n })
+        Ok(Self {
+            region,
+            line,
+            order,
+        })
     }
 
     /// Number of lines in the cycle.
     pub fn lines(&self) -> usize {
-        self.n
+        self.order.len()
     }
 
     /// Bytes the cycle spans.
     pub fn bytes(&self) -> usize {
-        self.n * self.line
+        self.lines() * self.line
     }
 
     /// The underlying region (for its page policy and huge-page count).
@@ -78,7 +84,7 @@ impl ChaseBuffer {
 
     /// A cursor on line `i` (a start of the chase).
     pub fn line(&self, i: usize) -> Cursor {
-        assert!(i < self.n, "line {i} of {}", self.n);
+        assert!(i < self.lines(), "line {i} of {}", self.lines());
         // SAFETY: i < n lines, all inside the region.
         Cursor(unsafe { self.region.as_ptr().add(i * self.line) } as *const usize)
     }
@@ -88,7 +94,7 @@ impl ChaseBuffer {
     fn owns(&self, c: Cursor) -> bool {
         let base = self.region.as_ptr() as usize;
         let a = c.0 as usize;
-        a >= base && a < base + self.n * self.line && (a - base).is_multiple_of(self.line)
+        a >= base && a < base + self.bytes() && (a - base).is_multiple_of(self.line)
     }
 
     /// Follows the chain for `steps` dependent loads from `start`, returning
@@ -104,23 +110,13 @@ impl ChaseBuffer {
         Cursor(unsafe { chase_raw(start.0, steps) })
     }
 
-    /// The positions along the cycle: for each requested step index (sorted
-    /// ascending, each < lines), the line reached after that many steps from
-    /// line 0. One walk of the whole cycle.
+    /// The positions along the cycle: the line `s` steps after the
+    /// cycle's first line, for each `s` of `steps` (each < lines).
     pub fn positions(&self, steps: &[usize]) -> Vec<Cursor> {
-        let mut out = Vec::with_capacity(steps.len());
-        let mut p = self.line(0);
-        let mut at = 0usize;
-        for &s in steps {
-            assert!(
-                s >= at && s < self.n,
-                "step indices must be sorted and < lines"
-            );
-            p = self.chase(p, (s - at) as u64);
-            at = s;
-            out.push(p);
-        }
-        out
+        steps
+            .iter()
+            .map(|&s| self.line(self.order[s % self.lines()] as usize))
+            .collect()
     }
 
     /// Follows `K` chains at once for `steps` steps each, `starts` updated
@@ -188,49 +184,25 @@ unsafe fn chase_many_raw<const K: usize>(starts: &mut [*const usize; K], steps: 
 mod tests {
     use super::*;
 
-    fn cycle_length(next: &[u64]) -> usize {
-        let mut i = 0usize;
-        let mut len = 0;
-        loop {
-            i = next[i] as usize;
-            len += 1;
-            if i == 0 || len > next.len() {
-                return len;
-            }
-        }
-    }
-
     #[test]
-    fn sattolo_is_one_cycle_through_all() {
+    fn cyclic_orders_are_permutations_and_uniform_over_cycles() {
         let mut rng = SplitMix64::new(7);
         for n in [1usize, 2, 3, 10, 1000, 4097] {
-            let mut v = vec![0u64; n];
-            sattolo(&mut v, 1, n, &mut rng);
-            assert_eq!(cycle_length(&v), n, "n = {n}");
-            let mut seen = v.clone();
+            let mut seen = cyclic_order(n, &mut rng);
             seen.sort();
-            assert_eq!(seen, (0..n as u64).collect::<Vec<_>>(), "a permutation");
-            if n > 1 {
-                assert!(
-                    v.iter().enumerate().all(|(i, &s)| s as usize != i),
-                    "no fixed point"
-                );
-            }
+            assert_eq!(seen, (0..n as u32).collect::<Vec<_>>(), "n = {n}");
         }
-    }
-
-    #[test]
-    fn sattolo_strided_leaves_gaps_alone() {
-        let mut rng = SplitMix64::new(1);
-        let mut v = vec![u64::MAX; 8 * 100];
-        sattolo(&mut v, 8, 100, &mut rng);
-        let slots: Vec<u64> = v.iter().step_by(8).copied().collect();
-        assert_eq!(cycle_length(&slots), 100);
-        assert!(v
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| i % 8 != 0)
-            .all(|(_, &x)| x == u64::MAX));
+        // The 3! = 6 orders of 3 lines make 2 cycles (0→1→2 and 0→2→1),
+        // each from 3 rotations: both equally likely.
+        let trials = 6000;
+        let forward = (0..trials)
+            .filter(|_| {
+                let o = cyclic_order(3, &mut rng);
+                let at = |v| o.iter().position(|&x| x == v).unwrap();
+                (at(1) + 3 - at(0)) % 3 == 1
+            })
+            .count();
+        assert!((2700..=3300).contains(&forward), "{forward} of {trials}");
     }
 
     #[test]
@@ -240,9 +212,9 @@ mod tests {
             assert_eq!(b.lines(), 1000);
             let start = b.line(0);
             assert_eq!(b.chase(start, 1000), start);
-            assert_ne!(b.chase(start, 999), start);
+            assert!((1..1000).all(|s| b.chase(start, s) != start), "one cycle");
             let pos = b.positions(&[0, 250, 500]);
-            assert_eq!(pos[0], start);
+            assert_eq!(b.chase(pos[0], 250), pos[1]);
             assert_eq!(b.chase(pos[1], 250), pos[2]);
             let mut many = [pos[0], pos[1]];
             b.chase_many(&mut many, 250);

@@ -69,6 +69,17 @@ impl Kernel {
         Kernel::Store,
     ];
 
+    /// One kernel per distinct mix of loaded, stored and allocated bytes:
+    /// scale moves copy's bytes and add moves triad's, so a sweep of these
+    /// five has every mix the load/store fit reads (`--quick`'s set).
+    pub const DISTINCT_MIXES: [Kernel; 5] = [
+        Kernel::Copy,
+        Kernel::Triad,
+        Kernel::Load,
+        Kernel::Update,
+        Kernel::Store,
+    ];
+
     /// Lower-case name.
     pub fn name(self) -> &'static str {
         match self {

@@ -195,6 +195,9 @@ pub(super) fn dram_table(ctx: &Context, dram: &[&KernelPoint], total: u64) -> St
     );
     for k in Kernel::ALL {
         let get = |th: usize| dram.iter().find(|p| p.threads == th && p.kernel == k);
+        if get(1).is_none() && get(all).is_none() {
+            continue;
+        }
         t += &format!(
             "  {:<6} {:>9} {:>13} {:>13} {:>15}\n",
             k.name(),
