@@ -12,7 +12,12 @@
 //!   another process had one of them;
 //! - a core-to-core latency above [`MAX_C2C_S`] ([`c2c_bound`]): a cache
 //!   line crosses any socket in well under a microsecond, so the other
-//!   thread was descheduled.
+//!   thread was descheduled;
+//! - a core-to-core latency below a hit in the cache the two cores share
+//!   ([`shared_core`]): cores with private caches of their own pass a line
+//!   through the shared level, so the two logical CPUs shared one core
+//!   while measured (a VM's vCPUs placed on one physical core's SMT
+//!   siblings, a placement the host can change at any time).
 
 use models::profile::FigureTrust;
 use models::stats::Summary as Stats;
@@ -89,6 +94,19 @@ pub fn c2c_bound(s: f64) -> Option<String> {
     })
 }
 
+/// Why a one-way core-to-core latency of `s` seconds cannot describe two
+/// separate cores, if it cannot: below `shared_hit`, the latency of a hit
+/// in the level they share (`at` names it).
+pub fn shared_core(s: f64, shared_hit: f64, at: &str) -> Option<String> {
+    (s < shared_hit).then(|| {
+        format!(
+            "a one-way core-to-core latency of {} is below a hit in the cache the two CPUs share ({} at {at}): they shared one core while measured (SMT siblings of a host that reports separate cores), a placement the host can change",
+            Si(s, "s"),
+            Si(shared_hit, "s")
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -134,6 +152,10 @@ mod tests {
         );
         assert!(c2c_bound(330e-6).is_some());
         assert!(c2c_bound(60e-9).is_none());
+        // 11 ns against a 35 ns hit in the shared cache: one core's
+        // siblings; 60 ns: two cores.
+        assert!(shared_core(11e-9, 35e-9, "4 MiB").is_some());
+        assert!(shared_core(60e-9, 35e-9, "4 MiB").is_none());
         let mut out = Outcome::default();
         out.summary.peak_flops_f64 = Some(49e9);
         withdraw(&mut out, "peak_flops_f64", "below".into());

@@ -48,7 +48,7 @@ use super::{increments, noisy_warning, sample, size_grid, Bench, Context, Outcom
 use crate::counters::gettid;
 use crate::pin::pin_current;
 use crate::timer::{measure, serial_with, Plan};
-use crate::trust::{c2c_bound, headline, withdraw};
+use crate::trust::{c2c_bound, headline, shared_core, withdraw};
 
 /// Smallest hand-off, bytes.
 pub const HANDOFF_MIN: u64 = 64;
@@ -281,6 +281,39 @@ fn reciprocal(slope: Estimate) -> Estimate {
     Estimate::new(inv(slope.point), inv(slope.hi), inv(slope.lo))
 }
 
+/// The latency of a hit in the cache CPUs `a` and `b` share, and where
+/// it was read: the latency curve at twice the largest cache the OS says
+/// each of them has to itself. Half of a random chase there may still hit
+/// the private caches, so the figure errs low (towards keeping a c2c
+/// figure); further out, a shared host's other guests can leave the level
+/// so little room that the curve already reads memory. None when the OS reports them sharing a
+/// private level (siblings it admits to), reports no shared level, or no
+/// latency curve is known.
+fn shared_hit(ctx: &Context, a: usize, b: usize) -> Option<(f64, String)> {
+    let data = |c: &&crate::sysinfo::OsCache| c.reported.kind != "Instruction";
+    let shared =
+        |c: &crate::sysinfo::OsCache| c.shared_with.contains(&a) && c.shared_with.contains(&b);
+    let caches: Vec<_> = ctx.sys.caches.iter().filter(data).collect();
+    if !caches.iter().any(|c| shared(c)) {
+        return None;
+    }
+    let first_shared = caches
+        .iter()
+        .filter(|c| shared(c))
+        .map(|c| c.reported.level)
+        .min()?;
+    let private = caches
+        .iter()
+        .filter(|c| c.reported.level < first_shared)
+        .map(|c| c.reported.size_bytes)
+        .max()?;
+    let latency = ctx.known.sections.latency.as_ref()?;
+    let at = 2.0 * private as f64;
+    let pages = latency.detection_pages.as_deref().unwrap_or("2MiB");
+    let hit = latency.latency_at(at, pages, |e| e.point)?;
+    Some((hit, binary_bytes(at)))
+}
+
 impl Bench for C2c {
     fn name(&self) -> &'static str {
         "c2c"
@@ -319,7 +352,12 @@ impl Bench for C2c {
         out.warnings
             .extend(noisy_warning("own-line increment time", &inc.own));
         headline(&mut out, "core_to_core_latency_s", &one_way, best(&one_way));
-        if let Some(why) = c2c_bound(best(&one_way)).filter(|_| one_way.unreliable.is_none()) {
+        let placement =
+            shared_hit(ctx, a.id, b.id).and_then(|(hit, at)| shared_core(best(&one_way), hit, &at));
+        if let Some(why) = c2c_bound(best(&one_way))
+            .or(placement)
+            .filter(|_| one_way.unreliable.is_none())
+        {
             withdraw(&mut out, "core_to_core_latency_s", why);
         }
         out.warnings
