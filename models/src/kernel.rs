@@ -20,6 +20,13 @@
 //!
 //! A store to a line not read first costs a write-allocate read of it
 //! (§2.7); an update reads the line anyway, so it costs none.
+//!
+//! Loads of lines the loop itself brought into L1 a few iterations before
+//! (a stencil's neighbours: §2.7.1's reuse) move nothing, so the arrays'
+//! bytes leave them out; the core still issues them. The description
+//! names them apart, as `reused_bytes` per iteration: load/store-port work
+//! that the core does not overlap with the loop's line transfers (the ECM
+//! model's non-overlapping in-core time).
 
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
@@ -109,6 +116,10 @@ pub struct LoopKernel {
     pub precision: Precision,
     /// Flops per iteration that wait for the previous iteration's result.
     pub chain: f64,
+    /// Bytes per iteration loaded again from lines already in L1 (the
+    /// reuse the arrays' bytes leave out); 0 when absent.
+    #[serde(default)]
+    pub reused_bytes: f64,
 }
 
 /// A description that does not describe a loop.
@@ -138,6 +149,8 @@ pub enum DescriptionError {
     ChainAboveFlops { chain: f64, flops: f64 },
     #[error("--flops and --chain must be finite numbers >= 0")]
     NegativeFlops,
+    #[error("--reused must be a finite number of bytes >= 0, not {0}")]
+    NegativeReuse(f64),
     #[error("two arrays are named {0}")]
     DuplicateName(String),
     #[error("the loop touches no array and does no flops: describe at least one")]
@@ -239,6 +252,9 @@ impl LoopKernel {
             || self.chain < 0.0
         {
             return Err(DescriptionError::NegativeFlops);
+        }
+        if !(self.reused_bytes.is_finite() && self.reused_bytes >= 0.0) {
+            return Err(DescriptionError::NegativeReuse(self.reused_bytes));
         }
         if self.chain > self.flops {
             return Err(DescriptionError::ChainAboveFlops {
@@ -358,6 +374,11 @@ impl LoopKernel {
     /// Flops of all iterations.
     pub fn total_flops(&self) -> f64 {
         self.n * self.flops
+    }
+
+    /// Bytes one thread loads again from L1 over its iterations.
+    pub fn reused_bytes_per_thread(&self) -> f64 {
+        self.n / self.threads as f64 * self.reused_bytes
     }
 }
 

@@ -101,6 +101,9 @@ pub struct StencilTraffic {
 /// Floating-point operations of one 5-point update: four adds and one multiply.
 pub const STENCIL_FLOPS: f64 = 5.0;
 
+/// Loads of one 5-point update: up, down, left, right and centre.
+pub const STENCIL_LOADS: f64 = 5.0;
+
 /// Traffic of a 5-point sweep over rows (or tiles) `width_elems` wide.
 ///
 /// An input element is used by three output rows; between its first and last

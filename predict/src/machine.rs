@@ -262,6 +262,19 @@ impl<'a> Machine<'a> {
             .ok_or_else(|| missing(format!("the time per item of a {loop_name} loop"), "c2c"))
     }
 
+    /// Bytes per second one thread loads from L1: the L1 level's read
+    /// bandwidth on one thread (the STREAM load kernel on its plateau),
+    /// at `bound`.
+    pub fn l1_read_bandwidth(&self, bound: Bound) -> Result<f64, Missing> {
+        self.profile
+            .levels
+            .iter()
+            .find(|l| l.name == "L1")
+            .and_then(|l| l.bandwidth_1t_Bps)
+            .map(|e| bound.rate(e.point, Some(e.lo), Some(e.hi)))
+            .ok_or_else(|| missing("the L1 read bandwidth on one thread", "stream"))
+    }
+
     /// The core clock.
     pub fn clock_hz(&self) -> Result<f64, Missing> {
         self.profile

@@ -48,6 +48,10 @@ fn bad_descriptions_name_their_fault() {
         &with(&["--array", "x:load:8", "--flops", "1", "--chain", "2"]),
         "--chain (2) cannot exceed --flops (1)",
     );
+    assert_bad(
+        &with(&["--array", "x:load:8", "--reused", "-8"]),
+        "--reused must be a finite number of bytes >= 0",
+    );
     assert_bad(&["kernel", "--array", "x:load:8"], "missing --n");
     assert_bad(
         &["kernel", "--n", "0", "--array", "x:load:8"],
@@ -110,6 +114,34 @@ fn more_traffic_takes_longer_and_strides_move_whole_lines() {
     assert!(strided > 7.0 * dense, "{dense} {strided}");
     let four = secs(&["--n", "1e6", "--threads", "4", "--array", "x:load:8"]);
     assert!(four < dense, "{dense} {four}");
+}
+
+#[test]
+fn loads_that_hit_l1_again_add_load_port_time() {
+    // A 5-point f64 stencil: 8 B of the old grid move per update, the
+    // other four loads (32 B) hit L1.
+    let args = [
+        "--n",
+        "1e6",
+        "--array",
+        "old:load:8",
+        "--array",
+        "new:store:8",
+    ];
+    let plain = kernel_json(&args);
+    let mut with = args.to_vec();
+    with.extend_from_slice(&["--reused", "32"]);
+    let reused = kernel_json(&with);
+    let secs = |d: &Value| d["predicted_s"].as_f64().unwrap();
+    assert!(
+        secs(&reused) > secs(&plain),
+        "{} {}",
+        secs(&plain),
+        secs(&reused)
+    );
+    assert_eq!(reused["binding"], "memory + load/store");
+    // The same traffic: the reused loads move nothing.
+    assert_eq!(reused["traffic"], plain["traffic"]);
 }
 
 #[test]

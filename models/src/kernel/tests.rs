@@ -23,6 +23,7 @@ fn kernel(arrays: Vec<ArrayUse>) -> LoopKernel {
         flops: 2.0,
         precision: Precision::F64,
         chain: 0.0,
+        reused_bytes: 0.0,
     }
 }
 
@@ -114,6 +115,11 @@ fn bad_descriptions_are_named() {
         Err(DescriptionError::ChainAboveFlops { .. })
     ));
     k.chain = 0.0;
+    k.reused_bytes = -8.0;
+    assert_eq!(k.validate(), Err(DescriptionError::NegativeReuse(-8.0)));
+    k.reused_bytes = 32.0;
+    assert_eq!(k.validate(), Ok(()));
+    assert_eq!(k.reused_bytes_per_thread(), 1000.0 / 2.0 * 32.0);
     k.n = 0.0;
     assert!(k.validate().unwrap_err().to_string().contains("--n"));
     k.n = 10.5;

@@ -61,6 +61,11 @@ pub struct KernelArgs {
     /// (default 0).
     #[arg(long, value_parser = crate::args::number)]
     pub chain: Option<f64>,
+    /// Bytes per iteration the loop loads again from lines already in L1,
+    /// beyond its arrays' bytes: a 5-point stencil on f64 whose old-grid
+    /// array moves 8 B per update names 40 B of loads, so 32 (default 0).
+    #[arg(long, value_parser = crate::args::number)]
+    pub reused: Option<f64>,
     /// The arrays are backed by 2 MiB pages (random accesses then read the
     /// huge-page latency curve).
     #[arg(long)]
@@ -138,6 +143,7 @@ fn description(a: &KernelArgs) -> Result<(String, LoopKernel, bool)> {
         flops: number(a.flops, &file.flops, "flops")?,
         precision,
         chain: number(a.chain, &file.chain, "chain")?,
+        reused_bytes: number(a.reused, &file.reused, "reused")?,
     };
     k.validate().map_err(|e| BadInput(e.to_string()))?;
     let name = a

@@ -86,13 +86,18 @@ impl Report {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "{}: {} iterations on {} thread(s), {} flop(s) per iteration ({} chained), {} (profile {})",
+            "{}: {} iterations on {} thread(s), {} flop(s) per iteration ({} chained), {}{} (profile {})",
             self.name,
             k.n,
             k.threads,
             k.flops,
             k.chain,
             k.precision.name(),
+            if k.reused_bytes > 0.0 {
+                format!(", {} B per iteration loaded again from L1", k.reused_bytes)
+            } else {
+                String::new()
+            },
             self.profile
         );
         let _ = writeln!(

@@ -88,6 +88,7 @@ pub struct DescriptionFile {
     pub flops: Option<Value>,
     pub precision: Option<models::kernel::Precision>,
     pub chain: Option<Value>,
+    pub reused: Option<Value>,
     pub huge_pages: Option<bool>,
 }
 

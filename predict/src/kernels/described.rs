@@ -1,6 +1,6 @@
 //! A loop description (`models::kernel::LoopKernel`) as the demands the
-//! one model predicts: compute, streamed traffic, random accesses and
-//! loop-carried chains. `predict kernel` predicts users' loops through
+//! one model predicts: compute, streamed traffic, random accesses,
+//! loop-carried chains and the loads that hit L1 again. `predict kernel` predicts users' loops through
 //! this, with the same terms as the built-in kernels.
 
 use models::kernel::{Lines, LoopKernel, Traffic};
@@ -51,6 +51,11 @@ pub fn loop_work(k: &LoopKernel, build: Build) -> Work {
     if k.chain > 0.0 {
         demands.push(Demand::Chain {
             steps_per_thread: k.n / k.threads as f64 * k.chain,
+        });
+    }
+    if k.reused_bytes > 0.0 {
+        demands.push(Demand::Reuse {
+            bytes_per_thread: k.reused_bytes_per_thread(),
         });
     }
     Work { demands }

@@ -106,6 +106,7 @@ impl Variant {
             flops,
             precision: Precision::F32,
             chain: 0.0,
+            reused_bytes: 0.0,
         };
         let pass = |x, y, out| {
             kernel(

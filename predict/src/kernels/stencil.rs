@@ -12,7 +12,7 @@
 use calibrate::harness::kernels::Isa;
 use calibrate::harness::mem::huge_page_vec;
 use models::kernel::{Access, ArrayUse, LoopKernel, Mode, Precision};
-use models::locality::{stencil_traffic, STENCIL_FLOPS};
+use models::locality::{stencil_traffic, STENCIL_FLOPS, STENCIL_LOADS};
 
 use anyhow::{ensure, Result};
 
@@ -72,7 +72,8 @@ impl Variant {
     /// 1/threads of it): one new element when the window fits, plus its
     /// band's two halo rows spread over its `rows` output rows (2/rows
     /// more reads per update than an endless grid); otherwise all three
-    /// inputs from below.
+    /// inputs from below. The five loads of an update name 20 bytes; those
+    /// the old grid's traffic leaves out hit L1 again (`reused_bytes`).
     pub fn described(self, rows: usize, w: usize, threads: usize, cache_bytes: f64) -> LoopKernel {
         let width = match self {
             Variant::RowMajor => w,
@@ -93,16 +94,18 @@ impl Variant {
                 stride_bytes: bytes,
             },
         };
+        let old = t.bytes_per_elem - 4.0 + halo;
         LoopKernel {
             n: (rows * w.saturating_sub(2) * threads) as f64,
             threads,
             arrays: vec![
-                array("old", Mode::Load, t.bytes_per_elem - 4.0 + halo),
+                array("old", Mode::Load, old),
                 array("new", Mode::Store, 4.0),
             ],
             flops: STENCIL_FLOPS,
             precision: Precision::F32,
             chain: 0.0,
+            reused_bytes: (STENCIL_LOADS * 4.0 - old).max(0.0),
         }
     }
 
@@ -299,5 +302,12 @@ mod tests {
             updates * (t_wa.bytes_per_elem - t.bytes_per_elem)
         );
         assert_eq!(w.flops(), updates * STENCIL_FLOPS);
+        // The five loads name 20 B per update; the 12 B from below move,
+        // the left and right neighbours (8 B) hit L1 again.
+        let reused = w.demands.iter().find_map(|d| match d {
+            Demand::Reuse { bytes_per_thread } => Some(*bytes_per_thread),
+            _ => None,
+        });
+        assert_eq!(reused, Some(updates / 2.0 * 8.0));
     }
 }

@@ -262,6 +262,23 @@ pub fn local_sum(m: &Machine, steps_per_thread: f64) -> Result<Term, Missing> {
 
 /// A counting sort's histogram or scatter loop at its calibrated time per
 /// item in L1 (§2.9).
+/// T_reuse = reused bytes per thread / B_L1: the loads a loop issues again
+/// to lines its own traffic brought into L1 (a stencil's neighbours,
+/// §2.7.1), at one thread's L1 read bandwidth (the STREAM load kernel on
+/// the L1 plateau). Load-port work, like [`bin_loop`]'s.
+pub fn reuse(m: &Machine, bytes_per_thread: f64, bound: Bound) -> Result<Term, Missing> {
+    let b = m.l1_read_bandwidth(bound)?;
+    Ok(Term {
+        resource: "load/store",
+        seconds: bytes_per_thread / b,
+        explain: format!(
+            "reused bytes / B_L1 = {} / {} (loads that hit L1, one thread's L1 read bandwidth; ECM's in-core time)",
+            Si(bytes_per_thread, "B"),
+            Si(b, "B/s")
+        ),
+    })
+}
+
 pub fn bin_loop(m: &Machine, key: &'static str, items_per_thread: f64) -> Result<Term, Missing> {
     let t = m.bin_item_s(key)?;
     Ok(Term {

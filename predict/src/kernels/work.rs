@@ -69,6 +69,10 @@ pub enum Demand {
         kind: BinLoopName,
         items_per_thread: f64,
     },
+    /// Bytes each thread loads again from lines already in its L1
+    /// (`models::kernel::LoopKernel::reused_bytes`): load-port work that
+    /// adds to the memory term as [`Demand::BinLoop`]'s does.
+    Reuse { bytes_per_thread: f64 },
 }
 
 /// The counting sort's two loops, as they appear in records.
@@ -150,8 +154,8 @@ pub struct Prediction {
 
 /// Predicts `work` on `threads` threads of the profiled machine:
 /// T = max over resources of each resource's time, where the load/store
-/// work of [`Demand::BinLoop`]s counts as one resource with the memory
-/// traffic (their sum).
+/// work of [`Demand::BinLoop`]s and [`Demand::Reuse`] counts as one
+/// resource with the memory traffic (their sum).
 pub fn predict(work: &Work, m: &Machine, threads: usize) -> Result<Prediction, Missing> {
     predict_at(work, m, threads, Bound::Point)
 }
@@ -209,6 +213,11 @@ pub fn predict_at(
                 items_per_thread,
             } => {
                 let t = terms::bin_loop(m, kind.key(), *items_per_thread)?;
+                load_store_s += t.seconds;
+                t
+            }
+            Demand::Reuse { bytes_per_thread } => {
+                let t = terms::reuse(m, *bytes_per_thread, bound)?;
                 load_store_s += t.seconds;
                 t
             }

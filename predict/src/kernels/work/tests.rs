@@ -271,6 +271,47 @@ fn sort_loops_add_to_the_memory_time() {
 }
 
 #[test]
+fn loads_that_hit_l1_again_add_to_the_memory_time() {
+    let mut p = machine();
+    let memory = Demand::Memory {
+        traffic: Traffic::streaming(16e6, 8e6),
+        per_thread_bytes: 64e6,
+    };
+    let w = Work {
+        demands: vec![
+            memory,
+            Demand::Reuse {
+                bytes_per_thread: 32e6,
+            },
+        ],
+    };
+    // Without the L1 read bandwidth the profile says what to run.
+    assert_eq!(predict(&w, &Machine::new(&p), 2).unwrap_err().fix, "stream");
+    // 800 µs of traffic, then 32 MB at 160 GB/s = 200 µs of L1 loads.
+    p.levels.insert(
+        0,
+        MemoryLevel {
+            name: "L1".into(),
+            size_bytes: Some(32768.0),
+            latency_s: None,
+            bandwidth_1t_Bps: Some(Estimate::new(160e9, 150e9, 170e9)),
+            bandwidth_Bps: None,
+        },
+    );
+    let m = Machine::new(&p);
+    let pr = predict(&w, &m, 2).unwrap();
+    assert_eq!(pr.binding, "memory + load/store");
+    assert!((pr.seconds - 1.0e-3).abs() < 1e-12, "{}", pr.seconds);
+    // The slow end of the interval reads the L1 bandwidth's low end.
+    let slow = predict_at(&w, &m, 2, Bound::Slow).unwrap();
+    assert!(
+        (slow.seconds - (0.8e-3 + 32e6 / 150e9)).abs() < 1e-9,
+        "{}",
+        slow.seconds
+    );
+}
+
+#[test]
 fn matmul_runs_at_the_dgemm_ceiling() {
     let p = machine();
     let m = Machine::new(&p);
