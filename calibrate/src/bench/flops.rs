@@ -333,8 +333,9 @@ fn kernel_row(ctx: &Context, k: FlopKernel, threads: usize, s: &Stats) -> FlopsK
 
 /// The f64 peaks of the summary: on each thread count, the best reliable
 /// register kernel (or, when none is, the unreliable one's reason). An
-/// all-thread peak below the one-thread one is measured once more, then
-/// withdrawn if it still is ([`crate::trust::peak_order`]).
+/// all-thread peak below the one-thread one, or below what its separate
+/// cores must add, is measured once more, then withdrawn if it still is
+/// ([`crate::trust::peak_order`]).
 fn set_peaks(
     ctx: &Context,
     out: &mut Outcome,
@@ -353,7 +354,9 @@ fn set_peaks(
     else {
         return Ok(());
     };
-    if peak_order(one, top, all).is_some() {
+    let cpus: Vec<usize> = ctx.config.cpus.iter().map(|c| c.id).collect();
+    let cores = all / ctx.sys.sharing(1, &cpus);
+    if peak_order(one, top, all, cores).is_some() {
         if let Some(i) = f64s
             .iter()
             .position(|(_, t, s)| *t == all && peak(s) == top)
@@ -366,7 +369,7 @@ fn set_peaks(
             }
         }
     }
-    if let Some(why) = peak_order(one, top, all) {
+    if let Some(why) = peak_order(one, top, all, cores) {
         withdraw(out, "peak_flops_f64", why);
     }
     Ok(())
