@@ -305,7 +305,13 @@ impl Bench for Stream {
     }
 }
 
-/// Each of `kernels` at every size of `grids`, on each team.
+/// Each of `kernels` at every size of `grids`, on each team, the largest
+/// total working sets first: the DRAM points of all teams follow the
+/// latency sweep's DRAM buffers and each other, so each allocation finds
+/// the pages the one before just freed. On a VM the first touch of memory
+/// the host has not backed costs tens of times a kernel's zeroing, and a
+/// guest hands freed memory back to its host within seconds (see
+/// [`crate::mem`]). Each team's points come back in size order.
 fn sweep(
     ctx: &Context,
     teams: &[&Team],
@@ -313,30 +319,34 @@ fn sweep(
     kernels: &[Kernel],
 ) -> Result<Vec<Vec<KernelPoint>>> {
     let plan = &ctx.config.plan;
-    let bar = ctx
-        .progress
-        .bar("stream", grids.iter().map(|g| g.len() as u64).sum());
-    let mut sweeps: Vec<Vec<KernelPoint>> = Vec::new();
-    for (team, grid) in teams.iter().zip(grids) {
-        let mut pts = Vec::new();
-        for &size in grid {
-            bar.set_message(format!(
-                "{} × {}",
-                team.threads(),
-                binary_bytes(size as f64)
-            ));
-            // The DRAM point (the last) gets the full plan; the plateau
-            // points, which are pooled per level, at most SWEEP_REPS
-            // and no re-measuring.
-            let p = if Some(&size) == grid.last() {
-                *plan
-            } else {
-                plan.with_reps(plan.reps.min(SWEEP_REPS)).without_retry()
-            };
-            pts.extend(measure_size(team, size, kernels, Pages::Huge, &p)?);
-            bar.inc(1);
-        }
-        sweeps.push(pts);
+    let mut order: Vec<(usize, u64)> = grids
+        .iter()
+        .enumerate()
+        .flat_map(|(t, g)| g.iter().map(move |&size| (t, size)))
+        .collect();
+    order.sort_by_key(|&(t, size)| std::cmp::Reverse(size * teams[t].threads() as u64));
+    let bar = ctx.progress.bar("stream", order.len() as u64);
+    let mut sweeps: Vec<Vec<KernelPoint>> = vec![Vec::new(); teams.len()];
+    for (t, size) in order {
+        let team = teams[t];
+        bar.set_message(format!(
+            "{} × {}",
+            team.threads(),
+            binary_bytes(size as f64)
+        ));
+        // The DRAM point (the largest) gets the full plan; the plateau
+        // points, which are pooled per level, at most SWEEP_REPS and no
+        // re-measuring.
+        let p = if Some(&size) == grids[t].last() {
+            *plan
+        } else {
+            plan.with_reps(plan.reps.min(SWEEP_REPS)).without_retry()
+        };
+        sweeps[t].extend(measure_size(team, size, kernels, Pages::Huge, &p)?);
+        bar.inc(1);
+    }
+    for pts in &mut sweeps {
+        pts.sort_by_key(|p| p.per_thread_bytes);
     }
     bar.finish_and_clear();
     Ok(sweeps)
