@@ -132,7 +132,8 @@ pub struct Cli {
 /// Options of a calibration run.
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
-    /// Fewer sizes and repetitions (about 15 s instead of 90 s).
+    /// Fewer sizes, kernels and repetitions (about 20 s instead of 90 s on
+    /// a 2-core VM).
     #[arg(long)]
     pub quick: bool,
     /// Run only these benchmarks (comma-separated): latency, flops, stream,
