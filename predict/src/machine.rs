@@ -3,7 +3,7 @@
 
 use models::identity::MachineId;
 use models::profile::c2c::C2cSection;
-use models::profile::lock::LockSection;
+use models::profile::lock::{HandOff, LockSection};
 use models::profile::stream::{StreamGap, StreamSection};
 use models::profile::{CeilingKernel, Profile};
 use thiserror::Error;
@@ -195,13 +195,19 @@ impl<'a> Machine<'a> {
             })
     }
 
-    /// Wall time per operation of a lock on `threads` threads: the inverse of
-    /// its measured throughput at that thread count (§4.5: 1/t_crit once contended).
-    pub fn lock_op_s(&self, kind: LockKind, threads: usize) -> Result<f64, Missing> {
+    /// Wall time per operation of a lock on `threads` threads in hand-off
+    /// state `state`: the inverse of its measured throughput at that thread
+    /// count (§4.5: 1/t_crit once contended).
+    pub fn lock_op_s(
+        &self,
+        kind: LockKind,
+        threads: usize,
+        state: HandOff,
+    ) -> Result<f64, Missing> {
         let what = || format!("{} lock throughput on {threads} thread(s)", kind.key());
         self.lean_on("t_crit_s");
         self.lock()?
-            .op_s(kind.key(), threads)
+            .op_s_in(kind.key(), threads, state)
             .ok_or_else(|| missing(what(), "lock"))
     }
 
@@ -209,16 +215,23 @@ impl<'a> Machine<'a> {
     /// a critical section of `critical_s` seconds, and the length of the
     /// profile's section: linear in the length through the two measured
     /// ones, `mutex_empty` (0 s) and `mutex` (`critical_steps · step_s` of
-    /// the lock section), and extrapolated beyond them.
-    pub fn mutex_op_s(&self, threads: usize, critical_s: f64) -> Result<(f64, f64), Missing> {
+    /// the lock section), and extrapolated beyond them; in hand-off state
+    /// `state`.
+    pub fn mutex_op_s(
+        &self,
+        threads: usize,
+        critical_s: f64,
+        state: HandOff,
+    ) -> Result<(f64, f64), Missing> {
         let lock = self.lock()?;
         self.lean_on("t_crit_s");
-        lock.mutex_op_s(threads, critical_s).map_err(|kind| {
-            missing(
-                format!("{kind} lock throughput on {threads} thread(s)"),
-                "lock",
-            )
-        })
+        lock.mutex_op_s_in(threads, critical_s, state)
+            .map_err(|kind| {
+                missing(
+                    format!("{kind} lock throughput on {threads} thread(s)"),
+                    "lock",
+                )
+            })
     }
 
     /// One-way latency of a cache line between two cores.

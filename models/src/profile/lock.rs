@@ -7,6 +7,28 @@ use serde::{Deserialize, Serialize};
 use super::sample::{whole_opt, Sample};
 use crate::Estimate;
 
+/// Which of a contended lock's states a time per operation describes.
+///
+/// A contended lock's rounds (a few ms each) do not all run alike: on the
+/// Xeon VM one `calibrate` read a std mutex at 33 to 130 ns per operation
+/// on 2 threads, a mixture of rounds near 35–45 ns, where a thread often
+/// takes the lock again before the other gets its line, and rounds near
+/// 90–120 ns, where the lock's line moves on nearly every hand-off. The
+/// quantiles of the rounds' throughput stand for the two.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HandOff {
+    /// The median round.
+    Typical,
+    /// The fast state: the high quantile of the throughput.
+    Fast,
+    /// The slow state: the low quantile.
+    Slow,
+}
+
+/// Fast and slow states further apart than this factor make a lock's
+/// result two-state: a prediction from it gives both.
+pub const TWO_STATES: f64 = 1.5;
+
 /// Results of the lock benchmark.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default)]
@@ -84,11 +106,25 @@ impl LockSection {
     /// inverse of its median throughput there (§4.5: 1/t_crit once
     /// contended); oversubscribed points are not used.
     pub fn op_s(&self, kind: &str, threads: usize) -> Option<f64> {
-        self.kind(kind)?
+        self.op_s_in(kind, threads, HandOff::Typical)
+    }
+
+    /// [`Self::op_s`] in one of the hand-off's states: the inverse of the
+    /// median, the high or the low quantile of the rounds' throughput (the
+    /// median when the quantiles were not recorded).
+    pub fn op_s_in(&self, kind: &str, threads: usize, state: HandOff) -> Option<f64> {
+        let t = &self
+            .kind(kind)?
             .points
             .iter()
-            .find(|p| p.threads == threads && !p.oversubscribed)
-            .map(|p| 1.0 / p.throughput_ops.median)
+            .find(|p| p.threads == threads && !p.oversubscribed)?
+            .throughput_ops;
+        let quantile = match state {
+            HandOff::Typical => None,
+            HandOff::Fast => t.high_quantile,
+            HandOff::Slow => t.low_quantile,
+        };
+        Some(1.0 / quantile.map_or(t.median, |q| q.point))
     }
 
     /// Length of the measured critical section, critical_steps · step_s
@@ -103,12 +139,24 @@ impl LockSection {
     /// and `mutex` (the measured length), extrapolated beyond them, never
     /// below the smaller of the two. `Err` names the kind that is missing.
     pub fn mutex_op_s(&self, threads: usize, critical_s: f64) -> Result<(f64, f64), &'static str> {
+        self.mutex_op_s_in(threads, critical_s, HandOff::Typical)
+    }
+
+    /// [`Self::mutex_op_s`] in one of the hand-off's states.
+    pub fn mutex_op_s_in(
+        &self,
+        threads: usize,
+        critical_s: f64,
+        state: HandOff,
+    ) -> Result<(f64, f64), &'static str> {
         let measured_s = self.measured_critical_s();
-        let full = self.op_s("mutex", threads).ok_or("mutex")?;
+        let full = self.op_s_in("mutex", threads, state).ok_or("mutex")?;
         if measured_s <= 0.0 {
             return Ok((full, measured_s));
         }
-        let empty = self.op_s("mutex_empty", threads).ok_or("mutex_empty")?;
+        let empty = self
+            .op_s_in("mutex_empty", threads, state)
+            .ok_or("mutex_empty")?;
         let t = empty + (full - empty) * critical_s / measured_s;
         Ok((t.max(empty.min(full)), measured_s))
     }
@@ -162,5 +210,41 @@ mod tests {
         )
         .unwrap();
         assert!(old.contention() == (None, None) && old.t_crit_s.is_some());
+    }
+
+    #[test]
+    fn the_hand_off_states_are_the_throughput_quantiles() {
+        let states = |name: &str, slow: f64, median: f64, fast: f64| {
+            let mut p = point(2, median);
+            p.throughput_ops.low_quantile = Some(Estimate::exact(slow));
+            p.throughput_ops.high_quantile = Some(Estimate::exact(fast));
+            LockKindResult {
+                kind: name.into(),
+                points: vec![p],
+                ..Default::default()
+            }
+        };
+        let s = LockSection {
+            critical_steps: Some(10),
+            step_s: Some(1e-9),
+            kinds: vec![
+                states("mutex", 8e6, 1e7, 2e7),
+                states("mutex_empty", 1e7, 2e7, 4e7),
+            ],
+            ..Default::default()
+        };
+        assert_eq!(s.op_s_in("mutex", 2, HandOff::Fast), Some(5e-8));
+        assert_eq!(s.op_s_in("mutex", 2, HandOff::Slow), Some(1.25e-7));
+        assert_eq!(s.op_s_in("mutex", 2, HandOff::Typical), s.op_s("mutex", 2));
+        // The empty section's states interpolate with the full one's.
+        let (fast, _) = s.mutex_op_s_in(2, 0.0, HandOff::Fast).unwrap();
+        let (slow, _) = s.mutex_op_s_in(2, 0.0, HandOff::Slow).unwrap();
+        assert_eq!((fast, slow), (2.5e-8, 1e-7));
+        // Without recorded quantiles every state is the median.
+        let plain = LockSection {
+            kinds: vec![states("spin", 1e7, 1e7, 1e7)],
+            ..Default::default()
+        };
+        assert_eq!(plain.op_s_in("spin", 2, HandOff::Fast), Some(1e-7));
     }
 }

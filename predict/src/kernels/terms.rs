@@ -6,6 +6,7 @@
 
 use models::contention::{line_migration_s, MeasuredLock};
 use models::kernel::{RandomAccesses, Traffic};
+use models::profile::lock::{HandOff, TWO_STATES};
 use models::profile::CeilingKernel;
 use models::traffic::Form;
 use models::units::Si;
@@ -170,47 +171,83 @@ pub struct LockDemand {
     pub data_lines: f64,
 }
 
+/// A lock's term and, when its contended hand-off has two states further
+/// apart than [`TWO_STATES`], the term's time in the fast and in the slow
+/// one.
+pub struct LockTerm {
+    pub term: Term,
+    pub states_s: Option<[f64; 2]>,
+}
+
 /// Lock operations: the measured lock's time per operation on 1 and on
-/// `threads` threads, with the line migration of its data (§4.5).
-pub fn lock(m: &Machine, d: &LockDemand, threads: usize) -> Result<Term, Missing> {
+/// `threads` threads, with the line migration of its data (§4.5); the
+/// contended time per operation in the typical round and, for
+/// [`LockTerm::states_s`], in the fast and the slow state
+/// ([`HandOff`]).
+pub fn lock(m: &Machine, d: &LockDemand, threads: usize) -> Result<LockTerm, Missing> {
     let p = threads as f64;
     let critical_s = d.critical_s;
-    let (t1, tp, section) = match d.kind {
+    let contended = |state| -> Result<(f64, f64), Missing> {
+        Ok(match d.kind {
+            LockKindName::Mutex => (
+                m.mutex_op_s(1, critical_s, HandOff::Typical)?.0,
+                m.mutex_op_s(threads, critical_s, state)?.0,
+            ),
+            LockKindName::Spin => (
+                m.lock_op_s(LockKind::Spin, 1, HandOff::Typical)?,
+                m.lock_op_s(LockKind::Spin, threads, state)?,
+            ),
+        })
+    };
+    let section = match d.kind {
         LockKindName::Mutex => {
-            let (t1, at) = m.mutex_op_s(1, critical_s)?;
-            let (tp, _) = m.mutex_op_s(threads, critical_s)?;
-            let section = format!(
+            let (_, at) = m.mutex_op_s(1, critical_s, HandOff::Typical)?;
+            format!(
                 "a {critical_s:.2e} s critical section, linear between the measured \
                  empty and {at:.2e} s ones"
-            );
-            (t1, tp, section)
+            )
         }
-        LockKindName::Spin => (
-            m.lock_op_s(LockKind::Spin, 1)?,
-            m.lock_op_s(LockKind::Spin, threads)?,
-            "the measured critical section".to_string(),
-        ),
+        LockKindName::Spin => "the measured critical section".to_string(),
     };
     let (x1, xp) = (
-        1.0 / m.lock_op_s(LockKind::MutexSpread, 1)?,
-        1.0 / m.lock_op_s(LockKind::MutexSpread, threads)?,
+        1.0 / m.lock_op_s(LockKind::MutexSpread, 1, HandOff::Typical)?,
+        1.0 / m.lock_op_s(LockKind::MutexSpread, threads, HandOff::Typical)?,
     );
     let migration = line_migration_s(x1, xp, p);
-    let lock = MeasuredLock::new(t1, tp, migration).map_err(|e| Missing {
-        what: format!("usable lock figures ({e})"),
-        fix: "lock",
-    })?;
     let (ops, lanes, data_lines, kind) = (d.ops, d.lanes, d.data_lines, d.kind);
-    Ok(Term {
-        resource: "lock",
-        seconds: lock.time_s(ops, p, lanes, data_lines).unwrap_or(0.0),
-        explain: format!(
-            "max(ops·(t_p + d·m)/locks, ops·(t_1 + (1+d)·(p−1)/p·m)/p) with \
-             ops = {ops:.4e}, locks = {lanes}, d = {data_lines} data line(s), \
-             t_1 = {t1:.3e} s, t_p = {tp:.3e} s ({kind:?} on 1 and {threads} thread(s), {section}), \
-             line migration m = (p/X_p − 1/X_1)·p/(p−1) = {migration:.3e} s from mutexes \
-             spread so that threads rarely wait (X_1 = {x1:.3e}, X_p = {xp:.3e} op/s; §4.5)"
-        ),
+    let seconds = |t1: f64, tp: f64| -> Result<f64, Missing> {
+        let lock = MeasuredLock::new(t1, tp, migration).map_err(|e| Missing {
+            what: format!("usable lock figures ({e})"),
+            fix: "lock",
+        })?;
+        Ok(lock.time_s(ops, p, lanes, data_lines).unwrap_or(0.0))
+    };
+    let (t1, tp) = contended(HandOff::Typical)?;
+    let (fast, slow) = (contended(HandOff::Fast)?.1, contended(HandOff::Slow)?.1);
+    let states_s = if threads > 1 && slow >= TWO_STATES * fast {
+        Some([seconds(t1, fast)?, seconds(t1, slow)?])
+    } else {
+        None
+    };
+    let states = states_s.map_or(String::new(), |[f, s]| {
+        format!(
+            "; its rounds have two states, t_p = {fast:.3e} s (fast) and {slow:.3e} s (slow), \
+             giving {f:.3e} s and {s:.3e} s"
+        )
+    });
+    Ok(LockTerm {
+        term: Term {
+            resource: "lock",
+            seconds: seconds(t1, tp)?,
+            explain: format!(
+                "max(ops·(t_p + d·m)/locks, ops·(t_1 + (1+d)·(p−1)/p·m)/p) with \
+                 ops = {ops:.4e}, locks = {lanes}, d = {data_lines} data line(s), \
+                 t_1 = {t1:.3e} s, t_p = {tp:.3e} s ({kind:?} on 1 and {threads} thread(s), {section}), \
+                 line migration m = (p/X_p − 1/X_1)·p/(p−1) = {migration:.3e} s from mutexes \
+                 spread so that threads rarely wait (X_1 = {x1:.3e}, X_p = {xp:.3e} op/s; §4.5){states}"
+            ),
+        },
+        states_s,
     })
 }
 

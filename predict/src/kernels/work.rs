@@ -150,6 +150,10 @@ pub struct Prediction {
     pub seconds: f64,
     pub binding: &'static str,
     pub terms: Vec<Term>,
+    /// When a lock binds whose hand-off has two states: the time in the
+    /// fast and in the slow one (`models::profile::lock::HandOff`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub states_s: Option<[f64; 2]>,
 }
 
 /// Predicts `work` on `threads` threads of the profiled machine:
@@ -170,6 +174,7 @@ pub fn predict_at(
 ) -> Result<Prediction, Missing> {
     let mut terms = Vec::new();
     let mut load_store_s = 0.0;
+    let mut lock_states = None;
     for d in &work.demands {
         terms.push(match d {
             Demand::Flops {
@@ -201,7 +206,9 @@ pub fn predict_at(
                     critical_s: *critical_s,
                     data_lines: *data_lines,
                 };
-                terms::lock(m, &lock, threads)?
+                let t = terms::lock(m, &lock, threads)?;
+                lock_states = t.states_s;
+                t.term
             }
             Demand::Increments {
                 per_thread,
@@ -232,10 +239,20 @@ pub fn predict_at(
             what: "any declared work".into(),
             fix: "all",
         })?;
+    // The other resources bound the lock's states from below.
+    let others = terms
+        .iter()
+        .filter(|t| t.resource != "lock")
+        .map(|t| t.seconds)
+        .fold(0.0, f64::max);
+    let states_s = lock_states
+        .filter(|_| top.resource == "lock")
+        .map(|s| s.map(|x| x.max(others)));
     Ok(Prediction {
         seconds: top.seconds,
         binding: top.resource,
         terms,
+        states_s,
     })
 }
 

@@ -4,7 +4,9 @@
 
 use std::fmt::Write as _;
 
+use models::profile::lock::TWO_STATES;
 use models::profile::Profile;
+use models::stats::Better;
 
 use crate::eval::derivation::{plain, show};
 use crate::kernels::paired::Paired;
@@ -54,9 +56,21 @@ pub fn assess(
                 provenance.clone(),
             );
             record.verified = Some(m.verified);
+            // Repetitions in two states (a lock's hand-off): the low and
+            // high quantiles of the times, when they differ that much.
+            let (fast, slow) = (
+                s.capability(Better::Lower).point,
+                s.capability(Better::Higher).point,
+            );
+            if slow >= TWO_STATES * fast {
+                record = record.with("measured_states_s", [fast, slow]);
+            }
             let record = match (&prediction, no_prediction) {
                 (Some(p), _) => {
-                    let record = record.predicted(p.seconds, p.binding);
+                    let mut record = record.predicted(p.seconds, p.binding);
+                    if let Some(states) = p.states_s {
+                        record = record.with("predicted_states_s", states);
+                    }
                     // The traffic time alone, for the bandwidth ratios.
                     match p.terms.iter().find(|t| t.resource == MEMORY_BANDWIDTH) {
                         Some(t) => record.with("memory_s", t.seconds),
@@ -202,11 +216,21 @@ pub fn table(assessed: &[Assessed], explain: bool) -> String {
             short(r.measured_ci_s[0]),
             short(r.measured_ci_s[1])
         );
+        let states = |key: &str, what: &str| {
+            r.extra
+                .get(key)
+                .and_then(|v| serde_json::from_value::<[f64; 2]>(v.clone()).ok())
+                .map_or(String::new(), |[f, s]| {
+                    format!(" ({what} in two states: {} and {})", short(f), short(s))
+                })
+        };
+        let states =
+            states("predicted_states_s", "predicted") + &states("measured_states_s", "ran");
         let (pred, err, bind) = match (&r.predicted_s, &r.no_prediction) {
             (Some(p), _) => (
                 short(*p),
                 format!("{:+.0}%", 100.0 * r.rel_error.unwrap_or(0.0)),
-                r.binding.clone().unwrap_or_default(),
+                format!("{}{states}", r.binding.clone().unwrap_or_default()),
             ),
             (None, why) => (
                 "-".into(),

@@ -271,6 +271,34 @@ fn sort_loops_add_to_the_memory_time() {
 }
 
 #[test]
+fn a_lock_whose_rounds_have_two_states_predicts_both() {
+    let lock = Work {
+        demands: vec![Demand::Lock {
+            ops: 1e6,
+            kind: LockKindName::Mutex,
+            lanes: 1.0,
+            critical_s: 0.0,
+            data_lines: 0.0,
+        }],
+    };
+    // One state: no pair.
+    let p = machine();
+    assert_eq!(predict(&lock, &Machine::new(&p), 2).unwrap().states_s, None);
+    // The empty section's 2-thread rounds between 10 and 40 ns per op.
+    let mut p = machine();
+    let t = &mut p.sections.lock.as_mut().unwrap().kinds[1].points[1].throughput_ops;
+    t.high_quantile = Some(Estimate::exact(1e8));
+    t.low_quantile = Some(Estimate::exact(2.5e7));
+    let pr = predict(&lock, &Machine::new(&p), 2).unwrap();
+    assert!((pr.seconds - 14e-3).abs() < 1e-12, "the typical round");
+    let [fast, slow] = pr.states_s.unwrap();
+    assert!((fast - 10e-3).abs() < 1e-12 && (slow - 40e-3).abs() < 1e-12);
+    assert!(pr.terms[0].explain.contains("two states"));
+    // One thread has no hand-off.
+    assert_eq!(predict(&lock, &Machine::new(&p), 1).unwrap().states_s, None);
+}
+
+#[test]
 fn loads_that_hit_l1_again_add_to_the_memory_time() {
     let mut p = machine();
     let memory = Demand::Memory {
