@@ -286,9 +286,9 @@ fn reciprocal(slope: Estimate) -> Estimate {
 /// each of them has to itself. Half of a random chase there may still hit
 /// the private caches, so the figure errs low (towards keeping a c2c
 /// figure); further out, a shared host's other guests can leave the level
-/// so little room that the curve already reads memory. None when the OS reports them sharing a
-/// private level (siblings it admits to), reports no shared level, or no
-/// latency curve is known.
+/// so little room that the curve already reads memory. None when the OS
+/// reports them sharing a private level (siblings it admits to), reports
+/// no shared level, or no latency curve is known.
 fn shared_hit(ctx: &Context, a: usize, b: usize) -> Option<(f64, String)> {
     let data = |c: &&crate::sysinfo::OsCache| c.reported.kind != "Instruction";
     let shared =

@@ -297,8 +297,6 @@ pub fn local_sum(m: &Machine, steps_per_thread: f64) -> Result<Term, Missing> {
     })
 }
 
-/// A counting sort's histogram or scatter loop at its calibrated time per
-/// item in L1 (§2.9).
 /// T_reuse = reused bytes per thread / B_L1: the loads a loop issues again
 /// to lines its own traffic brought into L1 (a stencil's neighbours,
 /// §2.7.1), at one thread's L1 read bandwidth (the STREAM load kernel on
@@ -316,6 +314,8 @@ pub fn reuse(m: &Machine, bytes_per_thread: f64, bound: Bound) -> Result<Term, M
     })
 }
 
+/// A counting sort's histogram or scatter loop at its calibrated time per
+/// item in L1 (§2.9).
 pub fn bin_loop(m: &Machine, key: &'static str, items_per_thread: f64) -> Result<Term, Missing> {
     let t = m.bin_item_s(key)?;
     Ok(Term {
