@@ -5,6 +5,7 @@ mod common;
 
 use common::{assert_bad, predict, reference};
 use serde_json::Value;
+use std::path::Path;
 
 fn profile() -> String {
     reference("profile.json").to_str().unwrap().to_string()
@@ -142,6 +143,23 @@ fn loads_that_hit_l1_again_add_load_port_time() {
     assert_eq!(reused["binding"], "memory + load/store");
     // The same traffic: the reused loads move nothing.
     assert_eq!(reused["traffic"], plain["traffic"]);
+    // The example description says the same as these flags (on one
+    // thread: the reference profile has one-thread ceilings only).
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/examples/jacobi.json");
+    let file = kernel_json(&["--file", example.to_str().unwrap(), "--threads", "1"]);
+    let flags = kernel_json(&[
+        "--n",
+        "16Mi",
+        "--array",
+        "old:load:8",
+        "--array",
+        "new:store:8",
+        "--flops",
+        "5",
+        "--reused",
+        "32",
+    ]);
+    assert_eq!(file["predicted_s"], flags["predicted_s"]);
 }
 
 #[test]
