@@ -1,6 +1,5 @@
-//! Pointer chasing: a random cyclic permutation of cache lines (distributed
-//! as Sattolo's algorithm gives them), one pointer per line, followed by
-//! dependent loads.
+//! Pointer chasing: a pseudo-random cyclic permutation of cache lines, one
+//! pointer per line, followed by dependent loads.
 //!
 //! Every load's address is the value of the previous load, so the loads
 //! cannot overlap and time per load = load-to-use latency (lecture §2.1,
@@ -15,28 +14,65 @@ use crate::mem::{Pages, Region};
 use anyhow::{bail, Result};
 use models::random::SplitMix64;
 
-/// A uniformly random cyclic order of the lines `0..n`: a Fisher–Yates
-/// shuffle of the identity. Following `order[0] → order[1] → … →
-/// order[n−1] → order[0]` is one cycle through every line, and each cycle
-/// comes from exactly `n` shuffles (its rotations), so every cycle is
-/// equally likely: the distribution of Sattolo's algorithm, with the
-/// position of each line along the cycle known without walking it.
-pub fn cyclic_order(n: usize, rng: &mut SplitMix64) -> Vec<u32> {
-    let mut order: Vec<u32> = (0..n as u32).collect();
-    for i in (1..n).rev() {
-        let j = rng.below(i as u64 + 1) as usize;
-        order.swap(i, j);
+/// A keyed pseudo-random permutation of `0..n` that needs no memory: a
+/// four-round Feistel network on the smallest even number of bits that
+/// holds n, walked again from any value ≥ n until it lands below n
+/// (cycle-walking, as format-preserving encryption does; each walk is the
+/// same bijection, so the result is a bijection of `0..n`, and it lands
+/// within four walks on average). The chase visits `order(0) → order(1) →
+/// … → order(n−1) → order(0)`: one cycle through every line, in an order
+/// no prefetcher can guess, with each line's place on the cycle known
+/// without walking it and without a table of n entries.
+#[derive(Debug, Clone)]
+pub struct CyclicOrder {
+    n: u64,
+    half_bits: u32,
+    keys: [u64; 4],
+}
+
+impl CyclicOrder {
+    /// The order of `n` lines (at least 1) for `seed`.
+    pub fn new(n: u64, seed: u64) -> Self {
+        assert!(n >= 1, "an order of no lines");
+        let bits = 64 - (n - 1).max(1).leading_zeros();
+        let mut rng = SplitMix64::new(seed);
+        Self {
+            n,
+            half_bits: bits.div_ceil(2),
+            keys: std::array::from_fn(|_| rng.next_u64()),
+        }
     }
-    order
+
+    /// The line at place `s` of the cycle (taken modulo n).
+    pub fn at(&self, s: u64) -> u64 {
+        let mut x = s % self.n;
+        loop {
+            x = self.feistel(x);
+            if x < self.n {
+                return x;
+            }
+        }
+    }
+
+    /// One pass of the network over 2·half_bits bits.
+    fn feistel(&self, x: u64) -> u64 {
+        let mask = (1u64 << self.half_bits) - 1;
+        let (mut l, mut r) = (x >> self.half_bits, x & mask);
+        for &k in &self.keys {
+            let f = SplitMix64::new(r ^ k).next_u64() & mask;
+            (l, r) = (r, l ^ f);
+        }
+        (l << self.half_bits) | r
+    }
 }
 
 /// A chase buffer: `n` lines of `line` bytes in one [`Region`], the start of
 /// each line holding the address of the next line along a random cycle
-/// ([`cyclic_order`], kept: 4 bytes per line).
+/// ([`CyclicOrder`]).
 pub struct ChaseBuffer {
     region: Region,
     line: usize,
-    order: Vec<u32>,
+    order: CyclicOrder,
 }
 
 impl ChaseBuffer {
@@ -49,16 +85,17 @@ impl ChaseBuffer {
         if n < 2 {
             bail!("a chase over {bytes} bytes needs at least 2 lines of {line} bytes");
         }
-        if u32::try_from(n).is_err() {
-            bail!("a chase over {bytes} bytes has more lines than a 32-bit order holds");
-        }
         let mut region = Region::new(n * line, pages)?;
         let base = region.as_ptr() as u64;
         let stride = line / 8;
-        let order = cyclic_order(n, &mut SplitMix64::new(seed));
+        let order = CyclicOrder::new(n as u64, seed);
         let words = region.words_mut();
-        for (&from, &to) in order.iter().zip(order.iter().cycle().skip(1)) {
-            words[from as usize * stride] = base + u64::from(to) * line as u64;
+        let first = order.at(0);
+        let mut from = first;
+        for s in 1..=n as u64 {
+            let to = if s == n as u64 { first } else { order.at(s) };
+            words[from as usize * stride] = base + to * line as u64;
+            from = to;
         }
         Ok(Self {
             region,
@@ -69,7 +106,7 @@ impl ChaseBuffer {
 
     /// Number of lines in the cycle.
     pub fn lines(&self) -> usize {
-        self.order.len()
+        self.order.n as usize
     }
 
     /// Bytes the cycle spans.
@@ -111,11 +148,11 @@ impl ChaseBuffer {
     }
 
     /// The positions along the cycle: the line `s` steps after the
-    /// cycle's first line, for each `s` of `steps` (each < lines).
+    /// cycle's first line, for each `s` of `steps`.
     pub fn positions(&self, steps: &[usize]) -> Vec<Cursor> {
         steps
             .iter()
-            .map(|&s| self.line(self.order[s % self.lines()] as usize))
+            .map(|&s| self.line(self.order.at(s as u64) as usize))
             .collect()
     }
 
@@ -185,24 +222,29 @@ mod tests {
     use super::*;
 
     #[test]
-    fn cyclic_orders_are_permutations_and_uniform_over_cycles() {
-        let mut rng = SplitMix64::new(7);
-        for n in [1usize, 2, 3, 10, 1000, 4097] {
-            let mut seen = cyclic_order(n, &mut rng);
+    fn cyclic_orders_are_permutations_that_vary_with_the_seed() {
+        for n in [1u64, 2, 3, 10, 1000, 4097, 65536] {
+            let o = CyclicOrder::new(n, 7);
+            let mut seen: Vec<u64> = (0..n).map(|s| o.at(s)).collect();
             seen.sort();
-            assert_eq!(seen, (0..n as u32).collect::<Vec<_>>(), "n = {n}");
+            assert_eq!(seen, (0..n).collect::<Vec<_>>(), "n = {n}");
+            assert_eq!(o.at(n + 5), o.at(5), "places wrap around");
         }
-        // The 3! = 6 orders of 3 lines make 2 cycles (0→1→2 and 0→2→1),
-        // each from 3 rotations: both equally likely.
-        let trials = 6000;
-        let forward = (0..trials)
-            .filter(|_| {
-                let o = cyclic_order(3, &mut rng);
-                let at = |v| o.iter().position(|&x| x == v).unwrap();
+        // The two cycles of 3 lines (0→1→2 and 0→2→1) both come up.
+        let forward = (0..400u64)
+            .filter(|&seed| {
+                let o = CyclicOrder::new(3, seed);
+                let at = |v| (0..3).find(|&s| o.at(s) == v).unwrap();
                 (at(1) + 3 - at(0)) % 3 == 1
             })
             .count();
-        assert!((2700..=3300).contains(&forward), "{forward} of {trials}");
+        assert!((100..=300).contains(&forward), "{forward} of 400");
+        // Neighbours on the cycle are not neighbours in memory.
+        let o = CyclicOrder::new(1 << 20, 1);
+        let near = (0..10_000u64)
+            .filter(|&s| o.at(s).abs_diff(o.at(s + 1)) <= 64)
+            .count();
+        assert!(near < 20, "{near} of 10000 steps within 64 lines");
     }
 
     #[test]
