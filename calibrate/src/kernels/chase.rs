@@ -54,12 +54,14 @@ impl CyclicOrder {
         }
     }
 
-    /// One pass of the network over 2·half_bits bits.
+    /// One pass of the network over 2·half_bits bits. The round function
+    /// is a multiplicative hash of the right half and the round's key (the
+    /// product's top half_bits bits), one multiply per round.
     fn feistel(&self, x: u64) -> u64 {
         let mask = (1u64 << self.half_bits) - 1;
         let (mut l, mut r) = (x >> self.half_bits, x & mask);
         for &k in &self.keys {
-            let f = SplitMix64::new(r ^ k).next_u64() & mask;
+            let f = (r ^ k).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - self.half_bits);
             (l, r) = (r, l ^ f);
         }
         (l << self.half_bits) | r
