@@ -14,8 +14,8 @@
 //! - a core-to-core latency above [`MAX_C2C_S`] ([`c2c_bound`]): a cache
 //!   line crosses any socket in well under a microsecond, so the other
 //!   thread was descheduled;
-//! - a core-to-core latency below a hit in the cache the two cores share
-//!   ([`shared_core`]): cores with private caches of their own pass a line
+//! - a core-to-core latency below half a hit in the cache the two cores
+//!   share ([`shared_core`]): cores with private caches of their own pass a line
 //!   through the shared level, so the two logical CPUs shared one core
 //!   while measured (a VM's vCPUs placed on one physical core's SMT
 //!   siblings, a placement the host can change at any time).
@@ -113,13 +113,23 @@ pub fn c2c_bound(s: f64) -> Option<String> {
     })
 }
 
+/// Share of a hit in the shared cache below which a one-way core-to-core
+/// latency cannot be two separate cores'. A one-way transfer between cores
+/// with private caches goes through the level they share, so it takes
+/// about a hit there or more (50–90 ns against 35 ns on the Xeon VM);
+/// between one core's siblings it stays in the core (11–13 ns there). The
+/// margin absorbs a hit latency read too high where other guests crowd a
+/// shared cache.
+pub const SHARED_HIT_SHARE: f64 = 0.5;
+
 /// Why a one-way core-to-core latency of `s` seconds cannot describe two
-/// separate cores, if it cannot: below `shared_hit`, the latency of a hit
-/// in the level they share (`at` names it).
+/// separate cores, if it cannot: below [`SHARED_HIT_SHARE`] of
+/// `shared_hit`, the latency of a hit in the level they share (`at` names
+/// where it was read).
 pub fn shared_core(s: f64, shared_hit: f64, at: &str) -> Option<String> {
-    (s < shared_hit).then(|| {
+    (s < SHARED_HIT_SHARE * shared_hit).then(|| {
         format!(
-            "a one-way core-to-core latency of {} is below a hit in the cache the two CPUs share ({} at {at}): they shared one core while measured (SMT siblings of a host that reports separate cores), a placement the host can change",
+            "a one-way core-to-core latency of {} is below half a hit in the cache the two CPUs share ({} at {at}): they shared one core while measured (SMT siblings of a host that reports separate cores), a placement the host can change",
             Si(s, "s"),
             Si(shared_hit, "s")
         )
@@ -178,9 +188,11 @@ mod tests {
         assert!(c2c_bound(330e-6).is_some());
         assert!(c2c_bound(60e-9).is_none());
         // 11 ns against a 35 ns hit in the shared cache: one core's
-        // siblings; 60 ns: two cores.
+        // siblings; 60 ns: two cores, also against a hit read at 76 ns
+        // where other guests crowded the cache.
         assert!(shared_core(11e-9, 35e-9, "4 MiB").is_some());
         assert!(shared_core(60e-9, 35e-9, "4 MiB").is_none());
+        assert!(shared_core(68.5e-9, 76e-9, "4 MiB").is_none());
         let mut out = Outcome::default();
         out.summary.peak_flops_f64 = Some(49e9);
         withdraw(&mut out, "peak_flops_f64", "below".into());

@@ -281,22 +281,18 @@ fn reciprocal(slope: Estimate) -> Estimate {
     Estimate::new(inv(slope.point), inv(slope.hi), inv(slope.lo))
 }
 
-/// The latency of a hit in the cache CPUs `a` and `b` share, and where
-/// it was read: the latency curve at twice the largest cache the OS says
-/// each of them has to itself. Half of a random chase there may still hit
-/// the private caches, so the figure errs low (towards keeping a c2c
-/// figure); further out, a shared host's other guests can leave the level
-/// so little room that the curve already reads memory. None when the OS
-/// reports them sharing a private level (siblings it admits to), reports
-/// no shared level, or no latency curve is known.
+/// The latency of a hit in the cache CPUs `a` and `b` share, and where it
+/// was read: the lower of the first detected cache level beyond the
+/// largest cache the OS says each has to itself (a plateau's median) and
+/// the latency curve at twice that private size (half of a random chase
+/// there may still hit the private caches, so it errs low). None when the
+/// OS reports them sharing a private level (siblings it admits to),
+/// reports no shared level, or no latency curve is known.
 fn shared_hit(ctx: &Context, a: usize, b: usize) -> Option<(f64, String)> {
     let data = |c: &&crate::sysinfo::OsCache| c.reported.kind != "Instruction";
     let shared =
         |c: &crate::sysinfo::OsCache| c.shared_with.contains(&a) && c.shared_with.contains(&b);
     let caches: Vec<_> = ctx.sys.caches.iter().filter(data).collect();
-    if !caches.iter().any(|c| shared(c)) {
-        return None;
-    }
     let first_shared = caches
         .iter()
         .filter(|c| shared(c))
@@ -305,13 +301,23 @@ fn shared_hit(ctx: &Context, a: usize, b: usize) -> Option<(f64, String)> {
     let private = caches
         .iter()
         .filter(|c| c.reported.level < first_shared)
-        .map(|c| c.reported.size_bytes)
-        .max()?;
+        .map(|c| c.reported.size_bytes as f64)
+        .reduce(f64::max)?;
     let latency = ctx.known.sections.latency.as_ref()?;
-    let at = 2.0 * private as f64;
     let pages = latency.detection_pages.as_deref().unwrap_or("2MiB");
-    let hit = latency.latency_at(at, pages, |e| e.point)?;
-    Some((hit, binary_bytes(at)))
+    let curve = latency.latency_at(2.0 * private, pages, |e| e.point)?;
+    let level = ctx
+        .known
+        .levels
+        .iter()
+        .filter_map(|l| Some((l.size_bytes?, l.latency_s?.point, &l.name)))
+        .filter(|(size, _, name)| *name != "DRAM" && *size > private)
+        .min_by(|x, y| x.0.total_cmp(&y.0))
+        .map(|(_, hit, name)| (hit, name.clone()));
+    Some(match level {
+        Some((hit, name)) if hit < curve => (hit, format!("the {name} plateau")),
+        _ => (curve, binary_bytes(2.0 * private)),
+    })
 }
 
 impl Bench for C2c {
