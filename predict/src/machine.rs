@@ -207,7 +207,7 @@ impl<'a> Machine<'a> {
         let what = || format!("{} lock throughput on {threads} thread(s)", kind.key());
         self.lean_on("t_crit_s");
         self.lock()?
-            .op_s_in(kind.key(), threads, state)
+            .op_s(kind.key(), threads, state)
             .ok_or_else(|| missing(what(), "lock"))
     }
 
@@ -225,13 +225,12 @@ impl<'a> Machine<'a> {
     ) -> Result<(f64, f64), Missing> {
         let lock = self.lock()?;
         self.lean_on("t_crit_s");
-        lock.mutex_op_s_in(threads, critical_s, state)
-            .map_err(|kind| {
-                missing(
-                    format!("{kind} lock throughput on {threads} thread(s)"),
-                    "lock",
-                )
-            })
+        lock.mutex_op_s(threads, critical_s, state).map_err(|kind| {
+            missing(
+                format!("{kind} lock throughput on {threads} thread(s)"),
+                "lock",
+            )
+        })
     }
 
     /// One-way latency of a cache line between two cores.

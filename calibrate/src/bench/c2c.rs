@@ -289,16 +289,18 @@ fn reciprocal(slope: Estimate) -> Estimate {
 /// OS reports them sharing a private level (siblings it admits to),
 /// reports no shared level, or no latency curve is known.
 fn shared_hit(ctx: &Context, a: usize, b: usize) -> Option<(f64, String)> {
-    let data = |c: &&crate::sysinfo::OsCache| c.reported.kind != "Instruction";
-    let shared =
-        |c: &crate::sysinfo::OsCache| c.shared_with.contains(&a) && c.shared_with.contains(&b);
-    let caches: Vec<_> = ctx.sys.caches.iter().filter(data).collect();
-    let first_shared = caches
+    let data: Vec<_> = ctx
+        .sys
+        .caches
         .iter()
-        .filter(|c| shared(c))
+        .filter(|c| c.reported.kind != "Instruction")
+        .collect();
+    let first_shared = data
+        .iter()
         .map(|c| c.reported.level)
+        .filter(|&l| ctx.sys.sharing(l, &[a, b]) > 1)
         .min()?;
-    let private = caches
+    let private = data
         .iter()
         .filter(|c| c.reported.level < first_shared)
         .map(|c| c.reported.size_bytes as f64)

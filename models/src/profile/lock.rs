@@ -102,17 +102,12 @@ impl LockSection {
         self.kinds.iter().find(|k| k.kind == kind)
     }
 
-    /// Wall time per operation of lock `kind` on `threads` threads: the
-    /// inverse of its median throughput there (§4.5: 1/t_crit once
-    /// contended); oversubscribed points are not used.
-    pub fn op_s(&self, kind: &str, threads: usize) -> Option<f64> {
-        self.op_s_in(kind, threads, HandOff::Typical)
-    }
-
-    /// [`Self::op_s`] in one of the hand-off's states: the inverse of the
-    /// median, the high or the low quantile of the rounds' throughput (the
-    /// median when the quantiles were not recorded).
-    pub fn op_s_in(&self, kind: &str, threads: usize, state: HandOff) -> Option<f64> {
+    /// Wall time per operation of lock `kind` on `threads` threads in
+    /// hand-off state `state`: the inverse of the median (§4.5: 1/t_crit
+    /// once contended), the high or the low quantile of the rounds'
+    /// throughput there (the median when the quantiles were not recorded);
+    /// oversubscribed points are not used.
+    pub fn op_s(&self, kind: &str, threads: usize, state: HandOff) -> Option<f64> {
         let t = &self
             .kind(kind)?
             .points
@@ -133,29 +128,25 @@ impl LockSection {
         self.critical_steps.unwrap_or(0) as f64 * self.step_s.unwrap_or(0.0)
     }
 
-    /// Wall time per operation of a std mutex on `threads` threads around
-    /// a critical section of `critical_s` seconds, and the measured
-    /// section's length: linear in the length through `mutex_empty` (0 s)
-    /// and `mutex` (the measured length), extrapolated beyond them, never
-    /// below the smaller of the two. `Err` names the kind that is missing.
-    pub fn mutex_op_s(&self, threads: usize, critical_s: f64) -> Result<(f64, f64), &'static str> {
-        self.mutex_op_s_in(threads, critical_s, HandOff::Typical)
-    }
-
-    /// [`Self::mutex_op_s`] in one of the hand-off's states.
-    pub fn mutex_op_s_in(
+    /// Wall time per operation of a std mutex on `threads` threads in
+    /// hand-off state `state`, around a critical section of `critical_s`
+    /// seconds, and the measured section's length: linear in the length
+    /// through `mutex_empty` (0 s) and `mutex` (the measured length),
+    /// extrapolated beyond them, never below the smaller of the two. `Err`
+    /// names the kind that is missing.
+    pub fn mutex_op_s(
         &self,
         threads: usize,
         critical_s: f64,
         state: HandOff,
     ) -> Result<(f64, f64), &'static str> {
         let measured_s = self.measured_critical_s();
-        let full = self.op_s_in("mutex", threads, state).ok_or("mutex")?;
+        let full = self.op_s("mutex", threads, state).ok_or("mutex")?;
         if measured_s <= 0.0 {
             return Ok((full, measured_s));
         }
         let empty = self
-            .op_s_in("mutex_empty", threads, state)
+            .op_s("mutex_empty", threads, state)
             .ok_or("mutex_empty")?;
         let t = empty + (full - empty) * critical_s / measured_s;
         Ok((t.max(empty.min(full)), measured_s))
@@ -198,9 +189,9 @@ mod tests {
             kinds: vec![kind("mutex", 1e7), kind("mutex_empty", 2e7)],
             ..Default::default()
         };
-        assert_eq!(s.op_s("mutex", 2), Some(1e-7));
-        assert_eq!(s.op_s("mutex", 3), None);
-        let (t, m) = s.mutex_op_s(2, 20e-9).unwrap();
+        assert_eq!(s.op_s("mutex", 2, HandOff::Typical), Some(1e-7));
+        assert_eq!(s.op_s("mutex", 3, HandOff::Typical), None);
+        let (t, m) = s.mutex_op_s(2, 20e-9, HandOff::Typical).unwrap();
         assert!((m - 1e-8).abs() < 1e-20);
         // 50 ns + (100 − 50) ns · 2 = 150 ns.
         assert!((t - 150e-9).abs() < 1e-15, "{t}");
@@ -233,18 +224,22 @@ mod tests {
             ],
             ..Default::default()
         };
-        assert_eq!(s.op_s_in("mutex", 2, HandOff::Fast), Some(5e-8));
-        assert_eq!(s.op_s_in("mutex", 2, HandOff::Slow), Some(1.25e-7));
-        assert_eq!(s.op_s_in("mutex", 2, HandOff::Typical), s.op_s("mutex", 2));
+        assert_eq!(s.op_s("mutex", 2, HandOff::Fast), Some(5e-8));
+        assert_eq!(s.op_s("mutex", 2, HandOff::Slow), Some(1.25e-7));
+        assert_eq!(
+            s.op_s("mutex", 2, HandOff::Typical),
+            Some(1e-7),
+            "the median"
+        );
         // The empty section's states interpolate with the full one's.
-        let (fast, _) = s.mutex_op_s_in(2, 0.0, HandOff::Fast).unwrap();
-        let (slow, _) = s.mutex_op_s_in(2, 0.0, HandOff::Slow).unwrap();
+        let (fast, _) = s.mutex_op_s(2, 0.0, HandOff::Fast).unwrap();
+        let (slow, _) = s.mutex_op_s(2, 0.0, HandOff::Slow).unwrap();
         assert_eq!((fast, slow), (2.5e-8, 1e-7));
         // Without recorded quantiles every state is the median.
         let plain = LockSection {
             kinds: vec![states("spin", 1e7, 1e7, 1e7)],
             ..Default::default()
         };
-        assert_eq!(plain.op_s_in("spin", 2, HandOff::Fast), Some(1e-7));
+        assert_eq!(plain.op_s("spin", 2, HandOff::Fast), Some(1e-7));
     }
 }

@@ -187,27 +187,26 @@ pub struct LockTerm {
 pub fn lock(m: &Machine, d: &LockDemand, threads: usize) -> Result<LockTerm, Missing> {
     let p = threads as f64;
     let critical_s = d.critical_s;
-    let contended = |state| -> Result<(f64, f64), Missing> {
-        Ok(match d.kind {
-            LockKindName::Mutex => (
-                m.mutex_op_s(1, critical_s, HandOff::Typical)?.0,
-                m.mutex_op_s(threads, critical_s, state)?.0,
-            ),
-            LockKindName::Spin => (
-                m.lock_op_s(LockKind::Spin, 1, HandOff::Typical)?,
-                m.lock_op_s(LockKind::Spin, threads, state)?,
-            ),
-        })
-    };
-    let section = match d.kind {
+    // Uncontended (one thread) there is no hand-off: its typical time.
+    let (t1, section) = match d.kind {
         LockKindName::Mutex => {
-            let (_, at) = m.mutex_op_s(1, critical_s, HandOff::Typical)?;
-            format!(
+            let (t1, at) = m.mutex_op_s(1, critical_s, HandOff::Typical)?;
+            let section = format!(
                 "a {critical_s:.2e} s critical section, linear between the measured \
                  empty and {at:.2e} s ones"
-            )
+            );
+            (t1, section)
         }
-        LockKindName::Spin => "the measured critical section".to_string(),
+        LockKindName::Spin => (
+            m.lock_op_s(LockKind::Spin, 1, HandOff::Typical)?,
+            "the measured critical section".to_string(),
+        ),
+    };
+    let contended = |state| -> Result<f64, Missing> {
+        match d.kind {
+            LockKindName::Mutex => Ok(m.mutex_op_s(threads, critical_s, state)?.0),
+            LockKindName::Spin => m.lock_op_s(LockKind::Spin, threads, state),
+        }
     };
     let (x1, xp) = (
         1.0 / m.lock_op_s(LockKind::MutexSpread, 1, HandOff::Typical)?,
@@ -222,8 +221,8 @@ pub fn lock(m: &Machine, d: &LockDemand, threads: usize) -> Result<LockTerm, Mis
         })?;
         Ok(lock.time_s(ops, p, lanes, data_lines).unwrap_or(0.0))
     };
-    let (t1, tp) = contended(HandOff::Typical)?;
-    let (fast, slow) = (contended(HandOff::Fast)?.1, contended(HandOff::Slow)?.1);
+    let tp = contended(HandOff::Typical)?;
+    let (fast, slow) = (contended(HandOff::Fast)?, contended(HandOff::Slow)?);
     let states_s = if threads > 1 && slow >= TWO_STATES * fast {
         Some([seconds(t1, fast)?, seconds(t1, slow)?])
     } else {

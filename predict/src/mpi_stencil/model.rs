@@ -92,6 +92,7 @@ use models::locality::STENCIL_LOADS;
 use models::profile::Profile;
 use serde::Serialize;
 
+use crate::kernels::terms::reuse;
 use crate::loop_figures::Bound;
 use crate::machine::Machine;
 
@@ -240,8 +241,12 @@ pub fn predict(profile: &Profile, s: &Setup) -> Result<Prediction, Missing> {
     let ws = 2.0 * ((ry + 2) * (rx + 2) * ELEM_BYTES) as f64;
     let mem = memory(profile, ws, s.ranks_per_host)?;
     let mut notes = Vec::new();
-    let reuse_s = match Machine::new(profile).l1_read_bandwidth(Bound::Point) {
-        Ok(b) => REUSED_BYTES_PER_UPDATE / b,
+    let reuse_s = match reuse(
+        &Machine::new(profile),
+        REUSED_BYTES_PER_UPDATE,
+        Bound::Point,
+    ) {
+        Ok(term) => term.seconds,
         Err(m) => {
             notes.push(format!("the loads that hit L1 are not charged: {m}"));
             0.0

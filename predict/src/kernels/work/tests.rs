@@ -168,19 +168,25 @@ fn working_sets_inside_the_sweep_read_its_curve() {
     assert_eq!(predict(&copy(1e6), &m, 3).unwrap_err().fix, "stream");
 }
 
-#[test]
-fn locks_line_transfers_and_chains() {
-    let p = machine();
-    let m = Machine::new(&p);
-    let section = |lanes, data_lines, critical_s| Work {
+/// `ops` operations under `lanes` std mutexes, each critical section
+/// `critical_s` long and writing `data_lines` shared lines.
+fn mutex(ops: f64, lanes: f64, data_lines: f64, critical_s: f64) -> Work {
+    Work {
         demands: vec![Demand::Lock {
-            ops: 1e6,
+            ops,
             kind: LockKindName::Mutex,
             lanes,
             critical_s,
             data_lines,
         }],
-    };
+    }
+}
+
+#[test]
+fn locks_line_transfers_and_chains() {
+    let p = machine();
+    let m = Machine::new(&p);
+    let section = |lanes, data_lines, critical_s| mutex(1e6, lanes, data_lines, critical_s);
     let lock = |lanes, data_lines| section(lanes, data_lines, 5e-9);
     let pr = predict(&lock(1.0, 0.0), &m, 2).unwrap();
     assert_eq!(pr.binding, "lock");
@@ -272,15 +278,7 @@ fn sort_loops_add_to_the_memory_time() {
 
 #[test]
 fn a_lock_whose_rounds_have_two_states_predicts_both() {
-    let lock = Work {
-        demands: vec![Demand::Lock {
-            ops: 1e6,
-            kind: LockKindName::Mutex,
-            lanes: 1.0,
-            critical_s: 0.0,
-            data_lines: 0.0,
-        }],
-    };
+    let lock = mutex(1e6, 1.0, 0.0, 0.0);
     // One state: no pair.
     let p = machine();
     assert_eq!(predict(&lock, &Machine::new(&p), 2).unwrap().states_s, None);
@@ -365,15 +363,7 @@ fn matmul_runs_at_the_dgemm_ceiling() {
 fn missing_figures_say_which_calibration_fixes_them() {
     let p = Profile::new(Provenance::default());
     let m = Machine::new(&p);
-    let w = Work {
-        demands: vec![Demand::Lock {
-            ops: 1.0,
-            kind: LockKindName::Mutex,
-            lanes: 1.0,
-            critical_s: 0.0,
-            data_lines: 0.0,
-        }],
-    };
+    let w = mutex(1.0, 1.0, 0.0, 0.0);
     let e = predict(&w, &m, 2).unwrap_err();
     assert_eq!(e.fix, "lock");
     assert!(e.to_string().contains("calibrate --only lock"), "{e}");
