@@ -168,6 +168,19 @@ pub fn parse_cache_size(s: &str) -> Option<u64> {
     num.parse::<u64>().ok().map(|n| n * mult)
 }
 
+/// The logical CPUs of the NUMA node that holds `cpu`, from
+/// `/sys/devices/system/node/node*/cpulist`; `None` where the OS shows no
+/// nodes.
+pub fn node_cpus(cpu: usize) -> Option<Vec<usize>> {
+    std::fs::read_dir("/sys/devices/system/node")
+        .ok()?
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("node"))
+        .filter_map(|e| std::fs::read_to_string(e.path().join("cpulist")).ok())
+        .map(|list| parse_cpu_list(&list))
+        .find(|cpus| cpus.contains(&cpu))
+}
+
 /// Parses a CPU list such as "0-3,8,10-11".
 pub fn parse_cpu_list(s: &str) -> Vec<usize> {
     let mut v = Vec::new();

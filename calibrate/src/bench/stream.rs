@@ -9,7 +9,7 @@
 //! # Working sets
 //!
 //! Each thread works on its own contiguous region (huge pages offered),
-//! allocated and first touched by that pinned thread; a point's working set
+//! allocated by that pinned thread and placed on its NUMA node; a point's working set
 //! is per thread (all arrays of the kernel together), the total is that ×
 //! threads. The sweep runs every kernel (with `--quick`, one kernel per
 //! distinct byte mix, [`Kernel::DISTINCT_MIXES`]) from 16 KiB per thread,
@@ -120,7 +120,7 @@ impl KernelPoint {
 }
 
 /// Measures `kernels` on every thread of `team`, each thread on its own
-/// `per_thread_bytes` working set (first touched by that thread).
+/// `per_thread_bytes` working set (placed on that thread's NUMA node).
 pub fn measure_size(
     team: &Team,
     per_thread_bytes: u64,
