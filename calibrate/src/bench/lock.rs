@@ -14,6 +14,14 @@
 //!   holder;
 //! * `spin`: a test-and-test-and-set spinlock (`spin_loop` while the lock
 //!   looks taken) around the same critical section;
+//! * `ticket`: a FIFO ticket lock around the same critical section. With
+//!   every thread waiting, each release hands the lock to another thread,
+//!   so every critical section includes the lock line's migration: the
+//!   t_crit of the lecture (§4.5), and the profile's `t_crit_s`. A mutex
+//!   gives no such figure: a releasing thread often takes it again before
+//!   the waiter, which it may have to wake, gets the line, and the share of
+//!   such rounds changes from run to run (the two hand-off states of
+//!   [`HandOff`](models::profile::lock::HandOff));
 //! * `fetch_add`: `AtomicU64::fetch_add` alone (the critical section is the
 //!   atomic read-modify-write and its cache-line transfer);
 //! * `mutex_spread`: the same critical section under one of 256 mutexes,
@@ -26,7 +34,8 @@
 //!   serialization: the table shows it as the time per operation.
 //!
 //! throughput X(p) = operations / t. The lock serialises its holders, so at
-//! saturation X = 1/t_crit whatever p: t_crit = 1 / X(p_max), p_max being
+//! saturation X = 1/t_crit whatever p: t_crit = 1 / X(p_max) (the
+//! capability estimate of X, a high quantile of the rounds), p_max being
 //! the run's thread count (not oversubscribed). With t_work = max(0,
 //! 1/X(1) − t_crit), the time outside the lock, the contention model of
 //! `models` ([`SerializedLock`]) T(n, p) = max(n·t_crit, n·(t_crit + t_work)/p)
@@ -64,7 +73,7 @@ use crate::timer::{measure, serial};
 use crate::trust::headline;
 
 mod contend;
-pub use contend::{dependent_work, throughput, SpinLock, SPREAD_LOCKS};
+pub use contend::{dependent_work, throughput, SpinLock, TicketLock, SPREAD_LOCKS};
 
 /// The lock benchmark.
 pub struct Lock;
@@ -78,6 +87,8 @@ pub enum Kind {
     MutexEmpty,
     /// A test-and-test-and-set spinlock around the critical section.
     Spin,
+    /// A FIFO ticket lock around the critical section.
+    Ticket,
     /// A bare `AtomicU64::fetch_add`.
     FetchAdd,
     /// One of [`SPREAD_LOCKS`] padded mutexes, at random, around the
@@ -87,20 +98,22 @@ pub enum Kind {
 
 impl Kind {
     /// All kinds.
-    pub const ALL: [Kind; 5] = [
+    pub const ALL: [Kind; 6] = [
         Kind::Mutex,
         Kind::MutexEmpty,
         Kind::Spin,
+        Kind::Ticket,
         Kind::FetchAdd,
         Kind::MutexSpread,
     ];
 
-    /// "mutex", "mutex_empty", "spin", "fetch_add", "mutex_spread".
+    /// "mutex", "mutex_empty", "spin", "ticket", "fetch_add", "mutex_spread".
     pub fn name(self) -> &'static str {
         match self {
             Kind::Mutex => "mutex",
             Kind::MutexEmpty => "mutex_empty",
             Kind::Spin => "spin",
+            Kind::Ticket => "ticket",
             Kind::FetchAdd => "fetch_add",
             Kind::MutexSpread => "mutex_spread",
         }
@@ -231,7 +244,7 @@ fn measure_kind(
         &format!("{} throughput with {p} thread(s)", kind.name()),
         sat,
     ));
-    if kind == Kind::Mutex {
+    if kind == Kind::Ticket {
         headline(out, "t_crit_s", sat, t_crit.point);
     }
     let model = SerializedLock::new(t_crit.point, t_work)?;
@@ -316,6 +329,21 @@ mod tests {
                 s.spawn(|| {
                     for _ in 0..10_000 {
                         assert!(l.with(&stop, |v| *v += 1));
+                    }
+                });
+            }
+        });
+        assert_eq!(l.into_inner(), 40_000);
+    }
+
+    #[test]
+    fn ticket_lock_excludes() {
+        let l = TicketLock::new(0);
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| {
+                    for _ in 0..10_000 {
+                        l.with(|v| *v += 1);
                     }
                 });
             }
