@@ -21,7 +21,8 @@
 //! order their large allocations to follow each other.
 //!
 //! The host serves its faults per vCPU, so [`Region::new`] faults a large
-//! region in with every allowed CPU of the calling thread's NUMA node, each
+//! region in with every CPU the process may use on the calling thread's
+//! NUMA node, each
 //! touching its own slice: 512 MiB of fresh huge pages then took 1.8–1.9 s
 //! on 2 vCPUs, against 3.3–3.6 s with one (alternated runs of a C program).
 //! The pages still come from the node the caller runs on, as they would
@@ -31,8 +32,9 @@ use std::fmt;
 use std::ptr::NonNull;
 
 use anyhow::{bail, Result};
+use core_affinity::CoreId;
 
-use crate::pin::{allowed_cpus, current_cpu, pin_current};
+use crate::pin::{current_cpu, pin_current, process_cpus};
 use crate::sysinfo::node_cpus;
 
 /// Size and alignment of an x86-64 huge page, 2 MiB.
@@ -212,7 +214,7 @@ impl Region {
 
 /// Writes a zero byte to every base page of `[start, start + len)`, which
 /// the kernel has just mapped and no one references yet. A region of
-/// [`PARALLEL_TOUCH_BYTES`] or more is split between the allowed CPUs of
+/// [`PARALLEL_TOUCH_BYTES`] or more is split between the process's CPUs on
 /// the calling thread's NUMA node, one pinned thread each; elsewhere (or
 /// where the node is unknown) the caller touches it alone.
 fn fault_in(start: usize, len: usize) {
@@ -224,9 +226,10 @@ fn fault_in(start: usize, len: usize) {
         }
     };
     let helpers: Vec<_> = match current_cpu().and_then(node_cpus) {
-        Some(node) if len >= PARALLEL_TOUCH_BYTES => allowed_cpus()
+        Some(node) if len >= PARALLEL_TOUCH_BYTES => process_cpus()
             .into_iter()
-            .filter(|c| node.contains(&c.id))
+            .filter(|c| node.contains(c))
+            .map(|id| CoreId { id })
             .collect(),
         _ => Vec::new(),
     };

@@ -18,6 +18,28 @@ pub fn allowed_cpus() -> Vec<CoreId> {
     core_affinity::get_core_ids().unwrap_or_default()
 }
 
+/// The logical CPUs the process may run on: the affinity mask of its main
+/// thread, which the benchmarks never pin (a pinned thread's own mask
+/// holds its one CPU). Empty when the OS does not say.
+pub fn process_cpus() -> Vec<usize> {
+    // SAFETY: a zeroed cpu_set_t is a valid empty set, and sched_getaffinity
+    // writes at most size_of::<cpu_set_t>() bytes into it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(
+            libc::getpid(),
+            std::mem::size_of::<libc::cpu_set_t>(),
+            &mut set,
+        ) != 0
+        {
+            return Vec::new();
+        }
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|&c| libc::CPU_ISSET(c, &set))
+            .collect()
+    }
+}
+
 /// Pins the calling thread to `cpu`; false if the OS refused.
 pub fn pin_current(cpu: CoreId) -> bool {
     core_affinity::set_for_current(cpu)
