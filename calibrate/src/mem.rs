@@ -22,11 +22,10 @@
 //!
 //! The host serves its faults per vCPU, so [`Region::new`] faults a large
 //! region in with every CPU the process may use on the calling thread's
-//! NUMA node, each
-//! touching its own slice: 512 MiB of fresh huge pages then took 1.8–1.9 s
-//! on 2 vCPUs, against 3.3–3.6 s with one (alternated runs of a C program).
-//! The pages still come from the node the caller runs on, as they would
-//! with its own first touch.
+//! NUMA node, each touching its own slice: 512 MiB of fresh huge pages
+//! then took 1.8–1.9 s on 2 vCPUs, against 3.3–3.6 s with one (alternated
+//! runs of a C program). The pages still come from the node the caller
+//! runs on, as they would with its own first touch.
 
 use std::fmt;
 use std::ptr::NonNull;

@@ -19,8 +19,8 @@ pub fn allowed_cpus() -> Vec<CoreId> {
 }
 
 /// The logical CPUs the process may run on: the affinity mask of its main
-/// thread, which the benchmarks never pin (a pinned thread's own mask
-/// holds its one CPU). Empty when the OS does not say.
+/// thread (a pinned worker's own mask holds its one CPU). Empty when the
+/// OS does not say.
 pub fn process_cpus() -> Vec<usize> {
     // SAFETY: a zeroed cpu_set_t is a valid empty set, and sched_getaffinity
     // writes at most size_of::<cpu_set_t>() bytes into it.
