@@ -19,9 +19,9 @@
 //!   so every critical section includes the lock line's migration: the
 //!   t_crit of the lecture (§4.5), and the profile's `t_crit_s`. A mutex
 //!   gives no such figure: a releasing thread often takes it again before
-//!   the waiter, which it may have to wake, gets the line, and the share of
-//!   such rounds changes from run to run (the two hand-off states of
-//!   [`HandOff`](models::profile::lock::HandOff));
+//!   the waiter, which it may have to wake, gets the line, so its time per
+//!   operation mixes hand-offs and re-acquisitions in a share the scheduler
+//!   decides;
 //! * `fetch_add`: `AtomicU64::fetch_add` alone (the critical section is the
 //!   atomic read-modify-write and its cache-line transfer);
 //! * `mutex_spread`: the same critical section under one of 256 mutexes,
