@@ -9,12 +9,15 @@ use crate::Estimate;
 
 /// Which of a contended lock's states a time per operation describes.
 ///
-/// A contended lock's rounds (a few ms each) do not all run alike: on the
-/// Xeon VM one `calibrate` read a std mutex at 33 to 130 ns per operation
-/// on 2 threads, a mixture of rounds near 35–45 ns, where a thread often
-/// takes the lock again before the other gets its line, and rounds near
-/// 90–120 ns, where the lock's line moves on nearly every hand-off. The
-/// quantiles of the rounds' throughput stand for the two.
+/// A contended lock's rounds (a few ms each) need not all run alike: a
+/// std mutex's releasing thread may take it again before the waiter gets
+/// its line, or hand it over nearly every time, in a share the scheduler
+/// decides. The quantiles of the rounds' throughput stand for the two
+/// states. (An older harness made most of the spread it once showed, 33 to
+/// 130 ns per operation on the Xeon VM's 2 threads, by preempting a worker
+/// with its timer thread; since the workers time their own rounds, one
+/// run's rounds agree within 1–11%, and a two-state result is the
+/// exception.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HandOff {
     /// The median round.
