@@ -7,14 +7,19 @@
 //! # Sweep
 //!
 //! Working sets lie on a grid of 4 points per octave from 4 KiB. The sweep
-//! first takes every other grid point (2 per octave) up to 128 MiB, detects
-//! the levels ([`crate::levels`]), extends to the DRAM working set
-//! max(128 MiB, 8 × the largest detected cache, 2 × the largest cache the OS
-//! reports) — further, half an octave at
-//! a time (2 octaves at most), while the curve still rises — all capped by
-//! the memory budget (and, with `--quick`, at 512 MiB), and then measures the grid (4 per octave) within an
-//! octave of each detected cache size again, in one pass, so that the
-//! points of each step see the machine in one state.
+//! first takes every other grid point (2 per octave; with `--quick`, every
+//! fourth: 1 per octave) up to 128 MiB, detects the levels
+//! ([`crate::levels`]), extends to the DRAM working set max(128 MiB, 8 × the
+//! largest detected cache, 2 × the largest cache the OS reports) — further,
+//! by the same steps, 2 octaves at most, while the curve still rises — all
+//! capped by the memory budget (and, with `--quick`, at 512 MiB), and then
+//! measures the grid (4 per octave) within an octave of each detected cache
+//! size and of each breakpoint of the curve's fit again, in one pass, so
+//! that the points of each step see the machine in one state. The coarse
+//! first pass only has to find the levels, which the refinement then
+//! resolves; on a VM its largest working sets cost more in the host's page
+//! faults than in chasing (a fresh 512 MiB of huge pages takes seconds), so
+//! `--quick` halves them.
 //!
 //! Each size is measured with 4 KiB pages and with huge pages (`madvise`).
 //! The levels are found on the fastest timing of each size over both
@@ -67,15 +72,16 @@ use outcome::outcome;
 
 /// Smallest working set of the sweep, bytes.
 pub const FIRST_BYTES: u64 = 4096;
-/// Grid points per octave (the sweep starts with every other one).
+/// Grid points per octave (the sweep starts with every other one, or
+/// every fourth with `--quick`).
 pub const GRID_PER_OCTAVE: u32 = 4;
 /// A level whose median latency exceeds this multiple of its fastest
 /// timings was disturbed by other work on the machine (flagged).
 pub const DISTURBED_RATIO: f64 = 1.25;
-/// Half-octave steps the sweep may go past the DRAM working set while the
-/// curve still rises (2 octaves), memory budget permitting: beyond that the
-/// rise is the TLB's (page walks grow with the working set), not a cache's.
-const MAX_EXTRA_STEPS: usize = 4;
+/// Grid points the sweep may go past the DRAM working set while the curve
+/// still rises (2 octaves), memory budget permitting: beyond that the rise
+/// is the TLB's (page walks grow with the working set), not a cache's.
+const MAX_EXTRA_GRID: u32 = 2 * GRID_PER_OCTAVE;
 /// Longest warm-up walk before timing a chase.
 const WARMUP_LIMIT: Duration = Duration::from_millis(3);
 
@@ -171,6 +177,8 @@ struct Walk<'a> {
     plan: &'a Plan,
     bar: &'a ProgressBar,
     line: u64,
+    /// Grid points between two points of the first pass.
+    stride: u32,
     done: BTreeMap<u32, Vec<ChasePoint>>,
 }
 
@@ -200,14 +208,18 @@ impl Walk<'_> {
         Ok(())
     }
 
-    /// The grid indices within an octave of each detected cache size, up
-    /// to `k_max`.
+    /// The grid indices within an octave of each detected cache size and
+    /// of each breakpoint of the fit, up to `k_max`. A breakpoint that is no
+    /// level's edge is a stretch of curve a disturbance bent (a neighbour
+    /// sharing the core can halve the L1 for a moment, and the first
+    /// plateau is then lost); measured again, it shows the level or nothing.
     fn window(&self, det: Option<&Detection>, k_max: u32) -> Vec<u32> {
         let mut window = Vec::new();
-        for c in det
-            .into_iter()
-            .flat_map(|d| d.caches.iter().filter_map(|c| c.size_bytes))
-        {
+        let edges = det.into_iter().flat_map(|d| {
+            let caches = d.caches.iter().filter_map(|c| c.size_bytes);
+            caches.chain(d.fit.breakpoints.iter().map(|b| b.exp2()))
+        });
+        for c in edges {
             let lo = grid_floor((c / 2.0) as u64, self.line);
             let hi = grid_floor((c * 2.0) as u64, self.line).min(k_max);
             window.extend(lo..=hi);
@@ -231,18 +243,18 @@ impl Walk<'_> {
         // last one must succeed.
         let mut detection = detect_on(&self.done, detect_pages);
         let mut k_max = *self.done.keys().last().expect("at least one point");
-        let mut extra_steps = 0;
+        let mut extra = 0;
         let mut refined = !refine;
         loop {
             let det = detection.as_ref().ok();
             let largest = det.and_then(|d| d.largest_cache()).unwrap_or(0.0);
             let want = grid_floor(self.ctx.far_dram_bytes(largest), self.line);
-            let next = k_max + 2;
+            let next = k_max + self.stride;
             let beyond = k_max >= want;
             let reached = det.is_some_and(|d| d.dram.is_some());
             let budget_stop = grid_size(next, self.line) > budget;
-            if !budget_stop && (!beyond || (!reached && extra_steps < MAX_EXTRA_STEPS)) {
-                extra_steps += usize::from(beyond);
+            if !budget_stop && (!beyond || (!reached && extra < MAX_EXTRA_GRID)) {
+                extra += if beyond { self.stride } else { 0 };
                 self.bar.inc_length(1);
                 self.run(next)?;
                 k_max = next;
@@ -286,11 +298,12 @@ pub fn sweep(
         plan,
         bar,
         line,
+        stride: if ctx.config.quick { GRID_PER_OCTAVE } else { 2 },
         done: BTreeMap::new(),
     };
     let first_max = grid_floor(DRAM_MIN_BYTES.min(budget), line);
-    bar.set_length((first_max / 2 + 1) as u64);
-    for k in (0..=first_max).step_by(2) {
+    bar.set_length((first_max / walk.stride + 1) as u64);
+    for k in (0..=first_max).step_by(walk.stride as usize) {
         walk.run(k)?;
     }
     let detect_pages = choose_detection_pages(&walk.done, policies);
