@@ -5,7 +5,7 @@ use models::identity::MachineId;
 use models::profile::c2c::C2cSection;
 use models::profile::lock::{HandOff, LockSection};
 use models::profile::stream::{StreamGap, StreamSection};
-use models::profile::{CeilingKernel, Profile};
+use models::profile::{CeilingKernel, Profile, Sample};
 use thiserror::Error;
 
 use crate::loop_figures::Bound;
@@ -83,6 +83,29 @@ pub fn unreliable_warning(profile: &Profile, key: &str) -> Option<String> {
     ))
 }
 
+/// The one-line warning for a prediction that leans on the lock point
+/// `what` whose throughput `sample` calibrate flagged unreliable, else
+/// `None`. Each kind's rounds are judged on their own: a mutex prediction
+/// does not inherit the ticket lock's `t_crit_s` verdict.
+pub fn unreliable_lock_warning(what: &str, sample: &Sample) -> Option<String> {
+    let why = sample.unreliable.as_ref()?;
+    Some(format!(
+        "warning: this prediction leans on the profile's {what}, which calibrate flagged unreliable ({why})"
+    ))
+}
+
+/// Prints `warning` on stderr unless one for `key` was printed before in
+/// this process.
+fn warn_once(key: &str, warning: Option<String>) {
+    static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let Some(w) = warning else { return };
+    let mut said = SAID.lock().unwrap_or_else(|e| e.into_inner());
+    if !said.iter().any(|k| k == key) {
+        said.push(key.to_string());
+        eprintln!("{w}");
+    }
+}
+
 impl<'a> Machine<'a> {
     /// The machine as profiled.
     pub fn new(profile: &'a Profile) -> Self {
@@ -96,13 +119,15 @@ impl<'a> Machine<'a> {
 
     /// Prints [`unreliable_warning`] on stderr, once per figure and process.
     pub(crate) fn lean_on(&self, key: &str) {
-        static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
-        if let Some(w) = unreliable_warning(self.profile, key) {
-            let mut said = SAID.lock().unwrap_or_else(|e| e.into_inner());
-            if !said.iter().any(|k| k == key) {
-                said.push(key.to_string());
-                eprintln!("{w}");
-            }
+        warn_once(key, unreliable_warning(self.profile, key));
+    }
+
+    /// Prints [`unreliable_lock_warning`] for the lock point that
+    /// `lock_op_s` or `mutex_op_s` reads, once per point and process.
+    fn lean_on_lock(&self, lock: &LockSection, kind: &str, threads: usize) {
+        if let Some(p) = lock.point(kind, threads) {
+            let key = format!("lock {kind} on {threads} thread(s)");
+            warn_once(&key, unreliable_lock_warning(&key, &p.throughput_ops));
         }
     }
 
@@ -205,9 +230,9 @@ impl<'a> Machine<'a> {
         state: HandOff,
     ) -> Result<f64, Missing> {
         let what = || format!("{} lock throughput on {threads} thread(s)", kind.key());
-        self.lean_on("t_crit_s");
-        self.lock()?
-            .op_s(kind.key(), threads, state)
+        let lock = self.lock()?;
+        self.lean_on_lock(lock, kind.key(), threads);
+        lock.op_s(kind.key(), threads, state)
             .ok_or_else(|| missing(what(), "lock"))
     }
 
@@ -224,7 +249,8 @@ impl<'a> Machine<'a> {
         state: HandOff,
     ) -> Result<(f64, f64), Missing> {
         let lock = self.lock()?;
-        self.lean_on("t_crit_s");
+        self.lean_on_lock(lock, "mutex", threads);
+        self.lean_on_lock(lock, "mutex_empty", threads);
         lock.mutex_op_s(threads, critical_s, state).map_err(|kind| {
             missing(
                 format!("{kind} lock throughput on {threads} thread(s)"),
@@ -350,5 +376,18 @@ mod trust_tests {
             None,
             "clean figures are quiet"
         );
+    }
+
+    #[test]
+    fn a_lock_point_flagged_unreliable_warns_on_its_own() {
+        let mut s = Sample::new(1e7, 0.9e7, 1.1e7);
+        assert_eq!(
+            unreliable_lock_warning("lock mutex on 2 thread(s)", &s),
+            None
+        );
+        s.unreliable = Some("only 2 of 9 rounds were clean".into());
+        let w = unreliable_lock_warning("lock mutex on 2 thread(s)", &s).unwrap();
+        assert!(w.contains("lock mutex on 2 thread(s)") && w.contains("only 2 of 9"));
+        assert!(!w.contains('\n'));
     }
 }

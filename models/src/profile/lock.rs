@@ -105,18 +105,21 @@ impl LockSection {
         self.kinds.iter().find(|k| k.kind == kind)
     }
 
+    /// The point of lock `kind` on `threads` threads, not oversubscribed.
+    pub fn point(&self, kind: &str, threads: usize) -> Option<&LockPoint> {
+        self.kind(kind)?
+            .points
+            .iter()
+            .find(|p| p.threads == threads && !p.oversubscribed)
+    }
+
     /// Wall time per operation of lock `kind` on `threads` threads in
     /// hand-off state `state`: the inverse of the median (§4.5: 1/t_crit
     /// once contended), the high or the low quantile of the rounds'
     /// throughput there (the median when the quantiles were not recorded);
     /// oversubscribed points are not used.
     pub fn op_s(&self, kind: &str, threads: usize, state: HandOff) -> Option<f64> {
-        let t = &self
-            .kind(kind)?
-            .points
-            .iter()
-            .find(|p| p.threads == threads && !p.oversubscribed)?
-            .throughput_ops;
+        let t = &self.point(kind, threads)?.throughput_ops;
         let quantile = match state {
             HandOff::Typical => None,
             HandOff::Fast => t.high_quantile,
