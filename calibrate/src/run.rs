@@ -9,7 +9,7 @@ use anyhow::{bail, Context as _, Result};
 use chrono::{SecondsFormat, Utc};
 use models::profile::{Profile, Provenance};
 
-use crate::bench::{by_name, Context, Outcome};
+use crate::bench::{by_name, c2c, Context, Outcome};
 use crate::cli::{BenchName, RunArgs};
 use crate::clock::{self, Clock};
 use crate::config::{Config, UsageError};
@@ -58,12 +58,19 @@ pub fn run(args: &RunArgs) -> Result<()> {
         all,
         known,
         progress: Progress::new(),
+        line_probes: Vec::new(),
     };
 
     let mut fresh = Profile::new(provenance);
     let mut lines = Vec::new();
     let mut warnings = Vec::new();
+    let mut c2c_ahead = ctx.config.benches.contains(&BenchName::C2c);
     for name in ctx.config.benches.clone() {
+        c2c_ahead &= name != BenchName::C2c;
+        if c2c_ahead {
+            let burst = c2c::probe(&ctx).context("a core-to-core burst failed")?;
+            ctx.line_probes.extend(burst);
+        }
         let bench = by_name(name);
         let o = bench
             .run(&ctx)

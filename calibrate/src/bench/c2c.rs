@@ -5,7 +5,10 @@
 //! * **Ping-pong**: they take turns writing one flag in its own cache line;
 //!   each write must fetch the line from the other core. One-way latency =
 //!   round trip / 2: the time one cache line takes between two cores, which
-//!   is also the cost of one write to a falsely shared line.
+//!   is also the cost of one write to a falsely shared line. A burst of it
+//!   runs before every benchmark ahead of this one too ([`probe`]), and the
+//!   bursts are pooled ([`pool_bursts`]): a VM's host moves the vCPUs
+//!   between cores within seconds, and one burst sees one placement.
 //! * **Hand-off**: the writer fills n bytes and raises a flag; the reader
 //!   waits for it, reads the n bytes (checking them) and answers. Time per
 //!   hand-off T(n) for n from 64 B to 4 MiB, fitted as T(n) = T0 + n/B with
@@ -40,7 +43,7 @@ use models::fit::{line, relative_weights, segmented, SegmentFit, SegmentedOption
 use models::profile::c2c::{C2cSection, Handoff, HandoffPoint};
 use models::profile::NetworkRegime;
 use models::profile::Section;
-use models::stats::{Better, Summary as Stats};
+use models::stats::{Better, Sample, Summary as Stats};
 use models::units::{binary_bytes, Si};
 use models::Estimate;
 
@@ -48,7 +51,7 @@ use super::{increments, noisy_warning, sample, size_grid, Bench, Context, Outcom
 use crate::counters::gettid;
 use crate::pin::pin_current;
 use crate::timer::{measure, serial_with, Plan};
-use crate::trust::{c2c_bound, headline, shared_core, withdraw};
+use crate::trust::{c2c_bound, headline, shared_core, withdraw, SHARED_HIT_SHARE};
 
 /// Smallest hand-off, bytes.
 pub const HANDOFF_MIN: u64 = 64;
@@ -90,7 +93,7 @@ fn partner_tid(slot: &AtomicU64) -> u64 {
 }
 
 /// One-way latency samples (seconds) of a ping-pong between `a` and `b`.
-pub fn pingpong(a: core_affinity::CoreId, b: core_affinity::CoreId, plan: &Plan) -> Result<Stats> {
+pub fn pingpong(a: core_affinity::CoreId, b: core_affinity::CoreId, plan: &Plan) -> Result<Sample> {
     let flag = Padded(AtomicU64::new(0));
     let partner = AtomicU64::new(0);
     std::thread::scope(|s| {
@@ -109,7 +112,7 @@ pub fn pingpong(a: core_affinity::CoreId, b: core_affinity::CoreId, plan: &Plan)
                 }
             }
         });
-        let ping = s.spawn(|| -> Result<Stats> {
+        let ping = s.spawn(|| -> Result<Sample> {
             pin_current(a);
             let mut seq = 0u64;
             let r = measure(
@@ -125,7 +128,7 @@ pub fn pingpong(a: core_affinity::CoreId, b: core_affinity::CoreId, plan: &Plan)
                 }),
             );
             flag.0.store(STOP, Ordering::Release);
-            Ok(r?.per_unit.map(|rt| rt / 2.0)?.summary())
+            Ok(r?.per_unit.map(|rt| rt / 2.0)?)
         });
         let r = ping
             .join()
@@ -134,6 +137,49 @@ pub fn pingpong(a: core_affinity::CoreId, b: core_affinity::CoreId, plan: &Plan)
             .map_err(|_| anyhow!("the pong thread panicked"))?;
         r
     })
+}
+
+/// A burst of the ping-pong between the run's first two CPUs, taken
+/// before each benchmark that runs ahead of this one
+/// ([`Context::line_probes`]); `None` with fewer than two CPUs.
+pub fn probe(ctx: &Context) -> Result<Option<Sample>> {
+    match ctx.config.cpus[..] {
+        [a, b, ..] => pingpong(a, b, &ctx.config.plan).map(Some),
+        _ => Ok(None),
+    }
+}
+
+/// The bursts of one-way latency timings that describe two separate
+/// cores, pooled into one sample, and how many were left out: those
+/// unreliable, above [`crate::trust::MAX_C2C_S`], or below `floor` (half a
+/// hit in the cache the two CPUs share: the CPUs were one core's siblings
+/// then). The host moves its vCPUs between cores within seconds (a C
+/// ping-pong sampled every 100 ms read 54–58 ns most of the time, 49–52 ns
+/// for a second, 71–75 ns for half a second), so bursts spread over the
+/// run sample its placements, where one burst sees whichever holds then;
+/// the capability estimate of the pool is then a low quantile over time.
+/// With no burst kept, the last one (this benchmark's own) stands alone.
+fn pool_bursts(bursts: &[Sample], floor: Option<f64>) -> Result<(Sample, usize)> {
+    let kept: Vec<&Sample> = bursts
+        .iter()
+        .filter(|b| {
+            let v = best(&b.summary());
+            b.unreliable().is_none() && c2c_bound(v).is_none() && floor.is_none_or(|f| v >= f)
+        })
+        .collect();
+    let Some(last) = bursts.last() else {
+        bail!("no core-to-core timings to pool");
+    };
+    if kept.is_empty() {
+        return Ok((last.clone(), bursts.len() - 1));
+    }
+    let values = kept
+        .iter()
+        .flat_map(|b| b.values().iter().copied())
+        .collect();
+    let disturbed = kept.iter().map(|b| b.disturbed()).sum();
+    let pooled = Sample::new(values)?.with_interference(disturbed, None);
+    Ok((pooled, bursts.len() - kept.len()))
 }
 
 /// The reader's side of the hand-offs until [`STOP`]: checks each buffer
@@ -282,8 +328,9 @@ fn reciprocal(slope: Estimate) -> Estimate {
 }
 
 /// The latency of a hit in the cache CPUs `a` and `b` share, and where it
-/// was read: the lower of the first detected cache level beyond the
-/// largest cache the OS says each has to itself (a plateau's median) and
+/// was read: the lower of the detected cache level beyond as many levels
+/// as the OS says each has to itself, when it is also larger than the
+/// largest of them (a plateau's median), and
 /// the latency curve at twice that private size (half of a random chase
 /// there may still hit the private caches, so it errs low). None when the
 /// OS reports them sharing a private level (siblings it admits to),
@@ -308,13 +355,18 @@ fn shared_hit(ctx: &Context, a: usize, b: usize) -> Option<(f64, String)> {
     let latency = ctx.known.sections.latency.as_ref()?;
     let pages = latency.detection_pages.as_deref().unwrap_or("2MiB");
     let curve = latency.latency_at(2.0 * private, pages, |e| e.point)?;
+    // The detected level as many places out as the OS reports private
+    // levels: a detected private level's capacity (the half-way point of
+    // its step) can read above the OS's size, and its hit is then no
+    // shared hit.
     let level = ctx
         .known
         .levels
         .iter()
-        .filter_map(|l| Some((l.size_bytes?, l.latency_s?.point, &l.name)))
-        .filter(|(size, _, name)| *name != "DRAM" && *size > private)
-        .min_by(|x, y| x.0.total_cmp(&y.0))
+        .filter(|l| l.name != "DRAM")
+        .nth(first_shared as usize - 1)
+        .and_then(|l| Some((l.size_bytes?, l.latency_s?.point, &l.name)))
+        .filter(|(size, _, _)| *size > private)
         .map(|(_, hit, name)| (hit, name.clone()));
     Some(match level {
         Some((hit, name)) if hit < curve => (hit, format!("the {name} plateau")),
@@ -348,11 +400,22 @@ impl Bench for C2c {
         let bar = ctx
             .progress
             .bar("c2c", (sizes.len() + sharers.len()) as u64 + 2);
-        let mut one_way = pingpong(a, b, plan)?;
-        if one_way.unreliable.is_some() || c2c_bound(best(&one_way)).is_some() {
+        let mut own = pingpong(a, b, plan)?;
+        if own.unreliable().is_some() || c2c_bound(best(&own.summary())).is_some() {
             // Once more: a descheduled partner usually comes back soon.
-            one_way = pingpong(a, b, plan)?;
+            own = pingpong(a, b, plan)?;
         }
+        let own_noise = noisy_warning("core-to-core latency", &own.summary());
+        let hit = shared_hit(ctx, a.id, b.id);
+        let bursts: Vec<Sample> = ctx.line_probes.iter().cloned().chain([own]).collect();
+        let (one_way, left_out) =
+            pool_bursts(&bursts, hit.as_ref().map(|h| SHARED_HIT_SHARE * h.0))?;
+        let one_way = one_way.summary();
+        out.notes.push(format!(
+            "core-to-core latency: {} burst(s) of the ping-pong spread over the run, {} pooled, {left_out} left out (unreliable, descheduled, or on one core's siblings)",
+            bursts.len(),
+            bursts.len() - left_out
+        ));
         bar.inc(1);
         let times = handoff(a, b, &sizes, plan, || bar.inc(1))?;
         let inc = increments::measure_all(ctx, &sharers, || bar.inc(1))?;
@@ -360,16 +423,14 @@ impl Bench for C2c {
         out.warnings
             .extend(noisy_warning("own-line increment time", &inc.own));
         headline(&mut out, "core_to_core_latency_s", &one_way, best(&one_way));
-        let placement =
-            shared_hit(ctx, a.id, b.id).and_then(|(hit, at)| shared_core(best(&one_way), hit, &at));
+        let placement = hit.and_then(|(hit, at)| shared_core(best(&one_way), hit, &at));
         if let Some(why) = c2c_bound(best(&one_way))
             .or(placement)
             .filter(|_| one_way.unreliable.is_none())
         {
             withdraw(&mut out, "core_to_core_latency_s", why);
         }
-        out.warnings
-            .extend(noisy_warning("core-to-core latency", &one_way));
+        out.warnings.extend(own_noise);
         let x: Vec<f64> = sizes.iter().map(|&s| s as f64).collect();
         let y: Vec<f64> = times.iter().map(|s| s.median).collect();
         let (all, regimes) = fit_handoff(&x, &y)?;
@@ -454,6 +515,32 @@ mod tests {
         assert_eq!((r.lo, r.hi), (0.5, f64::INFINITY));
     }
 
+    fn burst(ns: &[f64]) -> Sample {
+        Sample::new(ns.iter().map(|v| v * 1e-9).collect()).unwrap()
+    }
+
+    #[test]
+    fn bursts_on_siblings_or_descheduled_are_left_out_of_the_pool() {
+        let bursts = [
+            burst(&[56.0, 57.0, 58.0]),
+            burst(&[11.0, 11.5, 12.0]),
+            burst(&[71.0, 72.0, 75.0]),
+            burst(&[20e3, 21e3, 25e3]),
+            burst(&[50.0, 51.0, 52.0]),
+        ];
+        let (pooled, left_out) = pool_bursts(&bursts, Some(16.5e-9)).unwrap();
+        assert_eq!(left_out, 2);
+        assert_eq!(pooled.values().len(), 9);
+        let v = best(&pooled.summary());
+        assert!(v > 49e-9 && v < 58e-9, "{v}");
+        // Without a known shared hit the siblings' burst counts too.
+        assert_eq!(pool_bursts(&bursts, None).unwrap().1, 1);
+        // Nothing kept: this benchmark's own burst stands alone.
+        let (own, n) = pool_bursts(&bursts[1..2], Some(16.5e-9)).unwrap();
+        assert_eq!((own.values().len(), n), (3, 0));
+        assert!(pool_bursts(&[], None).is_err());
+    }
+
     #[test]
     fn pingpong_and_handoff_run() {
         let cpus = crate::pin::allowed_cpus();
@@ -461,7 +548,7 @@ mod tests {
             return;
         }
         let plan = Plan::quick().with_reps(3);
-        let s = pingpong(cpus[0], cpus[1], &plan).unwrap();
+        let s = pingpong(cpus[0], cpus[1], &plan).unwrap().summary();
         assert!(s.median > 0.0);
         let t = handoff(cpus[0], cpus[1], &[64, 4096], &plan, || {}).unwrap();
         assert_eq!(t.len(), 2);

@@ -52,6 +52,10 @@ pub struct Context {
     pub known: Profile,
     /// Progress bars (drawn only on a terminal).
     pub progress: Progress,
+    /// Bursts of the core-to-core ping-pong taken before each benchmark
+    /// that runs ahead of `c2c` ([`c2c::probe`]), which pools them with
+    /// its own.
+    pub line_probes: Vec<models::stats::Sample>,
 }
 
 impl Context {
