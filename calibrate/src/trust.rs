@@ -18,7 +18,10 @@
 //!   share ([`shared_core`]): cores with private caches of their own pass a line
 //!   through the shared level, so the two logical CPUs shared one core
 //!   while measured (a VM's vCPUs placed on one physical core's SMT
-//!   siblings, a placement the host can change at any time).
+//!   siblings, a placement the host can change at any time);
+//! - a ticket lock's t_crit below half the run's core-to-core latency
+//!   ([`t_crit_below_transfer`]): each critical section includes the lock
+//!   line's migration, so the lock's threads were on one core's siblings.
 
 use models::profile::FigureTrust;
 use models::stats::Summary as Stats;
@@ -136,6 +139,23 @@ pub fn shared_core(s: f64, shared_hit: f64, at: &str) -> Option<String> {
     })
 }
 
+/// Why a ticket lock's t_crit of `s` seconds cannot describe two separate
+/// cores, if it cannot: below [`SHARED_HIT_SHARE`] of the run's one-way
+/// core-to-core latency `line_s`. Every critical section of a contended
+/// ticket lock starts with the lock line's migration to the next thread
+/// (§4.5), so t_crit takes at least about one line transfer; on one core's
+/// siblings the line never leaves the core (18 ns against 56–71 ns on the
+/// Xeon VM).
+pub fn t_crit_below_transfer(s: f64, line_s: f64) -> Option<String> {
+    (s < SHARED_HIT_SHARE * line_s).then(|| {
+        format!(
+            "a t_crit of {} is below half the one-way core-to-core latency ({}) that each of its critical sections includes: the lock's two threads shared one core while measured (SMT siblings of a host that reports separate cores), a placement the host can change",
+            Si(s, "s"),
+            Si(line_s, "s")
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -193,6 +213,9 @@ mod tests {
         assert!(shared_core(11e-9, 35e-9, "4 MiB").is_some());
         assert!(shared_core(60e-9, 35e-9, "4 MiB").is_none());
         assert!(shared_core(68.5e-9, 76e-9, "4 MiB").is_none());
+        // A ticket lock's 18.7 ns against the run's 60 ns line transfer.
+        assert!(t_crit_below_transfer(18.7e-9, 60e-9).is_some());
+        assert!(t_crit_below_transfer(56e-9, 62e-9).is_none());
         let mut out = Outcome::default();
         out.summary.peak_flops_f64 = Some(49e9);
         withdraw(&mut out, "peak_flops_f64", "below".into());

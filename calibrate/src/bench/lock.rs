@@ -70,7 +70,7 @@ use models::Estimate;
 
 use super::{noisy_warning, sample, Bench, Context, Outcome};
 use crate::timer::{measure, serial};
-use crate::trust::headline;
+use crate::trust::{headline, t_crit_below_transfer, withdraw};
 
 mod contend;
 pub use contend::{dependent_work, throughput, SpinLock, TicketLock, SPREAD_LOCKS};
@@ -246,6 +246,10 @@ fn measure_kind(
     ));
     if kind == Kind::Ticket {
         headline(out, "t_crit_s", sat, t_crit.point);
+        let line_s = ctx.known.summary.core_to_core_latency_s;
+        if let Some(why) = line_s.and_then(|l| t_crit_below_transfer(t_crit.point, l)) {
+            withdraw(out, "t_crit_s", why);
+        }
     }
     let model = SerializedLock::new(t_crit.point, t_work)?;
     let tail = if kind == Kind::MutexSpread {
