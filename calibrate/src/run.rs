@@ -9,7 +9,7 @@ use anyhow::{bail, Context as _, Result};
 use chrono::{SecondsFormat, Utc};
 use models::profile::{Profile, Provenance};
 
-use crate::bench::{by_name, c2c, Context, Outcome};
+use crate::bench::{by_name, c2c, lock, Context, Outcome};
 use crate::cli::{BenchName, RunArgs};
 use crate::clock::{self, Clock};
 use crate::config::{Config, UsageError};
@@ -58,18 +58,24 @@ pub fn run(args: &RunArgs) -> Result<()> {
         all,
         known,
         progress: Progress::new(),
-        line_probes: Vec::new(),
+        bursts: Default::default(),
     };
 
     let mut fresh = Profile::new(provenance);
     let mut lines = Vec::new();
     let mut warnings = Vec::new();
     let mut c2c_ahead = ctx.config.benches.contains(&BenchName::C2c);
+    let mut lock_ahead = ctx.config.benches.contains(&BenchName::Lock);
     for name in ctx.config.benches.clone() {
         c2c_ahead &= name != BenchName::C2c;
+        lock_ahead &= name != BenchName::Lock;
         if c2c_ahead {
             let burst = c2c::probe(&ctx).context("a core-to-core burst failed")?;
-            ctx.line_probes.extend(burst);
+            ctx.bursts.line.extend(burst);
+        }
+        if lock_ahead {
+            let burst = lock::probe(&ctx).context("a ticket-lock burst failed")?;
+            ctx.bursts.ticket.extend(burst);
         }
         let bench = by_name(name);
         let o = bench

@@ -7,7 +7,7 @@
 //!   round trip / 2: the time one cache line takes between two cores, which
 //!   is also the cost of one write to a falsely shared line. A burst of it
 //!   runs before every benchmark ahead of this one too ([`probe`]), and the
-//!   bursts are pooled ([`pool_bursts`]): a VM's host moves the vCPUs
+//!   bursts are pooled ([`super::bursts`]): a VM's host moves the vCPUs
 //!   between cores within seconds, and one burst sees one placement.
 //! * **Hand-off**: the writer fills n bytes and raises a flag; the reader
 //!   waits for it, reads the n bytes (checking them) and answers. Time per
@@ -47,6 +47,7 @@ use models::stats::{Better, Sample, Summary as Stats};
 use models::units::{binary_bytes, Si};
 use models::Estimate;
 
+use super::bursts::pool;
 use super::{increments, noisy_warning, sample, size_grid, Bench, Context, Outcome};
 use crate::counters::gettid;
 use crate::pin::pin_current;
@@ -141,7 +142,7 @@ pub fn pingpong(a: core_affinity::CoreId, b: core_affinity::CoreId, plan: &Plan)
 
 /// A burst of the ping-pong between the run's first two CPUs, taken
 /// before each benchmark that runs ahead of this one
-/// ([`Context::line_probes`]); `None` with fewer than two CPUs.
+/// ([`super::bursts`]); `None` with fewer than two CPUs.
 pub fn probe(ctx: &Context) -> Result<Option<Sample>> {
     match ctx.config.cpus[..] {
         [a, b, ..] => pingpong(a, b, &ctx.config.plan).map(Some),
@@ -150,36 +151,15 @@ pub fn probe(ctx: &Context) -> Result<Option<Sample>> {
 }
 
 /// The bursts of one-way latency timings that describe two separate
-/// cores, pooled into one sample, and how many were left out: those
-/// unreliable, above [`crate::trust::MAX_C2C_S`], or below `floor` (half a
-/// hit in the cache the two CPUs share: the CPUs were one core's siblings
-/// then). The host moves its vCPUs between cores within seconds (a C
-/// ping-pong sampled every 100 ms read 54–58 ns most of the time, 49–52 ns
-/// for a second, 71–75 ns for half a second), so bursts spread over the
-/// run sample its placements, where one burst sees whichever holds then;
-/// the capability estimate of the pool is then a low quantile over time.
-/// With no burst kept, the last one (this benchmark's own) stands alone.
+/// cores, pooled ([`super::bursts::pool`]), and how many were left out:
+/// those unreliable, above [`crate::trust::MAX_C2C_S`] (descheduled), or
+/// below `floor` (half a hit in the cache the two CPUs share: one core's
+/// siblings then).
 fn pool_bursts(bursts: &[Sample], floor: Option<f64>) -> Result<(Sample, usize)> {
-    let kept: Vec<&Sample> = bursts
-        .iter()
-        .filter(|b| {
-            let v = best(&b.summary());
-            b.unreliable().is_none() && c2c_bound(v).is_none() && floor.is_none_or(|f| v >= f)
-        })
-        .collect();
-    let Some(last) = bursts.last() else {
-        bail!("no core-to-core timings to pool");
-    };
-    if kept.is_empty() {
-        return Ok((last.clone(), bursts.len() - 1));
-    }
-    let values = kept
-        .iter()
-        .flat_map(|b| b.values().iter().copied())
-        .collect();
-    let disturbed = kept.iter().map(|b| b.disturbed()).sum();
-    let pooled = Sample::new(values)?.with_interference(disturbed, None);
-    Ok((pooled, bursts.len() - kept.len()))
+    pool(bursts, |b| {
+        let v = best(&b.summary());
+        c2c_bound(v).is_none() && floor.is_none_or(|f| v >= f)
+    })
 }
 
 /// The reader's side of the hand-offs until [`STOP`]: checks each buffer
@@ -407,7 +387,7 @@ impl Bench for C2c {
         }
         let own_noise = noisy_warning("core-to-core latency", &own.summary());
         let hit = shared_hit(ctx, a.id, b.id);
-        let bursts: Vec<Sample> = ctx.line_probes.iter().cloned().chain([own]).collect();
+        let bursts: Vec<Sample> = ctx.bursts.line.iter().cloned().chain([own]).collect();
         let (one_way, left_out) =
             pool_bursts(&bursts, hit.as_ref().map(|h| SHARED_HIT_SHARE * h.0))?;
         let one_way = one_way.summary();

@@ -17,7 +17,10 @@
 //! * `ticket`: a FIFO ticket lock around the same critical section. With
 //!   every thread waiting, each release hands the lock to another thread,
 //!   so every critical section includes the lock line's migration: the
-//!   t_crit of the lecture (§4.5), and the profile's `t_crit_s`. A mutex
+//!   t_crit of the lecture (§4.5), and the profile's `t_crit_s`, which
+//!   pools this benchmark's rounds on all threads with bursts of them taken
+//!   before every benchmark ahead of it ([`probe`], [`super::bursts`]): the
+//!   line's migration moves with the host's placement of the vCPUs. A mutex
 //!   gives no such figure: a releasing thread often takes it again before
 //!   the waiter, which it may have to wake, gets the line, so its time per
 //!   operation mixes hand-offs and re-acquisitions in a share the scheduler
@@ -64,10 +67,11 @@ use anyhow::Result;
 use models::contention::{line_migration_s, SerializedLock};
 use models::profile::lock::{LockKindResult, LockPoint, LockSection};
 use models::profile::Section;
-use models::stats::{Better, Summary as Stats};
+use models::stats::{Better, Sample, Summary as Stats};
 use models::units::Si;
 use models::Estimate;
 
+use super::bursts::pool;
 use super::{noisy_warning, sample, Bench, Context, Outcome};
 use crate::timer::{measure, serial};
 use crate::trust::{headline, t_crit_below_transfer, withdraw};
@@ -141,6 +145,70 @@ pub fn model_throughput(lock: &SerializedLock, p: usize) -> Option<f64> {
     lock.time_s(OPS, p as f64).ok().map(|t| OPS / t)
 }
 
+/// Steps of dependent work in a critical section of `--critical-ns`, and
+/// the seconds of one step.
+fn critical_steps(ctx: &Context) -> Result<(u64, f64)> {
+    let step_s = ctx
+        .one
+        .each(|_| {
+            measure(
+                &ctx.config.plan,
+                serial(|n| {
+                    black_box(dependent_work(1, n));
+                }),
+            )
+        })
+        .swap_remove(0)?
+        .per_unit
+        .summary()
+        .median;
+    Ok((
+        (ctx.config.critical_ns * 1e-9 / step_s).round() as u64,
+        step_s,
+    ))
+}
+
+/// Length of one timed round.
+fn round_duration(ctx: &Context) -> Duration {
+    if ctx.config.quick {
+        Duration::from_millis(3)
+    } else {
+        Duration::from_millis(10)
+    }
+}
+
+/// A burst of the ticket lock on all the run's CPUs, taken before each
+/// benchmark that runs ahead of this one ([`super::bursts`]): throughput
+/// samples, op/s; `None` with fewer than two CPUs.
+pub fn probe(ctx: &Context) -> Result<Option<Sample>> {
+    let cpus = &ctx.config.cpus;
+    if cpus.len() < 2 {
+        return Ok(None);
+    }
+    let (steps, _) = critical_steps(ctx)?;
+    let plan = &ctx.config.plan;
+    throughput(
+        Kind::Ticket,
+        cpus.len(),
+        cpus,
+        steps,
+        round_duration(ctx),
+        plan,
+    )
+    .map(Some)
+}
+
+/// The ticket lock's bursts with this benchmark's own last, pooled
+/// ([`super::bursts::pool`]): bursts whose t_crit falls below half the
+/// run's one-way core-to-core latency `line_s` ran on one core's siblings
+/// and are left out ([`t_crit_below_transfer`]).
+fn pool_ticket(bursts: &[Sample], line_s: Option<f64>) -> Result<(Sample, usize)> {
+    pool(bursts, |b| {
+        let t_crit = 1.0 / b.summary().capability(Better::Higher).point;
+        line_s.is_none_or(|l| t_crit_below_transfer(t_crit, l).is_none())
+    })
+}
+
 impl Bench for Lock {
     fn name(&self) -> &'static str {
         "lock"
@@ -148,30 +216,9 @@ impl Bench for Lock {
 
     fn run(&self, ctx: &Context) -> Result<Outcome> {
         let mut out = Outcome::default();
-        let cpus = &ctx.config.cpus;
-        let p = cpus.len();
-        let plan = ctx.config.plan;
-        // Critical-section length: steps of dependent work per critical_ns.
-        let step_s = ctx
-            .one
-            .each(|_| {
-                measure(
-                    &plan,
-                    serial(|n| {
-                        black_box(dependent_work(1, n));
-                    }),
-                )
-            })
-            .swap_remove(0)?
-            .per_unit
-            .summary()
-            .median;
-        let steps = (ctx.config.critical_ns * 1e-9 / step_s).round() as u64;
-        let duration = if ctx.config.quick {
-            Duration::from_millis(3)
-        } else {
-            Duration::from_millis(10)
-        };
+        let p = ctx.config.cpus.len();
+        let (steps, step_s) = critical_steps(ctx)?;
+        let duration = round_duration(ctx);
         let counts = thread_counts(p);
         let bar = ctx
             .progress
@@ -223,12 +270,14 @@ fn measure_kind(
     let cpus = &ctx.config.cpus;
     let p = cpus.len();
     let mut pts = Vec::new();
+    let mut own = None;
     for &t in counts {
         bar.set_message(format!("{} × {t}", kind.name()));
-        pts.push((
-            t,
-            throughput(kind, t, cpus, steps, duration, &ctx.config.plan)?,
-        ));
+        let s = throughput(kind, t, cpus, steps, duration, &ctx.config.plan)?;
+        pts.push((t, s.summary()));
+        if t == p {
+            own = Some(s);
+        }
         bar.inc(1);
     }
     let at = |t: usize| {
@@ -238,15 +287,29 @@ fn measure_kind(
             .expect("measured")
     };
     let sat = at(p);
-    let t_crit = sat.capability(Better::Higher).map(|x| 1.0 / x);
+    let line_s = ctx.known.summary.core_to_core_latency_s;
+    // t_crit: the ticket lock's pools the bursts spread over the run.
+    let pooled = match own {
+        Some(own) if kind == Kind::Ticket && p > 1 => {
+            let bursts: Vec<Sample> = ctx.bursts.ticket.iter().cloned().chain([own]).collect();
+            let (pooled, left_out) = pool_ticket(&bursts, line_s)?;
+            out.notes.push(format!(
+                "t_crit: {} burst(s) of the ticket lock spread over the run, {} pooled, {left_out} left out (unreliable, or on one core's siblings)",
+                bursts.len(),
+                bursts.len() - left_out
+            ));
+            pooled.summary()
+        }
+        _ => sat.clone(),
+    };
+    let t_crit = pooled.capability(Better::Higher).map(|x| 1.0 / x);
     let t_work = (1.0 / best(at(1)) - t_crit.point).max(0.0);
     out.warnings.extend(noisy_warning(
         &format!("{} throughput with {p} thread(s)", kind.name()),
         sat,
     ));
     if kind == Kind::Ticket {
-        headline(out, "t_crit_s", sat, t_crit.point);
-        let line_s = ctx.known.summary.core_to_core_latency_s;
+        headline(out, "t_crit_s", &pooled, t_crit.point);
         if let Some(why) = line_s.and_then(|l| t_crit_below_transfer(t_crit.point, l)) {
             withdraw(out, "t_crit_s", why);
         }
@@ -356,11 +419,25 @@ mod tests {
     }
 
     #[test]
+    fn ticket_bursts_on_siblings_are_left_out() {
+        // Throughputs, op/s: t_crit 62 ns, 18 ns (siblings), 70 ns.
+        let b = |ops: f64| Sample::new(vec![ops * 0.98, ops, ops * 1.01]).unwrap();
+        let bursts = [b(1.0 / 62e-9), b(1.0 / 18e-9), b(1.0 / 70e-9)];
+        let (pooled, left_out) = pool_ticket(&bursts, Some(60e-9)).unwrap();
+        assert_eq!((pooled.values().len(), left_out), (6, 1));
+        let t_crit = 1.0 / pooled.summary().capability(Better::Higher).point;
+        assert!(t_crit > 55e-9 && t_crit < 72e-9, "{t_crit}");
+        assert_eq!(pool_ticket(&bursts, None).unwrap().1, 0);
+    }
+
+    #[test]
     fn throughput_counts_operations() {
         let cpus = crate::pin::allowed_cpus();
         let plan = Plan::quick().with_reps(2);
         for kind in Kind::ALL {
-            let s = throughput(kind, 2, &cpus, 2, Duration::from_millis(2), &plan).unwrap();
+            let s = throughput(kind, 2, &cpus, 2, Duration::from_millis(2), &plan)
+                .unwrap()
+                .summary();
             assert!(s.median > 0.0, "{}", kind.name());
         }
         assert_eq!(dependent_work(0, 0), 0);

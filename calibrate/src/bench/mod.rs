@@ -6,6 +6,7 @@
 //! section (`models::profile::Section`), its lines of the human table and
 //! its warnings.
 
+pub mod bursts;
 pub mod c2c;
 pub mod flops;
 pub mod increments;
@@ -52,10 +53,10 @@ pub struct Context {
     pub known: Profile,
     /// Progress bars (drawn only on a terminal).
     pub progress: Progress,
-    /// Bursts of the core-to-core ping-pong taken before each benchmark
-    /// that runs ahead of `c2c` ([`c2c::probe`]), which pools them with
-    /// its own.
-    pub line_probes: Vec<models::stats::Sample>,
+    /// Bursts of the core-to-core ping-pong and of the ticket lock taken
+    /// before each benchmark that runs ahead of `c2c` and `lock`, which
+    /// pool them with their own.
+    pub bursts: bursts::Bursts,
 }
 
 impl Context {

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, Result};
 use crossbeam_utils::CachePadded;
 use models::interference::clean_sample;
-use models::stats::Summary as Stats;
+use models::stats::Sample;
 
 use super::Kind;
 use crate::counters::{gettid, Counters};
@@ -231,7 +231,7 @@ pub fn throughput(
     steps: u64,
     duration: Duration,
     plan: &Plan,
-) -> Result<Stats> {
+) -> Result<Sample> {
     let target = Target {
         mutex: CachePadded::new(Mutex::new(0)),
         spin: CachePadded::new(SpinLock::new(0)),
@@ -306,6 +306,5 @@ pub fn throughput(
         seen.iter_mut().for_each(|r| r.run_delay_s = 0.0);
     }
     clean_sample(&rates[plan.warmup..], &seen[plan.warmup..], plan.reps)
-        .map(|s| s.summary())
         .map_err(|e| anyhow!("lock throughput: {e}"))
 }

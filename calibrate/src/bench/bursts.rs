@@ -1,0 +1,75 @@
+//! Bursts of a measurement spread over the run, pooled.
+//!
+//! Where a VM's host puts its vCPUs moves within seconds: a C ping-pong
+//! between the two vCPUs of the Xeon VM, sampled every 100 ms for 20 s,
+//! read 54–58 ns most of the time, 49–52 ns for a second and 71–75 ns for
+//! half a second, and 11–17 ns whenever they sat on one core's SMT
+//! siblings. A figure that moves a cache line between the two (the
+//! core-to-core latency, t_crit) then depends on the moment of its short
+//! measurement. A burst of it before each benchmark that runs ahead of its
+//! own samples the run's placements instead; the bursts a sanity rule
+//! rejects are left out, the rest pooled, and the pool's capability
+//! estimate is a low quantile over the run rather than over one moment.
+
+use anyhow::{bail, Result};
+use models::stats::Sample;
+
+/// The bursts taken so far in this run, oldest first.
+#[derive(Debug, Default)]
+pub struct Bursts {
+    /// One-way core-to-core latency, s ([`super::c2c::probe`]).
+    pub line: Vec<Sample>,
+    /// Ticket-lock throughput on all threads, op/s ([`super::lock::probe`]).
+    pub ticket: Vec<Sample>,
+}
+
+/// The bursts that `keep` accepts, pooled into one sample (their
+/// disturbed-batch counts summed), and how many were left out. With none
+/// kept the last burst, the benchmark's own, stands alone, and the rules
+/// that rejected it then withdraw the figure.
+pub fn pool(bursts: &[Sample], keep: impl Fn(&Sample) -> bool) -> Result<(Sample, usize)> {
+    let Some(last) = bursts.last() else {
+        bail!("no bursts to pool");
+    };
+    let kept: Vec<&Sample> = bursts
+        .iter()
+        .filter(|b| b.unreliable().is_none() && keep(b))
+        .collect();
+    if kept.is_empty() {
+        return Ok((last.clone(), bursts.len() - 1));
+    }
+    let values = kept
+        .iter()
+        .flat_map(|b| b.values().iter().copied())
+        .collect();
+    let disturbed = kept.iter().map(|b| b.disturbed()).sum();
+    let pooled = Sample::new(values)?.with_interference(disturbed, None);
+    Ok((pooled, bursts.len() - kept.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pools_what_is_kept_and_counts_the_rest() {
+        let b = |v: &[f64], disturbed| {
+            Sample::new(v.to_vec())
+                .unwrap()
+                .with_interference(disturbed, None)
+        };
+        let unreliable = b(&[9.0, 9.5], 5).with_interference(5, Some("too few clean".into()));
+        let bursts = [
+            b(&[1.0, 2.0], 1),
+            b(&[50.0, 51.0], 0),
+            unreliable,
+            b(&[3.0, 4.0], 2),
+        ];
+        let (p, left_out) = pool(&bursts, |s| s.values()[0] < 10.0).unwrap();
+        assert_eq!(p.values(), &[1.0, 2.0, 3.0, 4.0]);
+        assert_eq!((p.disturbed(), left_out), (3, 2));
+        let (own, left_out) = pool(&bursts, |_| false).unwrap();
+        assert_eq!((own.values(), left_out), (&[3.0, 4.0][..], 3));
+        assert!(pool(&[], |_| true).is_err());
+    }
+}
