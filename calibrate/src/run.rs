@@ -74,6 +74,9 @@ pub fn run(args: &RunArgs) -> Result<()> {
             ctx.bursts.line.extend(burst);
         }
         if lock_ahead {
+            if ctx.bursts.critical_steps.is_none() {
+                ctx.bursts.critical_steps = Some(lock::critical_steps(&ctx)?);
+            }
             let burst = lock::probe(&ctx).context("a ticket-lock burst failed")?;
             ctx.bursts.ticket.extend(burst);
         }

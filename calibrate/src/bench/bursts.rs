@@ -21,6 +21,10 @@ pub struct Bursts {
     pub line: Vec<Sample>,
     /// Ticket-lock throughput on all threads, op/s ([`super::lock::probe`]).
     pub ticket: Vec<Sample>,
+    /// The ticket lock's critical section, in dependent steps, and the
+    /// seconds of one step, fixed by its first burst: every burst and the
+    /// benchmark's own rounds then time the same section.
+    pub critical_steps: Option<(u64, f64)>,
 }
 
 /// The bursts that `keep` accepts, pooled into one sample (their

@@ -146,8 +146,12 @@ pub fn model_throughput(lock: &SerializedLock, p: usize) -> Option<f64> {
 }
 
 /// Steps of dependent work in a critical section of `--critical-ns`, and
-/// the seconds of one step.
-fn critical_steps(ctx: &Context) -> Result<(u64, f64)> {
+/// the seconds of one step: those the bursts of this run fixed, else
+/// measured.
+pub fn critical_steps(ctx: &Context) -> Result<(u64, f64)> {
+    if let Some(fixed) = ctx.bursts.critical_steps {
+        return Ok(fixed);
+    }
     let step_s = ctx
         .one
         .each(|_| {
