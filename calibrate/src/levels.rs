@@ -408,6 +408,17 @@ mod tests {
         assert!(d.largest_cache().unwrap() > 20.0 * 1048576.0);
     }
 
+    /// Points of a recorded curve given as (bytes, ns).
+    fn recorded(curve: &[(f64, f64)]) -> Vec<Point> {
+        curve
+            .iter()
+            .map(|&(size_bytes, ns)| Point {
+                size_bytes,
+                latency_s: ns * 1e-9,
+            })
+            .collect()
+    }
+
     /// A curve recorded by `calibrate --quick` on the 2-vCPU Xeon VM (48 KiB
     /// L1, 2 MiB L2), fastest timing per size in ns: one point near the L1's
     /// end read 1.8× its neighbours in both page policies and both passes.
@@ -464,14 +475,7 @@ mod tests {
             (268435456.0, 146.62),
             (536870912.0, 158.74),
         ];
-        let pts: Vec<Point> = CURVE
-            .iter()
-            .map(|&(size_bytes, ns)| Point {
-                size_bytes,
-                latency_s: ns * 1e-9,
-            })
-            .collect();
-        let d = detect(&pts).unwrap();
+        let d = detect(&recorded(CURVE)).unwrap();
         let l1 = &d.caches[0];
         let size = l1.size_bytes.unwrap();
         assert!(size > 32768.0 && size < 65536.0, "{:?}", d.caches);
@@ -550,14 +554,7 @@ mod tests {
             (268435456.0, 157.35),
             (536870912.0, 155.34),
         ];
-        let pts: Vec<Point> = CURVE
-            .iter()
-            .map(|&(size_bytes, ns)| Point {
-                size_bytes,
-                latency_s: ns * 1e-9,
-            })
-            .collect();
-        let d = detect(&pts).unwrap();
+        let d = detect(&recorded(CURVE)).unwrap();
         let l1 = d.caches[0].size_bytes.unwrap();
         assert!(l1 > 25e3 && l1 < 65536.0, "{:?}", d.caches);
         assert!(d.caches[1].latency_s.point > 4.5e-9 && d.caches[1].latency_s.point < 9e-9);
