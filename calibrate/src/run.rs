@@ -9,7 +9,7 @@ use anyhow::{bail, Context as _, Result};
 use chrono::{SecondsFormat, Utc};
 use models::profile::{Profile, Provenance};
 
-use crate::bench::{by_name, c2c, lock, Context, Outcome};
+use crate::bench::{bursts, by_name, Context, Outcome};
 use crate::cli::{BenchName, RunArgs};
 use crate::clock::{self, Clock};
 use crate::config::{Config, UsageError};
@@ -64,22 +64,8 @@ pub fn run(args: &RunArgs) -> Result<()> {
     let mut fresh = Profile::new(provenance);
     let mut lines = Vec::new();
     let mut warnings = Vec::new();
-    let mut c2c_ahead = ctx.config.benches.contains(&BenchName::C2c);
-    let mut lock_ahead = ctx.config.benches.contains(&BenchName::Lock);
     for name in ctx.config.benches.clone() {
-        c2c_ahead &= name != BenchName::C2c;
-        lock_ahead &= name != BenchName::Lock;
-        if c2c_ahead {
-            let burst = c2c::probe(&ctx).context("a core-to-core burst failed")?;
-            ctx.bursts.line.extend(burst);
-        }
-        if lock_ahead {
-            if ctx.bursts.critical_steps.is_none() {
-                ctx.bursts.critical_steps = Some(lock::critical_steps(&ctx)?);
-            }
-            let burst = lock::probe(&ctx).context("a ticket-lock burst failed")?;
-            ctx.bursts.ticket.extend(burst);
-        }
+        bursts::take_before(&mut ctx, name)?;
         let bench = by_name(name);
         let o = bench
             .run(&ctx)

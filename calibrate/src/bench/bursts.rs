@@ -11,8 +11,11 @@
 //! rejects are left out, the rest pooled, and the pool's capability
 //! estimate is a low quantile over the run rather than over one moment.
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context as _, Result};
 use models::stats::Sample;
+
+use super::{c2c, lock, Context};
+use crate::cli::BenchName;
 
 /// The bursts taken so far in this run, oldest first.
 #[derive(Debug, Default)]
@@ -25,6 +28,31 @@ pub struct Bursts {
     /// seconds of one step, fixed by its first burst: every burst and the
     /// benchmark's own rounds then time the same section.
     pub critical_steps: Option<(u64, f64)>,
+}
+
+/// Takes the bursts due before benchmark `next` runs: one of each figure
+/// whose own benchmark comes later in this run.
+pub fn take_before(ctx: &mut Context, next: BenchName) -> Result<()> {
+    let later: Vec<BenchName> = ctx
+        .config
+        .benches
+        .iter()
+        .skip_while(|&&b| b != next)
+        .skip(1)
+        .copied()
+        .collect();
+    if later.contains(&BenchName::C2c) {
+        let burst = c2c::probe(ctx).context("a core-to-core burst failed")?;
+        ctx.bursts.line.extend(burst);
+    }
+    if later.contains(&BenchName::Lock) {
+        if ctx.bursts.critical_steps.is_none() {
+            ctx.bursts.critical_steps = Some(lock::critical_steps(ctx)?);
+        }
+        let burst = lock::probe(ctx).context("a ticket-lock burst failed")?;
+        ctx.bursts.ticket.extend(burst);
+    }
+    Ok(())
 }
 
 /// The bursts that `keep` accepts, pooled into one sample (their
