@@ -41,7 +41,7 @@
 //! with the distribution-free 95% interval of `models::stats`.
 
 use models::fit::{segmented, FitError, SegmentFit, SegmentedFit, SegmentedOptions};
-use models::stats::Sample;
+use models::stats::{median, Sample};
 use models::Estimate;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
@@ -226,10 +226,6 @@ fn is_flat(pts: &[Point]) -> bool {
         .iter()
         .map(|p| (p.size_bytes.log2(), p.latency_s.ln()))
         .collect();
-    let median = |mut v: Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        models::stats::median_of_sorted(&v)
-    };
     let slopes: Vec<f64> = xy
         .iter()
         .enumerate()
@@ -257,9 +253,7 @@ fn is_flat(pts: &[Point]) -> bool {
 
 /// The median latency of the points `r` (an index range).
 fn median_latency(pts: &[Point], r: &(usize, usize)) -> f64 {
-    let mut v: Vec<f64> = pts[r.0..r.1].iter().map(|p| p.latency_s).collect();
-    v.sort_by(f64::total_cmp);
-    models::stats::median_of_sorted(&v)
+    median(pts[r.0..r.1].iter().map(|p| p.latency_s).collect())
 }
 
 /// The plateaus of the fit, as index ranges into the sorted points: its

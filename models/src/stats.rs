@@ -222,6 +222,15 @@ pub fn quantile(sorted: &[f64], q: f64) -> f64 {
     }
 }
 
+/// Median of `values` in any order ([`median_of_sorted`] once sorted).
+///
+/// # Panics
+/// If `values` is empty.
+pub fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    median_of_sorted(&values)
+}
+
 /// Median of values sorted ascending (mean of the two middle ones for even n).
 pub fn median_of_sorted(sorted: &[f64]) -> f64 {
     let n = sorted.len();
@@ -233,9 +242,7 @@ pub fn median_of_sorted(sorted: &[f64]) -> f64 {
 }
 
 fn mad_of(sorted: &[f64], median: f64) -> f64 {
-    let mut dev: Vec<f64> = sorted.iter().map(|v| (v - median).abs()).collect();
-    dev.sort_by(f64::total_cmp);
-    median_of_sorted(&dev)
+    self::median(sorted.iter().map(|v| (v - median).abs()).collect())
 }
 
 /// Modified Z-score of `x`: M = 0.6745·(x − median)/MAD.
@@ -315,6 +322,7 @@ mod tests {
     fn median_even_and_odd() {
         assert_eq!(median_of_sorted(&[1.0, 2.0, 3.0]), 2.0);
         assert_eq!(median_of_sorted(&[1.0, 2.0, 3.0, 10.0]), 2.5);
+        assert_eq!(median(vec![10.0, 1.0, 3.0, 2.0]), 2.5);
     }
 
     #[test]

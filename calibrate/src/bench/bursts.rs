@@ -46,9 +46,8 @@ pub fn take_before(ctx: &mut Context, next: BenchName) -> Result<()> {
         ctx.bursts.line.extend(burst);
     }
     if later.contains(&BenchName::Lock) {
-        if ctx.bursts.critical_steps.is_none() {
-            ctx.bursts.critical_steps = Some(lock::critical_steps(ctx)?);
-        }
+        // The first burst fixes the section; later calls return it.
+        ctx.bursts.critical_steps = Some(lock::critical_steps(ctx)?);
         let burst = lock::probe(ctx).context("a ticket-lock burst failed")?;
         ctx.bursts.ticket.extend(burst);
     }

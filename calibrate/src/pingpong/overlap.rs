@@ -26,7 +26,7 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use models::stats::{median_of_sorted, Sample, Summary};
+use models::stats::{median, Sample, Summary};
 
 use super::measure::{Cmd, Pair, TAG_DATA};
 use super::watchdog::Watchdog;
@@ -134,9 +134,7 @@ pub(super) fn measure(
         triples: PROBE_TRIPLES,
     });
     let probe = pair.overlap_triples(bytes, 0, PROBE_TRIPLES, wd);
-    let mut comm: Vec<f64> = probe.iter().map(|t| t[0]).collect();
-    comm.sort_by(f64::total_cmp);
-    let spin_iters = spin_iters_for(median_of_sorted(&comm));
+    let spin_iters = spin_iters_for(median(probe.iter().map(|t| t[0]).collect()));
 
     pair.command(Cmd::Overlap {
         bytes,
