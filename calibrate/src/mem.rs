@@ -1,6 +1,7 @@
 //! Working-set memory straight from the kernel: anonymous `mmap` regions,
-//! 2 MiB-aligned, with an explicit page policy, returned to the OS on drop
-//! (so peak RSS is one working set, never several).
+//! 2 MiB-aligned, with an explicit page policy, kept resident for the next
+//! region when dropped ([`pool`]) without ever raising the peak memory
+//! beyond what the regions in use needed at once.
 //!
 //! [`Pages::Huge`] offers transparent huge pages with
 //! `madvise(MADV_HUGEPAGE)`; whether the kernel granted them is read back
@@ -17,8 +18,9 @@
 //! in a new process, 0.07–0.09 s when the same amount was freed (`munmap`)
 //! up to 1 s before, 1.7 s after 2 s and 6 s after 8 s (the guest hands
 //! freed memory back to its host within seconds), and 6.1 s for huge pages
-//! right after 512 MiB of base pages were freed. The benchmarks therefore
-//! order their large allocations to follow each other.
+//! right after 512 MiB of base pages were freed. A `calibrate` run
+//! therefore keeps the regions it drops resident for the next ones
+//! ([`pool`]).
 //!
 //! The host serves its faults per vCPU, so [`Region::new`] faults a large
 //! region in with every CPU the process may use on the calling thread's
@@ -28,13 +30,15 @@
 //! runs on, as they would with its own first touch.
 
 use std::fmt;
-use std::ptr::NonNull;
 
 use anyhow::{bail, Result};
 use core_affinity::CoreId;
 
 use crate::pin::{current_cpu, pin_current, process_cpus};
 use crate::sysinfo::node_cpus;
+
+pub mod pool;
+use pool::{Range, POOL};
 
 /// Size and alignment of an x86-64 huge page, 2 MiB.
 pub const HUGE_PAGE_BYTES: usize = 2 << 20;
@@ -50,10 +54,8 @@ pub enum Pages {
 }
 
 impl Pages {
-    /// Both policies, huge first: a huge-page buffer freed a moment before
-    /// is the cheapest memory to get again on a VM (see the module docs),
-    /// and base pages can reuse its pages as well, while huge pages rarely
-    /// find base pages freed just before.
+    /// Both policies, huge first: the pool hands out huge pages as they
+    /// are, base pages after dropping and touching them again.
     pub const BOTH: [Pages; 2] = [Pages::Huge, Pages::Small];
 
     /// "4KiB" or "2MiB", as tables and JSON show it.
@@ -61,6 +63,16 @@ impl Pages {
         match self {
             Pages::Small => "4KiB",
             Pages::Huge => "2MiB",
+        }
+    }
+}
+
+impl Pages {
+    /// The `madvise` advice that asks for this policy.
+    fn advice(self) -> libc::c_int {
+        match self {
+            Pages::Small => libc::MADV_NOHUGEPAGE,
+            Pages::Huge => libc::MADV_HUGEPAGE,
         }
     }
 }
@@ -81,14 +93,13 @@ const BASE_PAGE_BYTES: usize = 4096;
 /// the touch takes a few milliseconds, about what starting threads costs.
 const PARALLEL_TOUCH_BYTES: usize = 32 << 20;
 
-/// An anonymous private mapping of at least `len` bytes whose start is
+/// Anonymous private memory of at least `len` bytes whose start is
 /// 2 MiB-aligned. Its pages are resident from the start, placed on the NUMA
 /// node of the thread that made it (see [`Region::new`]).
 pub struct Region {
-    map: NonNull<u8>,
-    map_len: usize,
-    start: usize,
+    range: Range,
     len: usize,
+    pages: Pages,
 }
 
 // SAFETY: a Region exclusively owns its mapping; moving it to another thread
@@ -121,55 +132,42 @@ pub fn huge_page_vec<T>(n: usize, f: impl FnMut(usize) -> T) -> Vec<T> {
 }
 
 impl Region {
-    /// Maps `len` bytes (rounded up to whole huge pages) with `pages` policy
-    /// and faults them in ([`fault_in`]), so that no benchmark times a
-    /// first touch.
+    /// `len` bytes (rounded up to whole huge pages) with `pages` policy,
+    /// resident, so that no benchmark times a first touch: from the
+    /// [`pool`] when it holds enough on this thread's NUMA node (made of
+    /// base pages first, for [`Pages::Small`]), else a fresh mapping
+    /// faulted in ([`fault_in`]). A fresh region reads as zeros; one from
+    /// the pool holds what its last user wrote.
     pub fn new(len: usize, pages: Pages) -> Result<Self> {
         if len == 0 {
             bail!("a working set of 0 bytes cannot be mapped");
         }
         let rounded = len.div_ceil(HUGE_PAGE_BYTES) * HUGE_PAGE_BYTES;
-        let map_len = rounded + HUGE_PAGE_BYTES;
-        // SAFETY: an anonymous private mapping with no address hint has no
-        // preconditions; the result is checked against MAP_FAILED.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                map_len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-                -1,
-                0,
-            )
+        let node = current_cpu()
+            .and_then(node_cpus)
+            .and_then(|n| n.into_iter().min());
+        let pooled = lock_pool().take(rounded, node);
+        let range = match pooled {
+            Some(range) => {
+                if pages == Pages::Small {
+                    advise(range, libc::MADV_NOHUGEPAGE);
+                    advise(range, libc::MADV_DONTNEED);
+                    fault_in(range.start, rounded);
+                }
+                range
+            }
+            None => {
+                let evicted = lock_pool().fresh(rounded);
+                unmap(&evicted);
+                let range = map_fresh(rounded, node).inspect_err(|_| {
+                    lock_pool().release(rounded);
+                })?;
+                advise(range, pages.advice());
+                fault_in(range.start, rounded);
+                range
+            }
         };
-        if p == libc::MAP_FAILED {
-            bail!(
-                "could not map {} bytes: {}",
-                map_len,
-                std::io::Error::last_os_error()
-            );
-        }
-        let base = p as usize;
-        let start = base.next_multiple_of(HUGE_PAGE_BYTES);
-        let advice = match pages {
-            Pages::Small => libc::MADV_NOHUGEPAGE,
-            Pages::Huge => libc::MADV_HUGEPAGE,
-        };
-        // SAFETY: [start, start + rounded) lies inside the mapping just made
-        // (start ≤ base + HUGE_PAGE_BYTES and rounded + HUGE_PAGE_BYTES = map_len).
-        // madvise only changes the paging policy; a failure (THP compiled out)
-        // is harmless and shows up in `huge_page_bytes`.
-        unsafe {
-            libc::madvise(start as *mut libc::c_void, rounded, advice);
-        }
-        fault_in(start, len);
-        Ok(Self {
-            // SAFETY: mmap succeeded, so p is not null.
-            map: unsafe { NonNull::new_unchecked(p as *mut u8) },
-            map_len,
-            start,
-            len,
-        })
+        Ok(Self { range, len, pages })
     }
 
     /// Bytes asked for.
@@ -184,21 +182,22 @@ impl Region {
 
     /// Start address (2 MiB-aligned).
     pub fn as_ptr(&self) -> *const u8 {
-        self.start as *const u8
+        self.range.start as *const u8
     }
 
     /// The region as `u64` words (len / 8 of them).
     pub fn words_mut(&mut self) -> &mut [u64] {
-        // SAFETY: start is 2 MiB-aligned (so 8-aligned), the mapping is
-        // readable and writable for len bytes, zero-initialised by the kernel
-        // (a valid u64 bit pattern), and `&mut self` makes the slice unique.
-        unsafe { std::slice::from_raw_parts_mut(self.start as *mut u64, self.len / 8) }
+        // SAFETY: the start is 2 MiB-aligned (so 8-aligned), the mapping is
+        // readable, writable and initialised (zero-filled by the kernel, or
+        // written before) for len bytes, every bit pattern is a u64, and
+        // `&mut self` makes the slice unique.
+        unsafe { std::slice::from_raw_parts_mut(self.range.start as *mut u64, self.len / 8) }
     }
 
     /// The region as `f64` values (len / 8 of them).
     pub fn f64s_mut(&mut self) -> &mut [f64] {
-        // SAFETY: as in `words_mut`; zero bits are the f64 0.0.
-        unsafe { std::slice::from_raw_parts_mut(self.start as *mut f64, self.len / 8) }
+        // SAFETY: as in `words_mut`; every bit pattern is an f64.
+        unsafe { std::slice::from_raw_parts_mut(self.range.start as *mut f64, self.len / 8) }
     }
 
     /// Bytes of this region the kernel backs with huge pages now, read from
@@ -207,7 +206,7 @@ impl Region {
     /// count). `None` when smaps cannot be read.
     pub fn huge_page_bytes(&self) -> Option<u64> {
         let smaps = std::fs::read_to_string("/proc/self/smaps").ok()?;
-        anon_huge_bytes(&smaps, self.start).map(|b| b.min(self.len as u64))
+        anon_huge_bytes(&smaps, self.range.start).map(|b| b.min(self.len as u64))
     }
 }
 
@@ -253,10 +252,96 @@ fn fault_in(start: usize, len: usize) {
 }
 
 impl Drop for Region {
+    /// Back to the [`pool`], base pages collapsed into huge pages first,
+    /// or to the OS when the pool is off or the pages cannot be collapsed.
     fn drop(&mut self) {
-        // SAFETY: map/map_len are exactly what mmap returned, unmapped once.
+        let keep = lock_pool().enabled()
+            && match self.pages {
+                Pages::Huge => true,
+                Pages::Small => {
+                    advise(self.range, libc::MADV_HUGEPAGE);
+                    advise(self.range, libc::MADV_COLLAPSE)
+                }
+            };
+        let unmapped = {
+            let mut pool = lock_pool();
+            pool.release(self.range.len);
+            if keep {
+                pool.keep(self.range)
+            } else {
+                vec![self.range]
+            }
+        };
+        unmap(&unmapped);
+    }
+}
+
+/// The process's pool, even if a thread panicked while holding it (its
+/// lists change in single steps).
+fn lock_pool() -> std::sync::MutexGuard<'static, pool::Pool> {
+    POOL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// `madvise(advice)` over `r`; whether the kernel took it. A refused
+/// paging hint (THP compiled out) is harmless: it shows in
+/// [`Region::huge_page_bytes`].
+fn advise(r: Range, advice: libc::c_int) -> bool {
+    // SAFETY: r lies in a mapping this module made and owns; the advice
+    // changes only the paging of its pages, and MADV_DONTNEED is given
+    // only for a range no region or slice refers to.
+    unsafe { libc::madvise(r.start as *mut libc::c_void, r.len, advice) == 0 }
+}
+
+/// A fresh mapping of `len` bytes (whole huge pages) starting on a huge
+/// page, nothing touched yet.
+fn map_fresh(len: usize, node: Option<usize>) -> Result<Range> {
+    let map_len = len + HUGE_PAGE_BYTES;
+    // SAFETY: an anonymous private mapping with no address hint has no
+    // preconditions; the result is checked against MAP_FAILED.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            map_len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        bail!(
+            "could not map {} bytes: {}",
+            map_len,
+            std::io::Error::last_os_error()
+        );
+    }
+    let base = p as usize;
+    let start = base.next_multiple_of(HUGE_PAGE_BYTES);
+    // The slack before and after the aligned range goes back at once, so
+    // that every range can later be unmapped on its own.
+    let end = start + len;
+    unmap(&[
+        Range {
+            start: base,
+            len: start - base,
+            node,
+        },
+        Range {
+            start: end,
+            len: base + map_len - end,
+            node,
+        },
+    ]);
+    Ok(Range { start, len, node })
+}
+
+/// Unmaps each of `ranges`, which no region uses any more.
+fn unmap(ranges: &[Range]) {
+    for r in ranges.iter().filter(|r| r.len > 0) {
+        // SAFETY: each range lies in a mapping this module made, and no
+        // region or pooled range refers to it any more.
         unsafe {
-            libc::munmap(self.map.as_ptr() as *mut libc::c_void, self.map_len);
+            libc::munmap(r.start as *mut libc::c_void, r.len);
         }
     }
 }

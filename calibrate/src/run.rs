@@ -61,6 +61,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
         bursts: Default::default(),
     };
 
+    ctx.warm_huge_pages()?;
     let mut fresh = Profile::new(provenance);
     let mut lines = Vec::new();
     let mut warnings = Vec::new();

@@ -19,8 +19,10 @@ use anyhow::Result;
 use models::profile::{ComputeCeiling, MemoryLevel, Profile, Sample, Section, Summary};
 use models::stats::Summary as Stats;
 
+use crate::cli::BenchName;
 use crate::clock::Clock;
 use crate::config::{dram_working_set, Config};
+use crate::mem::{Pages, Region};
 use crate::pin::Team;
 use crate::progress::Progress;
 use crate::sysinfo::SysInfo;
@@ -123,6 +125,24 @@ impl Context {
             self.config.budget_bytes,
             self.config.quick,
         )
+    }
+
+    /// Keeps dropped working sets resident for the next ones, and faults
+    /// in, once, from the first pinned thread, the smallest DRAM working
+    /// set the latency, STREAM and MLP benchmarks will ask for (its floor
+    /// from the OS-reported caches), when any of them runs. On a VM each
+    /// fresh huge-page working set otherwise costs the host's faults again
+    /// ([`crate::mem::pool`]).
+    pub fn warm_huge_pages(&self) -> Result<()> {
+        crate::mem::pool::enable();
+        let large = [BenchName::Latency, BenchName::Stream, BenchName::Mlp];
+        if !self.config.benches.iter().any(|b| large.contains(b)) {
+            return Ok(());
+        }
+        let bytes = self.far_dram_bytes(0.0) as usize;
+        self.one
+            .each(|_| Region::new(bytes, Pages::Huge).map(drop))
+            .swap_remove(0)
     }
 }
 

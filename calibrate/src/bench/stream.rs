@@ -15,8 +15,8 @@
 //! distinct byte mix, [`Kernel::DISTINCT_MIXES`]) from 16 KiB per thread,
 //! 2 points per octave (1 with `--quick`), up to the DRAM working set
 //! max(128 MiB, 8 × largest detected cache, 2 × largest OS-reported cache)
-//! in total, capped by the memory budget, and one size is freed before the
-//! next is allocated.
+//! in total, capped by the memory budget, and one size is dropped before
+//! the next is made (from the same resident memory, `crate::mem::pool`).
 //!
 //! Every point's bandwidth is the capability estimate of its clean timings
 //! (the high quantile of the rates, `models::stats::capability`); the
@@ -305,13 +305,9 @@ impl Bench for Stream {
     }
 }
 
-/// Each of `kernels` at every size of `grids`, on each team, the largest
-/// total working sets first: the DRAM points of all teams follow the
-/// latency sweep's DRAM buffers and each other, so each allocation finds
-/// the pages the one before just freed. On a VM the first touch of memory
-/// the host has not backed costs tens of times a kernel's zeroing, and a
-/// guest hands freed memory back to its host within seconds (see
-/// [`crate::mem`]). Each team's points come back in size order.
+/// Each of `kernels` at every size of `grids`, on each team, in size
+/// order. The working sets come from the pool of resident memory
+/// ([`crate::mem::pool`]), so no point waits for the host's faults.
 fn sweep(
     ctx: &Context,
     teams: &[&Team],
@@ -319,34 +315,30 @@ fn sweep(
     kernels: &[Kernel],
 ) -> Result<Vec<Vec<KernelPoint>>> {
     let plan = &ctx.config.plan;
-    let mut order: Vec<(usize, u64)> = grids
-        .iter()
-        .enumerate()
-        .flat_map(|(t, g)| g.iter().map(move |&size| (t, size)))
-        .collect();
-    order.sort_by_key(|&(t, size)| std::cmp::Reverse(size * teams[t].threads() as u64));
-    let bar = ctx.progress.bar("stream", order.len() as u64);
-    let mut sweeps: Vec<Vec<KernelPoint>> = vec![Vec::new(); teams.len()];
-    for (t, size) in order {
-        let team = teams[t];
-        bar.set_message(format!(
-            "{} × {}",
-            team.threads(),
-            binary_bytes(size as f64)
-        ));
-        // The DRAM point (the largest) gets the full plan; the plateau
-        // points, which are pooled per level, at most SWEEP_REPS and no
-        // re-measuring.
-        let p = if Some(&size) == grids[t].last() {
-            *plan
-        } else {
-            plan.with_reps(plan.reps.min(SWEEP_REPS)).without_retry()
-        };
-        sweeps[t].extend(measure_size(team, size, kernels, Pages::Huge, &p)?);
-        bar.inc(1);
-    }
-    for pts in &mut sweeps {
-        pts.sort_by_key(|p| p.per_thread_bytes);
+    let bar = ctx
+        .progress
+        .bar("stream", grids.iter().map(|g| g.len() as u64).sum());
+    let mut sweeps = Vec::new();
+    for (team, grid) in teams.iter().zip(grids) {
+        let mut points = Vec::new();
+        for &size in grid {
+            bar.set_message(format!(
+                "{} × {}",
+                team.threads(),
+                binary_bytes(size as f64)
+            ));
+            // The DRAM point (the largest) gets the full plan; the plateau
+            // points, which are pooled per level, at most SWEEP_REPS and no
+            // re-measuring.
+            let p = if Some(&size) == grid.last() {
+                *plan
+            } else {
+                plan.with_reps(plan.reps.min(SWEEP_REPS)).without_retry()
+            };
+            points.extend(measure_size(team, size, kernels, Pages::Huge, &p)?);
+            bar.inc(1);
+        }
+        sweeps.push(points);
     }
     bar.finish_and_clear();
     Ok(sweeps)
