@@ -22,7 +22,8 @@
 # back to back and prints, for each summary figure, max/min over the runs
 # (targets: <= 1.10 for one-thread figures, <= 1.15 for all-thread ones),
 # how many runs left it unreliable, the disturbed batches, and the wall
-# time of each run (target <= 15 s).
+# time of each run (target <= 15 s). With KEEP=DIR the five profiles are
+# copied to DIR, to read a figure that moved.
 #
 # Usage: scripts/bench_calibrate.sh            (ROUNDS=7 DRAM_SIZE=1GB)
 #        scripts/bench_calibrate.sh repeat     (the repeatability section only)
@@ -51,6 +52,9 @@ repeatability() {
         "$CAL" --quick --out "$OUT/repeat-$i.json" >/dev/null 2>&1
         t1=$(date +%s.%N)
         times+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')")
+        if [ -n "${KEEP:-}" ]; then
+            mkdir -p "$KEEP" && cp "$OUT/repeat-$i.json" "$KEEP/"
+        fi
     done
     echo "Repeatability: $REPEAT_RUNS x calibrate --quick on $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo) (load average before: $load, after: $(cut -d' ' -f1-3 /proc/loadavg))"
     printf '%-24s %-4s %12s %12s %8s %7s %11s %10s\n' figure kind min max max/min target unreliable disturbed

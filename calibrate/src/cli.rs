@@ -132,7 +132,7 @@ pub struct Cli {
 /// Options of a calibration run.
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
-    /// Fewer sizes, kernels and repetitions (about 20 s instead of 90 s on
+    /// Fewer sizes, kernels and repetitions (about 15 s instead of 70 s on
     /// a 2-core VM).
     #[arg(long)]
     pub quick: bool,
