@@ -248,7 +248,7 @@ impl Walk<'_> {
         loop {
             let det = detection.as_ref().ok();
             let largest = det.and_then(|d| d.largest_cache()).unwrap_or(0.0);
-            let want = grid_floor(self.ctx.far_dram_bytes(largest), self.line);
+            let want = grid_floor(self.ctx.dram_bytes(largest), self.line);
             let next = k_max + self.stride;
             let beyond = k_max >= want;
             let reached = det.is_some_and(|d| d.dram.is_some());
@@ -312,7 +312,7 @@ pub fn sweep(
     let done = walk.done;
     let dram_k = if detection.dram.is_some() {
         let target = grid_floor(
-            ctx.far_dram_bytes(detection.largest_cache().unwrap_or(0.0)),
+            ctx.dram_bytes(detection.largest_cache().unwrap_or(0.0)),
             line,
         );
         *done

@@ -98,21 +98,17 @@ impl Context {
         ))
     }
 
-    /// The DRAM working set for a largest detected cache of `largest` bytes
-    /// ([`dram_working_set`]).
-    pub fn dram_bytes(&self, largest: f64) -> u64 {
-        dram_working_set(largest, 0.0, self.config.budget_bytes, self.config.quick)
-    }
-
-    /// The DRAM working set of the STREAM sweep and of the pointer chase's
-    /// DRAM latency: as [`Self::dram_bytes`], and at least twice the
-    /// largest cache the OS reports. On a VM the bandwidth keeps falling
+    /// The DRAM working set of the STREAM sweep, of the pointer chase's
+    /// DRAM latency and of the MLP curves, for a largest detected cache of
+    /// `largest` bytes ([`dram_working_set`]): at least twice the largest
+    /// cache the OS reports as well. On a VM the bandwidth keeps falling
     /// and the latency keeps rising past the detected levels while the
     /// host's last-level cache still serves part of the working set; and
     /// the detected levels move between runs on a shared host, where the
     /// OS's figure does not, so the DRAM figures are taken at the same size
-    /// every run.
-    pub fn far_dram_bytes(&self, largest: f64) -> u64 {
+    /// every run, and Little's law divides a bandwidth by a latency taken
+    /// at the same size.
+    pub fn dram_bytes(&self, largest: f64) -> u64 {
         let os_largest = self
             .sys
             .caches
@@ -139,7 +135,7 @@ impl Context {
         if !self.config.benches.iter().any(|b| large.contains(b)) {
             return Ok(());
         }
-        let bytes = self.far_dram_bytes(0.0) as usize;
+        let bytes = self.dram_bytes(0.0) as usize;
         self.one
             .each(|_| Region::new(bytes, Pages::Huge).map(drop))
             .swap_remove(0)
