@@ -308,13 +308,9 @@ fn reciprocal(slope: Estimate) -> Estimate {
 }
 
 /// The latency of a hit in the cache CPUs `a` and `b` share, and where it
-/// was read: the lower of the detected cache level beyond as many levels
-/// as the OS says each has to itself, when it is also larger than the
-/// largest of them (a plateau's median), and
-/// the latency curve at twice that private size (half of a random chase
-/// there may still hit the private caches, so it errs low). None when the
-/// OS reports them sharing a private level (siblings it admits to),
-/// reports no shared level, or no latency curve is known.
+/// was read ([`shared_hit_of`]). None when the OS reports them sharing a
+/// private level (siblings it admits to), reports no shared level, or no
+/// latency curve is known.
 fn shared_hit(ctx: &Context, a: usize, b: usize) -> Option<(f64, String)> {
     let data: Vec<_> = ctx
         .sys
@@ -335,23 +331,32 @@ fn shared_hit(ctx: &Context, a: usize, b: usize) -> Option<(f64, String)> {
     let latency = ctx.known.sections.latency.as_ref()?;
     let pages = latency.detection_pages.as_deref().unwrap_or("2MiB");
     let curve = latency.latency_at(2.0 * private, pages, |e| e.point)?;
-    // The detected level as many places out as the OS reports private
-    // levels: a detected private level's capacity (the half-way point of
-    // its step) can read above the OS's size, and its hit is then no
-    // shared hit.
     let level = ctx
         .known
         .levels
         .iter()
         .filter(|l| l.name != "DRAM")
         .nth(first_shared as usize - 1)
-        .and_then(|l| Some((l.size_bytes?, l.latency_s?.point, &l.name)))
-        .filter(|(size, _, _)| *size > private)
-        .map(|(_, hit, name)| (hit, name.clone()));
-    Some(match level {
-        Some((hit, name)) if hit < curve => (hit, format!("the {name} plateau")),
+        .and_then(|l| Some((l.size_bytes?, l.latency_s?.point, l.name.as_str())));
+    Some(shared_hit_of(level, private, curve))
+}
+
+/// A shared hit from the latency curve at twice the largest private size
+/// `private` (`curve`: half of a random chase there may still hit the
+/// private caches, so it errs low) and the plateau of `level` (capacity,
+/// latency, name), the detected level as many places out as the OS reports
+/// private levels: the lower of the two, the plateau only when its capacity
+/// is beyond twice the private size as well. A detected capacity is the
+/// half-way point of its step, so a private level's own step (or a part
+/// of it a disturbance split off) can read up to about twice the OS's
+/// size, and its hit is then no shared hit.
+fn shared_hit_of(level: Option<(f64, f64, &str)>, private: f64, curve: f64) -> (f64, String) {
+    match level {
+        Some((size, hit, name)) if size > 2.0 * private && hit < curve => {
+            (hit, format!("the {name} plateau"))
+        }
         _ => (curve, binary_bytes(2.0 * private)),
-    })
+    }
 }
 
 impl Bench for C2c {
@@ -391,8 +396,15 @@ impl Bench for C2c {
         let (one_way, left_out) =
             pool_bursts(&bursts, hit.as_ref().map(|h| SHARED_HIT_SHARE * h.0))?;
         let one_way = one_way.summary();
+        let siblings = match &hit {
+            Some((h, at)) => format!(
+                "one core's siblings: below {} = {SHARED_HIT_SHARE} × a shared hit at {at}",
+                Si(SHARED_HIT_SHARE * h, "s")
+            ),
+            None => "one core's siblings: no shared hit known".into(),
+        };
         out.notes.push(format!(
-            "core-to-core latency: {} burst(s) of the ping-pong spread over the run, {} pooled, {left_out} left out (unreliable, descheduled, or on one core's siblings)",
+            "core-to-core latency: {} burst(s) of the ping-pong spread over the run, {} pooled, {left_out} left out (unreliable, descheduled, or on {siblings})",
             bursts.len(),
             bursts.len() - left_out
         ));
@@ -497,6 +509,25 @@ mod tests {
 
     fn burst(ns: &[f64]) -> Sample {
         Sample::new(ns.iter().map(|v| v * 1e-9).collect()).unwrap()
+    }
+
+    #[test]
+    fn a_shared_hit_is_no_private_level_read_large() {
+        let mib = (1u64 << 20) as f64;
+        let curve = 34e-9;
+        // The host's cache slice, well beyond the 2 MiB L2: its plateau.
+        let l3 = Some((17.5 * mib, 31e-9, "L3"));
+        assert_eq!(shared_hit_of(l3, 2.0 * mib, curve).0, 31e-9);
+        // A step at 2.6 MiB is L2's own edge, whatever its name.
+        let split = Some((2.6 * mib, 12e-9, "L3"));
+        assert_eq!(
+            shared_hit_of(split, 2.0 * mib, curve),
+            (curve, "4 MiB".to_string())
+        );
+        // A plateau above the curve leaves the curve.
+        let slow = Some((17.5 * mib, 40e-9, "L3"));
+        assert_eq!(shared_hit_of(slow, 2.0 * mib, curve).0, curve);
+        assert_eq!(shared_hit_of(None, 2.0 * mib, curve).0, curve);
     }
 
     #[test]
