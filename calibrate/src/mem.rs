@@ -65,9 +65,7 @@ impl Pages {
             Pages::Huge => "2MiB",
         }
     }
-}
 
-impl Pages {
     /// The `madvise` advice that asks for this policy.
     fn advice(self) -> libc::c_int {
         match self {
@@ -102,7 +100,7 @@ pub struct Region {
     pages: Pages,
 }
 
-// SAFETY: a Region exclusively owns its mapping; moving it to another thread
+// SAFETY: a Region exclusively owns its range of memory; moving it to another thread
 // moves that ownership, and shared references only hand out shared slices.
 unsafe impl Send for Region {}
 // SAFETY: `&Region` only gives read access (`as_slice`); writes need `&mut`.
