@@ -28,6 +28,12 @@ pub const OUTLIER_Z: f64 = 3.5;
 pub const NOISY_CV: f64 = 0.05;
 /// Share of outliers above which a figure is flagged as noisy.
 pub const NOISY_OUTLIER_SHARE: f64 = 0.10;
+/// Smallest spread, as a share of the median, that outliers are scored
+/// against: timings of one loop differ by about 1% from one repetition to
+/// the next however quiet the machine (timer granularity, clock steps), so
+/// a tight sample's MAD is floored here: only a value more than about 5%
+/// (`OUTLIER_Z / 0.6745` × 1%) off the median counts as an outlier.
+pub const MAD_FLOOR_SHARE: f64 = 0.01;
 
 /// Why a set of values is not a usable sample.
 #[derive(Debug, Error, PartialEq)]
@@ -184,7 +190,7 @@ impl Sample {
             0.0
         };
         let mad = mad_of(&sorted, median);
-        let outliers = count_outliers(&sorted, median, mad);
+        let outliers = count_outliers(&sorted, median, mad.max(MAD_FLOOR_SHARE * median.abs()));
         let noisy = cv > NOISY_CV || outliers.total() as f64 > NOISY_OUTLIER_SHARE * n as f64;
         Summary {
             n,
@@ -327,13 +333,25 @@ mod tests {
 
     #[test]
     fn zero_mad_flags_every_differing_value() {
-        // Seven identical values and one slower: MAD = 0.
-        let s = Sample::new(vec![2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.1]).unwrap();
+        // Seven identical values and one 10% slower: MAD = 0.
+        let s = Sample::new(vec![2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.2]).unwrap();
         let sum = s.summary();
         assert_eq!(sum.mad, 0.0);
         assert_eq!(sum.outliers, Outliers { low: 0, high: 1 });
         assert_eq!(modified_z(2.0, 2.0, 0.0), 0.0);
         assert_eq!(modified_z(1.0, 2.0, 0.0), f64::NEG_INFINITY);
+    }
+
+    #[test]
+    fn one_per_cent_apart_is_quiet() {
+        // A tight sample (MAD 0.1%) whose extremes are 1.5% off: outliers
+        // by MAD alone, within the resolution of a timing.
+        let v = vec![1.000, 1.001, 0.999, 1.000, 1.001, 1.015, 0.985];
+        let sum = Sample::new(v).unwrap().summary();
+        assert_eq!(sum.outliers.total(), 0);
+        assert!(!sum.noisy);
+        let v = vec![1.000, 1.001, 0.999, 1.000, 1.001, 1.015, 1.08];
+        assert_eq!(Sample::new(v).unwrap().summary().outliers.high, 1);
     }
 
     #[test]
