@@ -85,6 +85,10 @@ pub struct Increment {
     pub per_item_s: Option<Sample>,
 }
 
+/// The increments' figures as predictions use them: capability estimates
+/// (`Sample::time`, the low quantile of the clean timings; the median in
+/// older profiles), the convention `predict run` reports its kernels' times
+/// with.
 impl C2cSection {
     /// Time per dependent increment of a counter, per thread, with
     /// `sharers` threads' counters on one line (1: a line each), and the
@@ -93,11 +97,19 @@ impl C2cSection {
     pub fn increment_s(&self, sharers: usize) -> Option<(f64, usize)> {
         let inc = self.increments.as_ref()?;
         if sharers <= 1 {
-            return Some((inc.own_line.as_ref()?.per_increment_s.as_ref()?.median, 1));
+            return Some((
+                inc.own_line
+                    .as_ref()?
+                    .per_increment_s
+                    .as_ref()?
+                    .time()
+                    .point,
+                1,
+            ));
         }
         inc.shared_line
             .iter()
-            .filter_map(|p| Some((p.per_increment_s.as_ref()?.median, p.threads)))
+            .filter_map(|p| Some((p.per_increment_s.as_ref()?.time().point, p.threads)))
             .min_by_key(|(_, at)| at.abs_diff(sharers))
     }
 
@@ -110,7 +122,8 @@ impl C2cSection {
                 .as_ref()?
                 .per_step_s
                 .as_ref()?
-                .median,
+                .time()
+                .point,
         )
     }
 
@@ -123,7 +136,7 @@ impl C2cSection {
             "scatter" => inc.scatter.as_ref(),
             _ => None,
         }?;
-        Some(l.per_item_s.as_ref()?.median)
+        Some(l.per_item_s.as_ref()?.time().point)
     }
 }
 
