@@ -34,11 +34,14 @@ pub struct Machine<'a> {
 
 /// How the machine runs now against its profile, from the paired
 /// re-measure next to a kernel ([`crate::kernels::paired`]): the scale of
-/// every memory roof and of every compute ceiling (1 = as profiled).
+/// every memory roof, of every compute ceiling and of the counters'
+/// increment rates (1 = as profiled).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Now {
     pub memory: f64,
     pub compute: f64,
+    /// Increments per second now over the profile's (its times divided).
+    pub increments: f64,
 }
 
 impl Default for Now {
@@ -46,6 +49,7 @@ impl Default for Now {
         Self {
             memory: 1.0,
             compute: 1.0,
+            increments: 1.0,
         }
     }
 }
@@ -274,12 +278,13 @@ impl<'a> Machine<'a> {
     /// thread count nearest to `sharers` (the first measured on a tie),
     /// which is returned too.
     pub fn increment_s(&self, sharers: usize) -> Result<(f64, usize), Missing> {
-        self.c2c()?.increment_s(sharers).ok_or_else(|| {
+        let (t, at) = self.c2c()?.increment_s(sharers).ok_or_else(|| {
             missing(
                 format!("the increment time with {sharers} thread(s) per line"),
                 "c2c",
             )
-        })
+        })?;
+        Ok((t / self.now.increments, at))
     }
 
     /// Time per step of a local sum (one L1 load and one dependent add),

@@ -13,12 +13,19 @@
 //!   working set per thread, or at the profile's DRAM size when the working
 //!   set lies beyond the sweep, as the model reads the level
 //!   ([`models::profile::stream::StreamSection::bandwidth_wa`]);
-//! * **compute**: the register FMA peak of the variant's precision.
+//! * **compute**: the register FMA peak of the variant's precision;
+//! * **increments**: the time per increment of a counter, on its own line
+//!   or on one line with the variant's other sharers, as `calibrate`'s c2c
+//!   benchmark measures it. Whether a line's writes cross between the two
+//!   vCPUs cheaply or not depends on where the host places them, which can
+//!   change between `calibrate` and the kernel.
 //!
-//! Each gives a [`Drift`], now / profile. The paired prediction is the same
-//! model with every memory roof scaled by the memory drift and every
-//! compute ceiling by the compute drift ([`crate::machine::Now`]); the
-//! other figures (latencies, locks, line transfers) are not re-measured.
+//! Each gives a [`Drift`], now / profile (for increments, of their rates).
+//! The paired prediction is the same model with every memory roof scaled
+//! by the memory drift, every compute ceiling by the compute drift and
+//! every increment time divided by the increments drift
+//! ([`crate::machine::Now`]); the other figures (latencies, locks) are not
+//! re-measured.
 
 use anyhow::Result;
 use calibrate::harness::kernels::fma::{FlopKernel, Precision};
@@ -26,7 +33,9 @@ use calibrate::harness::kernels::stream::Kernel as StreamKernel;
 use calibrate::harness::mem::Pages;
 use calibrate::harness::pin::Team;
 use calibrate::harness::timer::Plan;
-use calibrate::harness::{measure_flops, measure_size};
+use calibrate::harness::{
+    measure_flops, measure_size, own_line_increments, shared_line_increments,
+};
 use models::kernel::Traffic;
 use models::profile::stream::{StreamPoint, StreamSection};
 use models::profile::{CeilingKernel, Profile};
@@ -34,6 +43,7 @@ use models::stats::Better;
 use serde::Serialize;
 
 use super::team::team;
+use super::terms::line_sharers;
 use super::work::{predict, Demand, Prediction, Work};
 use crate::loop_figures::mix_of;
 use crate::machine::{Machine, Missing, Now};
@@ -47,7 +57,8 @@ pub struct Drift {
     pub profile: f64,
     /// The figure now.
     pub now: f64,
-    /// The unit of both: "B/s" (with write-allocate traffic) or "FLOP/s".
+    /// The unit of both: "B/s" (with write-allocate traffic), "FLOP/s" or
+    /// "increments/s" (per thread).
     pub unit: &'static str,
 }
 
@@ -63,6 +74,7 @@ impl Drift {
 pub struct Paired {
     pub memory: Option<Drift>,
     pub compute: Option<Drift>,
+    pub increments: Option<Drift>,
 }
 
 /// A drift beyond this share (either way) says the machine changed since
@@ -75,6 +87,7 @@ impl Paired {
         Now {
             memory: self.memory.as_ref().map_or(1.0, Drift::ratio),
             compute: self.compute.as_ref().map_or(1.0, Drift::ratio),
+            increments: self.increments.as_ref().map_or(1.0, Drift::ratio),
         }
     }
 
@@ -91,7 +104,7 @@ impl Paired {
 
     /// The re-measured figures that moved by more than [`CHANGED`].
     pub fn changed(&self) -> Vec<&Drift> {
-        [&self.memory, &self.compute]
+        [&self.memory, &self.compute, &self.increments]
             .into_iter()
             .flatten()
             .filter(|d| (d.ratio() - 1.0).abs() > CHANGED)
@@ -108,6 +121,7 @@ pub fn probe(work: &Work, threads: usize, profile: &Profile) -> Result<Paired> {
     Ok(Paired {
         memory: memory_drift(work, &team, profile, &plan)?,
         compute: compute_drift(work, &team, profile, &plan)?,
+        increments: increments_drift(work, &team, profile, &plan)?,
     })
 }
 
@@ -179,6 +193,54 @@ fn compute_drift(
         profile: c.flops.point,
         now,
         unit: "FLOP/s",
+    }))
+}
+
+/// The time per increment of the work's counters, on `sharers` threads'
+/// shared line or each on its own, now against the profile's (as rates);
+/// none without increments or a profile figure for them.
+fn increments_drift(
+    work: &Work,
+    team: &Team,
+    profile: &Profile,
+    plan: &Plan,
+) -> Result<Option<Drift>> {
+    let Some(sharers) = work.demands.iter().find_map(|d| match d {
+        Demand::Increments { sharers, .. } => Some(*sharers),
+        _ => None,
+    }) else {
+        return Ok(None);
+    };
+    let threads = team.threads();
+    let wanted = line_sharers(sharers, threads);
+    let Some((t, at)) = profile
+        .sections
+        .c2c
+        .as_ref()
+        .and_then(|c| c.increment_s(wanted))
+    else {
+        return Ok(None);
+    };
+    let now = if at > 1 {
+        let on = if at == threads {
+            None
+        } else {
+            Some(super::team::team(at)?)
+        };
+        shared_line_increments(on.as_ref().unwrap_or(team), plan)?
+    } else {
+        own_line_increments(team, plan)?
+    };
+    let what = if at > 1 {
+        format!("increments of {at} threads' counters on one line")
+    } else {
+        format!("increments of counters each on its line, {threads} thr")
+    };
+    Ok(Some(Drift {
+        what,
+        profile: 1.0 / t,
+        now: 1.0 / now.low_quantile.point,
+        unit: "increments/s",
     }))
 }
 
@@ -288,15 +350,17 @@ mod tests {
         let p = Paired {
             memory: Some(d(8.0)),
             compute: Some(d(10.5)),
+            increments: Some(d(20.0)),
         };
         assert_eq!(
             p.now(),
             Now {
                 memory: 0.8,
-                compute: 1.05
+                compute: 1.05,
+                increments: 2.0,
             }
         );
-        assert_eq!(p.changed().len(), 1);
+        assert_eq!(p.changed().len(), 2);
         assert_eq!(Paired::default().now(), Now::default());
     }
 }

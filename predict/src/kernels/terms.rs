@@ -250,6 +250,12 @@ pub fn lock(m: &Machine, d: &LockDemand, threads: usize) -> Result<LockTerm, Mis
     })
 }
 
+/// Threads whose counters share one line: `sharers` of the work, at most
+/// the threads that run.
+pub fn line_sharers(sharers: f64, threads: usize) -> usize {
+    sharers.min(threads as f64).max(1.0) as usize
+}
+
 /// Increments of counters that `sharers` threads share on one line (1:
 /// each alone on its line), at the measured time per increment (§3.4).
 pub fn increments(
@@ -258,7 +264,7 @@ pub fn increments(
     sharers: f64,
     threads: usize,
 ) -> Result<Term, Missing> {
-    let s = sharers.min(threads as f64).max(1.0) as usize;
+    let s = line_sharers(sharers, threads);
     let (t_inc, measured_at) = m.increment_s(s)?;
     let lecture = match (s, m.line_transfer_s()) {
         (1, _) | (_, Err(_)) => String::new(),

@@ -1,6 +1,7 @@
 //! The model's terms on hand-computed cases of a synthetic machine.
 
 use super::*;
+use crate::machine::Now;
 use models::profile::{ComputeCeiling, MemoryLevel, Profile, Provenance};
 use models::Estimate;
 use serde_json::json;
@@ -218,6 +219,14 @@ fn locks_line_transfers_and_chains() {
     // 3 sharers on 4 threads: the nearest measured count (a tie goes
     // to the first measured, 2).
     assert!((predict(&inc(3.0), &m, 4).unwrap().seconds - 12e-3).abs() < 1e-12);
+    // Increments running twice as fast now as when profiled (the paired
+    // re-measure): half the time.
+    let now = Now {
+        increments: 2.0,
+        ..Now::default()
+    };
+    let fast = predict(&inc(2.0), &Machine::paired(&p, now), 2).unwrap();
+    assert!((fast.seconds - 6e-3).abs() < 1e-12);
     // A local sum: 1e6 steps of 0.75 ns, 1.5 cycles at 2 GHz.
     let local = Work {
         demands: vec![Demand::LocalSum {
