@@ -34,14 +34,18 @@ pub struct Machine<'a> {
 
 /// How the machine runs now against its profile, from the paired
 /// re-measure next to a kernel ([`crate::kernels::paired`]): the scale of
-/// every memory roof, of every compute ceiling and of the counters'
-/// increment rates (1 = as profiled).
+/// every memory roof, of every compute ceiling, of the counters'
+/// increment rates and of the locks' rates on more than one thread (1 = as
+/// profiled).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Now {
     pub memory: f64,
     pub compute: f64,
     /// Increments per second now over the profile's (its times divided).
     pub increments: f64,
+    /// Lock operations per second on more than one thread now over the
+    /// profile's (the times of every contended or spread lock divided).
+    pub handoffs: f64,
 }
 
 impl Default for Now {
@@ -50,6 +54,7 @@ impl Default for Now {
             memory: 1.0,
             compute: 1.0,
             increments: 1.0,
+            handoffs: 1.0,
         }
     }
 }
@@ -237,7 +242,18 @@ impl<'a> Machine<'a> {
         let lock = self.lock()?;
         self.lean_on_lock(lock, kind.key(), threads);
         lock.op_s(kind.key(), threads, state)
+            .map(|t| t / self.handoffs(threads))
             .ok_or_else(|| missing(what(), "lock"))
+    }
+
+    /// The paired re-measure's scale of lock rates on `threads` threads:
+    /// one thread hands nothing off.
+    fn handoffs(&self, threads: usize) -> f64 {
+        if threads > 1 {
+            self.now.handoffs
+        } else {
+            1.0
+        }
     }
 
     /// Wall time per operation of a std mutex on `threads` threads around
@@ -255,12 +271,14 @@ impl<'a> Machine<'a> {
         let lock = self.lock()?;
         self.lean_on_lock(lock, "mutex", threads);
         self.lean_on_lock(lock, "mutex_empty", threads);
-        lock.mutex_op_s(threads, critical_s, state).map_err(|kind| {
-            missing(
-                format!("{kind} lock throughput on {threads} thread(s)"),
-                "lock",
-            )
-        })
+        lock.mutex_op_s(threads, critical_s, state)
+            .map(|(t, at)| (t / self.handoffs(threads), at))
+            .map_err(|kind| {
+                missing(
+                    format!("{kind} lock throughput on {threads} thread(s)"),
+                    "lock",
+                )
+            })
     }
 
     /// One-way latency of a cache line between two cores.

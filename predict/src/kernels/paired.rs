@@ -18,25 +18,35 @@
 //!   or on one line with the variant's other sharers, as `calibrate`'s c2c
 //!   benchmark measures it. Whether a line's writes cross between the two
 //!   vCPUs cheaply or not depends on where the host places them, which can
-//!   change between `calibrate` and the kernel.
+//!   change between `calibrate` and the kernel;
+//! * **hand-offs**: for a lock-bound variant on more than one thread, the
+//!   throughput of the spread mutexes (`mutex_spread`, 256 mutexes taken
+//!   at random, so that a lock's line moves between the cores about every
+//!   other operation) on the variant's threads, the figure the lock model's
+//!   line migration comes from; the same placement sets the cost of every
+//!   contended hand-off.
 //!
-//! Each gives a [`Drift`], now / profile (for increments, of their rates).
-//! The paired prediction is the same model with every memory roof scaled
-//! by the memory drift, every compute ceiling by the compute drift and
-//! every increment time divided by the increments drift
-//! ([`crate::machine::Now`]); the other figures (latencies, locks) are not
-//! re-measured.
+//! Each gives a [`Drift`], now / profile (of rates). The paired prediction
+//! is the same model with every memory roof scaled by the memory drift,
+//! every compute ceiling by the compute drift, every increment time divided
+//! by the increments drift and every lock time on more than one thread by
+//! the hand-offs drift ([`crate::machine::Now`]); the other figures
+//! (latencies, one-thread lock times) are not re-measured.
+
+use std::time::Duration;
 
 use anyhow::Result;
 use calibrate::harness::kernels::fma::{FlopKernel, Precision};
 use calibrate::harness::kernels::stream::Kernel as StreamKernel;
 use calibrate::harness::mem::Pages;
-use calibrate::harness::pin::Team;
+use calibrate::harness::pin::{allowed_cpus, Team};
 use calibrate::harness::timer::Plan;
 use calibrate::harness::{
-    measure_flops, measure_size, own_line_increments, shared_line_increments,
+    lock_throughput, measure_flops, measure_size, own_line_increments, shared_line_increments,
+    LockKind,
 };
 use models::kernel::Traffic;
+use models::profile::lock::HandOff;
 use models::profile::stream::{StreamPoint, StreamSection};
 use models::profile::{CeilingKernel, Profile};
 use models::stats::Better;
@@ -57,8 +67,8 @@ pub struct Drift {
     pub profile: f64,
     /// The figure now.
     pub now: f64,
-    /// The unit of both: "B/s" (with write-allocate traffic), "FLOP/s" or
-    /// "increments/s" (per thread).
+    /// The unit of both: "B/s" (with write-allocate traffic), "FLOP/s",
+    /// "increments/s" (per thread) or "op/s" (locks, all threads).
     pub unit: &'static str,
 }
 
@@ -75,6 +85,7 @@ pub struct Paired {
     pub memory: Option<Drift>,
     pub compute: Option<Drift>,
     pub increments: Option<Drift>,
+    pub handoffs: Option<Drift>,
 }
 
 /// A drift beyond this share (either way) says the machine changed since
@@ -88,6 +99,7 @@ impl Paired {
             memory: self.memory.as_ref().map_or(1.0, Drift::ratio),
             compute: self.compute.as_ref().map_or(1.0, Drift::ratio),
             increments: self.increments.as_ref().map_or(1.0, Drift::ratio),
+            handoffs: self.handoffs.as_ref().map_or(1.0, Drift::ratio),
         }
     }
 
@@ -104,11 +116,16 @@ impl Paired {
 
     /// The re-measured figures that moved by more than [`CHANGED`].
     pub fn changed(&self) -> Vec<&Drift> {
-        [&self.memory, &self.compute, &self.increments]
-            .into_iter()
-            .flatten()
-            .filter(|d| (d.ratio() - 1.0).abs() > CHANGED)
-            .collect()
+        [
+            &self.memory,
+            &self.compute,
+            &self.increments,
+            &self.handoffs,
+        ]
+        .into_iter()
+        .flatten()
+        .filter(|d| (d.ratio() - 1.0).abs() > CHANGED)
+        .collect()
     }
 }
 
@@ -122,6 +139,7 @@ pub fn probe(work: &Work, threads: usize, profile: &Profile) -> Result<Paired> {
         memory: memory_drift(work, &team, profile, &plan)?,
         compute: compute_drift(work, &team, profile, &plan)?,
         increments: increments_drift(work, &team, profile, &plan)?,
+        handoffs: handoffs_drift(work, threads, profile, &plan)?,
     })
 }
 
@@ -244,6 +262,49 @@ fn increments_drift(
     }))
 }
 
+/// The spread mutexes' throughput on `threads` threads, now against the
+/// profile's (medians of the rounds, as the lock terms read them), with
+/// the profile's critical section and the quick benchmark's 3 ms rounds;
+/// none for a variant without locks, on one thread or without the figure.
+fn handoffs_drift(
+    work: &Work,
+    threads: usize,
+    profile: &Profile,
+    plan: &Plan,
+) -> Result<Option<Drift>> {
+    let locks = work
+        .demands
+        .iter()
+        .any(|d| matches!(d, Demand::Lock { .. }));
+    let spread = LockKind::MutexSpread.name();
+    let profiled = profile
+        .sections
+        .lock
+        .as_ref()
+        .and_then(|l| Some((l.op_s(spread, threads, HandOff::Typical)?, l)));
+    let (Some((op_s, lock)), true) = (profiled, locks && threads > 1) else {
+        return Ok(None);
+    };
+    let steps = lock.critical_steps.unwrap_or(0);
+    let cpus = &allowed_cpus()[..threads];
+    let now = lock_throughput(
+        LockKind::MutexSpread,
+        threads,
+        cpus,
+        steps,
+        Duration::from_millis(3),
+        plan,
+    )?
+    .summary()
+    .median;
+    Ok(Some(Drift {
+        what: format!("{spread}, {threads} thr"),
+        profile: 1.0 / op_s,
+        now,
+        unit: "op/s",
+    }))
+}
+
 /// The profile's STREAM point to re-measure for `traffic` with
 /// `per_thread_bytes` per thread on `threads` threads, and its kernel.
 fn nearest_point<'a>(
@@ -351,6 +412,7 @@ mod tests {
             memory: Some(d(8.0)),
             compute: Some(d(10.5)),
             increments: Some(d(20.0)),
+            handoffs: None,
         };
         assert_eq!(
             p.now(),
@@ -358,6 +420,7 @@ mod tests {
                 memory: 0.8,
                 compute: 1.05,
                 increments: 2.0,
+                handoffs: 1.0,
             }
         );
         assert_eq!(p.changed().len(), 2);

@@ -193,6 +193,7 @@ fn locks_line_transfers_and_chains() {
     assert_eq!(pr.binding, "lock");
     assert!((pr.seconds - 20e-3).abs() < 1e-12);
     let secs = |w: Work| predict(&w, &m, 2).unwrap().seconds;
+    let secs1 = |w: Work| predict(&w, &m, 1).unwrap().seconds;
     // Shorter and longer critical sections: t_p = 14 ns + 6 ns · cs/5 ns.
     assert!((secs(section(1.0, 0.0, 0.0)) - 14e-3).abs() < 1e-12);
     assert!((secs(section(1.0, 0.0, 2.5e-9)) - 17e-3).abs() < 1e-12);
@@ -202,6 +203,19 @@ fn locks_line_transfers_and_chains() {
     assert!((secs(lock(256.0, 0.0)) - 9e-3).abs() < 1e-12);
     // One data line besides the lock's, migrating after each hand-off.
     assert!((secs(lock(1.0, 1.0)) - 36e-3).abs() < 1e-12);
+    // Hand-offs twice as fast now (the paired re-measure): t_p = 10 ns,
+    // and the spread mutexes' 10 ns per thread on 2 threads are no slower
+    // than one thread's 12 ns, so no migration; one thread is unchanged.
+    let now = Now {
+        handoffs: 2.0,
+        ..Now::default()
+    };
+    let paired = Machine::paired(&p, now);
+    assert!((predict(&lock(1.0, 0.0), &paired, 2).unwrap().seconds - 10e-3).abs() < 1e-12);
+    assert_eq!(
+        predict(&lock(1.0, 0.0), &paired, 1).unwrap().seconds,
+        secs1(lock(1.0, 0.0))
+    );
     // 2 sharers: the measured 12 ns per increment; more sharers than
     // threads count as the threads; one counter per line: 0.5 ns.
     let inc = |sharers| Work {
