@@ -35,14 +35,16 @@ pub struct Machine<'a> {
 /// How the machine runs now against its profile, from the paired
 /// re-measure next to a kernel ([`crate::kernels::paired`]): the scale of
 /// every memory roof, of every compute ceiling, of the counters'
-/// increment rates and of the locks' rates on more than one thread (1 = as
-/// profiled).
+/// increment and local-sum rates and of the locks' rates on more than one
+/// thread (1 = as profiled).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Now {
     pub memory: f64,
     pub compute: f64,
     /// Increments per second now over the profile's (its times divided).
     pub increments: f64,
+    /// Steps of a local sum per second now over the profile's.
+    pub local_sums: f64,
     /// Lock operations per second on more than one thread now over the
     /// profile's (the times of every contended or spread lock divided).
     pub handoffs: f64,
@@ -54,6 +56,7 @@ impl Default for Now {
             memory: 1.0,
             compute: 1.0,
             increments: 1.0,
+            local_sums: 1.0,
             handoffs: 1.0,
         }
     }
@@ -311,6 +314,7 @@ impl<'a> Machine<'a> {
     pub fn local_step_s(&self) -> Result<f64, Missing> {
         self.c2c()?
             .local_step_s()
+            .map(|t| t / self.now.local_sums)
             .ok_or_else(|| missing("the time per step of a local sum", "c2c"))
     }
 

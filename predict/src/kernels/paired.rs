@@ -19,6 +19,10 @@
 //!   benchmark measures it. Whether a line's writes cross between the two
 //!   vCPUs cheaply or not depends on where the host places them, which can
 //!   change between `calibrate` and the kernel;
+//! * **local sums**: the time per step of a local sum (one L1 load and one
+//!   dependent add), all the variant's threads at once, as the c2c
+//!   benchmark measures it: two vCPUs on one core's siblings share its
+//!   load ports, on two cores they do not;
 //! * **hand-offs**: for a lock-bound variant on more than one thread, the
 //!   throughput of the spread mutexes (`mutex_spread`, 256 mutexes taken
 //!   at random, so that a lock's line moves between the cores about every
@@ -29,7 +33,8 @@
 //! Each gives a [`Drift`], now / profile (of rates). The paired prediction
 //! is the same model with every memory roof scaled by the memory drift,
 //! every compute ceiling by the compute drift, every increment time divided
-//! by the increments drift and every lock time on more than one thread by
+//! by the increments drift, every local-sum step by the local-sums drift
+//! and every lock time on more than one thread by
 //! the hand-offs drift ([`crate::machine::Now`]); the other figures
 //! (latencies, one-thread lock times) are not re-measured.
 
@@ -42,8 +47,8 @@ use calibrate::harness::mem::Pages;
 use calibrate::harness::pin::{allowed_cpus, Team};
 use calibrate::harness::timer::Plan;
 use calibrate::harness::{
-    lock_throughput, measure_flops, measure_size, own_line_increments, shared_line_increments,
-    LockKind,
+    local_sum_steps, lock_throughput, measure_flops, measure_size, own_line_increments,
+    shared_line_increments, LockKind,
 };
 use models::kernel::Traffic;
 use models::profile::lock::HandOff;
@@ -68,7 +73,8 @@ pub struct Drift {
     /// The figure now.
     pub now: f64,
     /// The unit of both: "B/s" (with write-allocate traffic), "FLOP/s",
-    /// "increments/s" (per thread) or "op/s" (locks, all threads).
+    /// "increments/s" or "steps/s" (per thread) or "op/s" (locks, all
+    /// threads).
     pub unit: &'static str,
 }
 
@@ -85,6 +91,7 @@ pub struct Paired {
     pub memory: Option<Drift>,
     pub compute: Option<Drift>,
     pub increments: Option<Drift>,
+    pub local_sums: Option<Drift>,
     pub handoffs: Option<Drift>,
 }
 
@@ -99,6 +106,7 @@ impl Paired {
             memory: self.memory.as_ref().map_or(1.0, Drift::ratio),
             compute: self.compute.as_ref().map_or(1.0, Drift::ratio),
             increments: self.increments.as_ref().map_or(1.0, Drift::ratio),
+            local_sums: self.local_sums.as_ref().map_or(1.0, Drift::ratio),
             handoffs: self.handoffs.as_ref().map_or(1.0, Drift::ratio),
         }
     }
@@ -120,6 +128,7 @@ impl Paired {
             &self.memory,
             &self.compute,
             &self.increments,
+            &self.local_sums,
             &self.handoffs,
         ]
         .into_iter()
@@ -139,6 +148,7 @@ pub fn probe(work: &Work, threads: usize, profile: &Profile) -> Result<Paired> {
         memory: memory_drift(work, &team, profile, &plan)?,
         compute: compute_drift(work, &team, profile, &plan)?,
         increments: increments_drift(work, &team, profile, &plan)?,
+        local_sums: local_sums_drift(work, &team, profile, &plan)?,
         handoffs: handoffs_drift(work, threads, profile, &plan)?,
     })
 }
@@ -259,6 +269,31 @@ fn increments_drift(
         profile: 1.0 / t,
         now: 1.0 / now.low_quantile.point,
         unit: "increments/s",
+    }))
+}
+
+/// The time per step of a local sum on the team's threads, now against
+/// the profile's (as rates); none without a local sum or a profile figure.
+fn local_sums_drift(
+    work: &Work,
+    team: &Team,
+    profile: &Profile,
+    plan: &Plan,
+) -> Result<Option<Drift>> {
+    let sums = work
+        .demands
+        .iter()
+        .any(|d| matches!(d, Demand::LocalSum { .. }));
+    let profiled = profile.sections.c2c.as_ref().and_then(|c| c.local_step_s());
+    let (Some(t), true) = (profiled, sums) else {
+        return Ok(None);
+    };
+    let now = local_sum_steps(team, plan)?.low_quantile.point;
+    Ok(Some(Drift {
+        what: format!("local sum, {} thr", team.threads()),
+        profile: 1.0 / t,
+        now: 1.0 / now,
+        unit: "steps/s",
     }))
 }
 
@@ -412,6 +447,7 @@ mod tests {
             memory: Some(d(8.0)),
             compute: Some(d(10.5)),
             increments: Some(d(20.0)),
+            local_sums: None,
             handoffs: None,
         };
         assert_eq!(
@@ -420,6 +456,7 @@ mod tests {
                 memory: 0.8,
                 compute: 1.05,
                 increments: 2.0,
+                local_sums: 1.0,
                 handoffs: 1.0,
             }
         );

@@ -250,6 +250,12 @@ fn locks_line_transfers_and_chains() {
     let pr = predict(&local, &m, 2).unwrap();
     assert_eq!(pr.binding, "local sum");
     assert!((pr.seconds - 0.75e-3).abs() < 1e-12);
+    let now = Now {
+        local_sums: 2.0,
+        ..Now::default()
+    };
+    let fast = predict(&local, &Machine::paired(&p, now), 2).unwrap();
+    assert!((fast.seconds - 0.375e-3).abs() < 1e-12);
     assert!(
         pr.terms[0].explain.contains("1.50 cycles"),
         "{}",
