@@ -4,8 +4,8 @@ if [ "$(id -u)" -eq 0 ]; then
 fi
 
 # cpu_family: the name the accuracy data of this CPU goes under, its vendor
-# and widest vector unit (intel-avx512, amd-avx2, ...), so that each family's
-# measurements are kept apart.
+# and widest vector unit (intel-avx512, amd-avx2, amd-avx512, ...), so that
+# each family's measurements are kept apart.
 cpu_family() {
   local vendor isa
   case "$(grep -m1 '^vendor_id' /proc/cpuinfo 2>/dev/null)" in
