@@ -45,9 +45,12 @@ pub struct Now {
     pub increments: f64,
     /// Steps of a local sum per second now over the profile's.
     pub local_sums: f64,
-    /// Lock operations per second on more than one thread now over the
-    /// profile's (the times of every contended or spread lock divided).
+    /// Contended lock operations per second on more than one thread now
+    /// over the profile's (the times of every contended lock divided).
     pub handoffs: f64,
+    /// Spread-mutex operations per second on more than one thread now over
+    /// the profile's (the line migrations' figure divided).
+    pub migrations: f64,
 }
 
 impl Default for Now {
@@ -58,7 +61,18 @@ impl Default for Now {
             increments: 1.0,
             local_sums: 1.0,
             handoffs: 1.0,
+            migrations: 1.0,
         }
+    }
+}
+
+/// The paired re-measure's scale `now` of lock rates on `threads` threads:
+/// one thread hands nothing off, so its times are not scaled.
+fn contended(threads: usize, now: f64) -> f64 {
+    if threads > 1 {
+        now
+    } else {
+        1.0
     }
 }
 
@@ -244,19 +258,13 @@ impl<'a> Machine<'a> {
         let what = || format!("{} lock throughput on {threads} thread(s)", kind.key());
         let lock = self.lock()?;
         self.lean_on_lock(lock, kind.key(), threads);
+        let now = match kind {
+            LockKind::MutexSpread => self.now.migrations,
+            _ => self.now.handoffs,
+        };
         lock.op_s(kind.key(), threads, state)
-            .map(|t| t / self.handoffs(threads))
+            .map(|t| t / contended(threads, now))
             .ok_or_else(|| missing(what(), "lock"))
-    }
-
-    /// The paired re-measure's scale of lock rates on `threads` threads:
-    /// one thread hands nothing off.
-    fn handoffs(&self, threads: usize) -> f64 {
-        if threads > 1 {
-            self.now.handoffs
-        } else {
-            1.0
-        }
     }
 
     /// Wall time per operation of a std mutex on `threads` threads around
@@ -275,7 +283,7 @@ impl<'a> Machine<'a> {
         self.lean_on_lock(lock, "mutex", threads);
         self.lean_on_lock(lock, "mutex_empty", threads);
         lock.mutex_op_s(threads, critical_s, state)
-            .map(|(t, at)| (t / self.handoffs(threads), at))
+            .map(|(t, at)| (t / contended(threads, self.now.handoffs), at))
             .map_err(|kind| {
                 missing(
                     format!("{kind} lock throughput on {threads} thread(s)"),

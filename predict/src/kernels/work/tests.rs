@@ -203,19 +203,30 @@ fn locks_line_transfers_and_chains() {
     assert!((secs(lock(256.0, 0.0)) - 9e-3).abs() < 1e-12);
     // One data line besides the lock's, migrating after each hand-off.
     assert!((secs(lock(1.0, 1.0)) - 36e-3).abs() < 1e-12);
-    // Hand-offs twice as fast now (the paired re-measure): t_p = 10 ns,
-    // and the spread mutexes' 10 ns per thread on 2 threads are no slower
-    // than one thread's 12 ns, so no migration; one thread is unchanged.
+    // Hand-offs twice as fast now (the paired re-measure of the contended
+    // mutex): t_p = 10 ns for the global lock; the 256 locks, which pay
+    // t_1 and the migrations, are unchanged, and one thread is too.
     let now = Now {
         handoffs: 2.0,
         ..Now::default()
     };
     let paired = Machine::paired(&p, now);
     assert!((predict(&lock(1.0, 0.0), &paired, 2).unwrap().seconds - 10e-3).abs() < 1e-12);
+    assert!((predict(&lock(256.0, 0.0), &paired, 2).unwrap().seconds - 9e-3).abs() < 1e-12);
     assert_eq!(
         predict(&lock(1.0, 0.0), &paired, 1).unwrap().seconds,
         secs1(lock(1.0, 0.0))
     );
+    // The spread mutexes twice as fast now: their 10 ns per thread on 2
+    // threads are no slower than one thread's 12 ns, so no migration; the
+    // 256 locks take t_1 / 2, the global lock its t_p as before.
+    let now = Now {
+        migrations: 2.0,
+        ..Now::default()
+    };
+    let paired = Machine::paired(&p, now);
+    assert!((predict(&lock(256.0, 0.0), &paired, 2).unwrap().seconds - 5e-3).abs() < 1e-12);
+    assert!((predict(&lock(1.0, 0.0), &paired, 2).unwrap().seconds - 20e-3).abs() < 1e-12);
     // 2 sharers: the measured 12 ns per increment; more sharers than
     // threads count as the threads; one counter per line: 0.5 ns.
     let inc = |sharers| Work {
