@@ -50,6 +50,24 @@ pub const STAGGER_BYTES: usize = 8192 + 64;
 pub const STAGGER_PERIOD_BYTES: usize = 65536;
 /// Most arrays a kernel touches.
 const MAX_ARRAYS: usize = 3;
+/// f64 words of the gaps between the arrays, at most.
+const GAP_WORDS: usize = (MAX_ARRAYS - 1) * STAGGER_PERIOD_BYTES / 8;
+/// Working sets of at least this many f64 words (8 MiB) make room for the
+/// gaps themselves, which then take at most 1/64 of them; smaller ones get
+/// the gaps on top, inside the huge page their region is rounded up to
+/// anyway, so that neither the small working sets shrink nor the large
+/// regions grow by a huge page each.
+const GAPS_INSIDE_WORDS: usize = 64 * GAP_WORDS;
+
+/// f64 words of a working set of `bytes` left for the arrays.
+fn array_words(bytes: usize) -> usize {
+    let words = bytes / 8;
+    if words >= GAPS_INSIDE_WORDS {
+        words - GAP_WORDS
+    } else {
+        words
+    }
+}
 
 /// f64 words from the start of one array to the next for `n` elements per
 /// array: the fewest at least `n` that are [`STAGGER_BYTES`] modulo
@@ -188,7 +206,7 @@ impl Kernel {
     /// Elements per array for a working set of `bytes`, all arrays
     /// together (the gaps between them are never touched).
     pub fn elems_for(self, bytes: usize) -> usize {
-        bytes / 8 / self.arrays()
+        array_words(bytes) / self.arrays()
     }
 
     /// f64 words of memory [`run`] needs for `n` elements per array.
@@ -198,10 +216,10 @@ impl Kernel {
 }
 
 /// f64 words a region needs so that every kernel fits with a working set of
-/// `bytes`: `bytes / 8` and, for each gap between arrays, at most one
+/// `bytes`: the arrays' words and, for each gap between them, at most one
 /// [`STAGGER_PERIOD_BYTES`].
 pub fn words_for_all(bytes: usize) -> usize {
-    bytes / 8 + (MAX_ARRAYS - 1) * STAGGER_PERIOD_BYTES / 8
+    array_words(bytes) + GAP_WORDS
 }
 
 /// Runs `sweeps` sweeps of `kernel` over `n` elements per array carved from
@@ -344,11 +362,19 @@ mod tests {
             assert_eq!(stride(n) * 8 % STAGGER_PERIOD_BYTES, STAGGER_BYTES);
             assert!(stride(n) - n < STAGGER_PERIOD_BYTES / 8);
         }
-        for bytes in [16_384, 1 << 20, 3 << 20] {
+        for bytes in [16_384, 1 << 20, 3 << 20, 8 << 20, 128 << 20, 1 << 30] {
             for k in Kernel::ALL {
                 assert!(k.words_needed(k.elems_for(bytes)) <= words_for_all(bytes));
             }
         }
+        // Large working sets hold their gaps, 128 KiB in 128 MiB; small
+        // ones get them on top.
+        assert_eq!(words_for_all(128 << 20), (128 << 20) / 8);
+        assert_eq!(
+            Kernel::Copy.elems_for(128 << 20),
+            ((128 << 20) / 8 - GAP_WORDS) / 2
+        );
+        assert_eq!(words_for_all(1 << 20), (1 << 20) / 8 + GAP_WORDS);
     }
 
     #[test]
