@@ -10,7 +10,6 @@ use common::reference;
 use predict::record::CONTRACT_KEYS;
 
 use std::os::unix::fs::MetadataExt;
-use std::path::Path;
 use std::process::{Command, Output};
 use std::sync::Mutex;
 
@@ -241,43 +240,6 @@ fn a_profile_gives_predictions_and_csv() {
     let text = std::fs::read_to_string(&csv).unwrap();
     assert_eq!(text.lines().count(), 4, "{text}");
     assert!(text.starts_with("kernel,variant,threads,size,measured_s"));
-}
-
-#[test]
-fn a_profile_with_stream_sweeps_gives_the_paired_prediction() {
-    if !mpirun_on_path() {
-        return;
-    }
-    // Both ranks re-measure the STREAM figure of their working set after
-    // each variant; the record carries it beside the profile's and the
-    // prediction on the re-measured bandwidth.
-    let profile = Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/profiles/dev-vm.json");
-    let rs = records(
-        2,
-        &[
-            "--n",
-            "64",
-            "--iters",
-            "4",
-            "--profile",
-            profile.to_str().unwrap(),
-        ],
-    );
-    assert_eq!(rs.len(), 3);
-    for r in &rs {
-        let drift = &r["paired"]["memory"];
-        assert!(drift["profile"].as_f64().unwrap() > 0.0, "{drift}");
-        assert!(drift["now"].as_f64().unwrap() > 0.0, "{drift}");
-        assert!(drift["what"]
-            .as_str()
-            .unwrap()
-            .contains("2 rank(s) at once"));
-        let paired = r["paired_predicted_s"].as_f64().unwrap();
-        let meas = r["measured_s"].as_f64().unwrap();
-        let err = r["paired_rel_error"].as_f64().unwrap();
-        assert!((err - (paired - meas) / meas).abs() < 1e-9 * err.abs().max(1.0));
-        assert!(r["machine_changed"].is_boolean());
-    }
 }
 
 #[test]

@@ -385,7 +385,7 @@ fn lock_drift(
 
 /// The profile's STREAM point to re-measure for `traffic` with
 /// `per_thread_bytes` per thread on `threads` threads, and its kernel.
-pub(crate) fn nearest_point<'a>(
+fn nearest_point<'a>(
     s: &'a StreamSection,
     threads: usize,
     per_thread_bytes: f64,

@@ -42,10 +42,6 @@
 //!   write-allocate read), so that B_proc is in bytes really moved, like b;
 //!   failing that, the DRAM level's read bandwidth.
 //!
-//! The paired prediction scales B_proc by the drift of the same STREAM
-//! figure re-measured on every rank at once right after the sweeps
-//! ([`Setup::memory_drift`]).
-//!
 //! Not modelled: the fixed cost of a sweep (a few tens of nanoseconds per
 //! row and per MPI call), which dominates grids of a few dozen points a
 //! side.
@@ -144,17 +140,6 @@ pub struct Setup {
     pub variant: Variant,
     /// Ranks on the busiest host.
     pub ranks_per_host: usize,
-    /// The memory bandwidth now over the profile's (the paired re-measure,
-    /// `crate::run` for the ghost stencil); 1 for the machine as profiled.
-    pub memory_drift: f64,
-}
-
-/// The working set of the largest block of an `n` × `n` grid on `grid`:
-/// both grids of its (ry + 2) × (rx + 2) values with their ghost cells.
-pub fn working_set(n: usize, grid: ProcessGrid) -> f64 {
-    let ry = split(n, grid.py, 0).1;
-    let rx = split(n, grid.px, 0).1;
-    2.0 * ((ry + 2) * (rx + 2) * ELEM_BYTES) as f64
 }
 
 /// The predicted iteration.
@@ -253,11 +238,8 @@ pub fn predict(profile: &Profile, s: &Setup) -> Result<Prediction, Missing> {
     let (px, py) = (s.grid.px, s.grid.py);
     let ry = split(s.n, py, 0).1;
     let rx = split(s.n, px, 0).1;
-    let mut mem = memory(profile, working_set(s.n, s.grid), s.ranks_per_host)?;
-    if s.memory_drift != 1.0 {
-        mem.bandwidth_Bps *= s.memory_drift;
-        mem.source += &format!(", × {:.3} as re-measured now", s.memory_drift);
-    }
+    let ws = 2.0 * ((ry + 2) * (rx + 2) * ELEM_BYTES) as f64;
+    let mem = memory(profile, ws, s.ranks_per_host)?;
     let mut notes = Vec::new();
     let reuse_s = match reuse(
         &Machine::new(profile),
@@ -357,7 +339,6 @@ mod tests {
             grid: variant.grid(p),
             variant,
             ranks_per_host: p,
-            memory_drift: 1.0,
         }
     }
 
@@ -374,16 +355,6 @@ mod tests {
         assert_eq!(pr.hidden_s, 0.0);
         assert!(close(pr.time_s, 1.5052e-3));
         assert_eq!(pr.binding, "memory bandwidth (DRAM)");
-        // The memory re-measured at half the profile's bandwidth: twice the
-        // sweep, the same messages.
-        let slow = Setup {
-            memory_drift: 0.5,
-            ..setup(1000, 2, Variant::Blocking)
-        };
-        let pr = predict(&profile(), &slow).unwrap();
-        assert!(close(pr.compute_s, 3e-3));
-        assert!(close(pr.comm_s, 5.2e-6));
-        assert!(pr.memory.source.ends_with("× 0.500 as re-measured now"));
     }
 
     #[test]

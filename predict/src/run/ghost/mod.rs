@@ -2,7 +2,6 @@
 //! across ranks on whether to go on, runs the variants, predicts them, and
 //! reports on rank 0.
 
-mod paired;
 mod report;
 mod table;
 
@@ -17,13 +16,11 @@ use mpi::traits::*;
 
 use super::{load_profile, ProfileSource, RunArgs, VariantChoice};
 use crate::error::BadInput;
-use crate::kernels::paired::Drift;
 use crate::mpi_stencil::driver::{
     host_names, max_ranks_per_host, run_variant, verify_runs, RunConfig, VariantRun,
 };
 use crate::mpi_stencil::grid::ELEM_BYTES;
 use crate::mpi_stencil::layout::check_size;
-use crate::mpi_stencil::model::working_set;
 use crate::mpi_stencil::Variant;
 use calibrate::harness::atomic::AtomicFile;
 use calibrate::harness::watchdog::Watchdog;
@@ -183,30 +180,15 @@ fn run_on(world: &SimpleCommunicator, args: &RunArgs, out: &mut dyn Write) -> an
 
     let hosts = host_names(world);
     let ranks_per_host = max_ranks_per_host(&hosts);
-    let local_rank = hosts[..rank as usize]
-        .iter()
-        .filter(|h| **h == hosts[rank as usize])
-        .count();
-    let profile = prep.as_ref().and_then(|p| match &p.profile {
-        ProfileSource::Loaded { profile, .. } => Some(profile.as_ref()),
-        ProfileSource::Absent { .. } => None,
-    });
     let wd = Watchdog::arm(checked.timeout, &format!("predict run rank {rank}"));
-    let (mut runs, drifts): (Vec<VariantRun>, Vec<Option<Drift>>) = checked
+    let mut runs: Vec<VariantRun> = checked
         .variants
         .iter()
         .map(|&v| {
             world.barrier();
-            let run = run_variant(world, v, &checked.cfg, &wd);
-            wd.step(format!(
-                "re-measuring the memory next to the {} variant",
-                v.name()
-            ));
-            let ws = working_set(checked.cfg.n, run.grid);
-            let drift = paired::memory_drift(world, profile, ranks_per_host, local_rank, ws);
-            (run, drift)
+            run_variant(world, v, &checked.cfg, &wd)
         })
-        .unzip();
+        .collect();
     drop(wd);
     if rank == 0 && checked.cfg.verify {
         verify_runs(&mut runs, checked.cfg.n, checked.cfg.check_every);
@@ -214,7 +196,7 @@ fn run_on(world: &SimpleCommunicator, args: &RunArgs, out: &mut dyn Write) -> an
     match prep {
         Some(prep) => {
             let ctx = report::Context::new(&checked, p, &hosts, ranks_per_host, prep.profile);
-            report::report(args, &ctx, &runs, &drifts, prep.csv, out)
+            report::report(args, &ctx, &runs, prep.csv, out)
         }
         None => Ok(()),
     }

@@ -10,7 +10,6 @@ use models::stats::{Sample, Summary};
 use serde_json::json;
 
 use super::{message_bytes, online_cpus, timing, Checked, RunArgs, KERNEL};
-use crate::kernels::paired::{Drift, CHANGED};
 use crate::mpi_stencil::driver::VariantRun;
 use crate::mpi_stencil::grid::FLOPS_PER_UPDATE;
 use crate::mpi_stencil::model::{
@@ -74,7 +73,6 @@ pub(super) fn report(
     args: &RunArgs,
     ctx: &Context,
     runs: &[VariantRun],
-    drifts: &[Option<Drift>],
     csv: Option<AtomicFile>,
     out: &mut dyn Write,
 ) -> anyhow::Result<()> {
@@ -82,10 +80,10 @@ pub(super) fn report(
     let mut records = Vec::new();
     let mut predictions = Vec::new();
     let mut summaries = Vec::new();
-    for (run, drift) in runs.iter().zip(drifts) {
+    for run in runs {
         let t = timing(run)?;
         let r = measured(ctx, run, &t, provenance(ctx, &t, cpus));
-        let (r, prediction) = predicted(ctx, run, drift.as_ref(), r);
+        let (r, prediction) = predicted(ctx, run, r);
         records.push(r);
         predictions.push(prediction);
         summaries.push(t);
@@ -168,62 +166,26 @@ fn measured(ctx: &Context, run: &VariantRun, t: &Summary, prov: Provenance) -> R
     r
 }
 
-/// `r` with the model's prediction of the variant, or why there is none,
-/// and with the paired prediction when the memory was re-measured next to
-/// it (`drift`).
-fn predicted(
-    ctx: &Context,
-    run: &VariantRun,
-    drift: Option<&Drift>,
-    r: Record,
-) -> (Record, Option<Prediction>) {
+/// `r` with the model's prediction of the variant, or why there is none.
+fn predicted(ctx: &Context, run: &VariantRun, r: Record) -> (Record, Option<Prediction>) {
     let setup = Setup {
         n: ctx.checked.cfg.n,
         grid: run.grid,
         variant: run.variant,
         ranks_per_host: ctx.ranks_per_host,
-        memory_drift: 1.0,
     };
-    match ctx
-        .profile
-        .as_deref()
-        .map(|pf| (pf, model::predict(pf, &setup)))
-    {
-        Some((pf, Ok(pr))) => {
+    match ctx.profile.as_deref().map(|pf| model::predict(pf, &setup)) {
+        Some(Ok(pr)) => {
             let r = r
                 .predicted(pr.time_s, pr.binding.clone())
                 .with("model", &pr);
-            (with_paired(r, pf, setup, drift), Some(pr))
+            (r, Some(pr))
         }
-        Some((_, Err(missing))) => (r.unpredicted(format!("no prediction: {missing}")), None),
+        Some(Err(missing)) => (r.unpredicted(format!("no prediction: {missing}")), None),
         None => {
             let note = ctx.absent_note.clone().unwrap_or_default();
             (r.unpredicted(format!("no prediction: {note}")), None)
         }
-    }
-}
-
-/// `r` with the paired prediction (the model with the memory bandwidth
-/// scaled by `drift`), the drift itself and whether the machine changed
-/// since the profile was measured, as the thread kernels' records have
-/// them.
-fn with_paired(r: Record, profile: &Profile, setup: Setup, drift: Option<&Drift>) -> Record {
-    let Some(drift) = drift else {
-        return r;
-    };
-    let measured = r.measured_s;
-    let r = r
-        .with("paired", json!({ "memory": drift }))
-        .with("machine_changed", (drift.ratio() - 1.0).abs() > CHANGED);
-    let paired = Setup {
-        memory_drift: drift.ratio(),
-        ..setup
-    };
-    match model::predict(profile, &paired) {
-        Ok(p) => r
-            .with("paired_predicted_s", p.time_s)
-            .with("paired_rel_error", record::rel_error(p.time_s, measured)),
-        Err(_) => r,
     }
 }
 

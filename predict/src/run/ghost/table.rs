@@ -19,8 +19,8 @@ pub(super) fn table(
     let mut s = header(ctx, runs);
     let _ = writeln!(
         s,
-        "  {:<12} {:<6} {:<34} {:<12} {:>8} {:>8}  binding",
-        "variant", "grid", "measured/sweep [95% CI]", "predicted", "error", "paired"
+        "  {:<12} {:<6} {:<34} {:<12} {:>8}  binding",
+        "variant", "grid", "measured/sweep [95% CI]", "predicted", "error"
     );
     for (run, r) in runs.iter().zip(records) {
         s += &row(run, r);
@@ -79,19 +79,17 @@ fn row(run: &VariantRun, r: &Record) -> String {
     let predicted = r
         .predicted_s
         .map_or("-".to_string(), |t| Si(t, "s").to_string());
-    let percent = |e: Option<f64>| e.map_or("-".to_string(), |e| format!("{:+.1}%", 100.0 * e));
-    let paired = r.extra.get("paired_rel_error").and_then(|e| e.as_f64());
-    let changed = r.extra.get("machine_changed") == Some(&serde_json::Value::Bool(true));
+    let error = r
+        .rel_error
+        .map_or("-".to_string(), |e| format!("{:+.1}%", 100.0 * e));
     format!(
-        "  {:<12} {:<6} {:<34} {:<12} {:>8} {:>8}  {}{}\n",
+        "  {:<12} {:<6} {:<34} {:<12} {:>8}  {}\n",
         run.variant.name(),
         run.grid.to_string(),
         measured,
         predicted,
-        percent(r.rel_error),
-        percent(paired),
-        r.binding.as_deref().unwrap_or("-"),
-        if changed { " (machine changed)" } else { "" }
+        error,
+        r.binding.as_deref().unwrap_or("-")
     )
 }
 
