@@ -27,6 +27,8 @@
 
 use std::ops::Range;
 
+use calibrate::harness::mem::huge_page_vec;
+
 /// Bytes of one grid element.
 pub const ELEM_BYTES: usize = std::mem::size_of::<f64>();
 /// Floating-point operations of one update (4 additions, 1 multiplication).
@@ -191,20 +193,15 @@ impl Block {
     /// values in ghost cells).
     pub fn new(n: usize, ry: usize, rx: usize, y0: usize, x0: usize) -> Self {
         let ld = rx + 2;
-        let mut cur = vec![0.0; (ry + 2) * ld];
-        for li in 0..ry + 2 {
-            for lj in 0..ld {
-                cur[li * ld + lj] = initial_value(n, y0 + li, x0 + lj);
-            }
-        }
+        let value = |k: usize| initial_value(n, y0 + k / ld, x0 + k % ld);
         Self {
             n,
             ry,
             rx,
             y0,
             x0,
-            next: cur.clone(),
-            cur,
+            cur: huge_page_vec((ry + 2) * ld, value),
+            next: huge_page_vec((ry + 2) * ld, value),
         }
     }
 
