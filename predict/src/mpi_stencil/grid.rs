@@ -193,15 +193,17 @@ impl Block {
     /// values in ghost cells).
     pub fn new(n: usize, ry: usize, rx: usize, y0: usize, x0: usize) -> Self {
         let ld = rx + 2;
-        let value = |k: usize| initial_value(n, y0 + k / ld, x0 + k % ld);
+        let len = (ry + 2) * ld;
+        let cur = huge_page_vec(len, |k| initial_value(n, y0 + k / ld, x0 + k % ld));
+        let next = huge_page_vec(len, |k| cur[k]);
         Self {
             n,
             ry,
             rx,
             y0,
             x0,
-            cur: huge_page_vec((ry + 2) * ld, value),
-            next: huge_page_vec((ry + 2) * ld, value),
+            cur,
+            next,
         }
     }
 
