@@ -27,6 +27,12 @@
 //! names them apart, as `reused_bytes` per iteration: load/store-port work
 //! that the core does not overlap with the loop's line transfers (the ECM
 //! model's non-overlapping in-core time).
+//!
+//! Loads of lines brought in further back (a stencil's row above, a few
+//! kilobytes of traffic earlier) hit L1 only while L1 holds everything the
+//! loop touched in between: Kerncraft's layer condition. The description
+//! names them as [`Reuse`]s, each with that window; whether L1, or which
+//! level beyond it, holds the window is for the machine to say.
 
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
@@ -120,6 +126,21 @@ pub struct LoopKernel {
     /// reuse the arrays' bytes leave out); 0 when absent.
     #[serde(default)]
     pub reused_bytes: f64,
+    /// Loads of lines brought in further back, found again only in a cache
+    /// that holds their window (the layer condition); none when absent.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub windowed_reuse: Vec<Reuse>,
+}
+
+/// Loads per iteration of lines the loop used `window_bytes` of its own
+/// traffic before (all its streams counted, Kerncraft's cache requirement):
+/// a thread's cache must hold the window for them to hit.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Reuse {
+    /// Bytes loaded again per iteration.
+    pub bytes: f64,
+    /// Bytes a thread's cache must hold between the two uses.
+    pub window_bytes: f64,
 }
 
 /// A description that does not describe a loop.
@@ -151,6 +172,10 @@ pub enum DescriptionError {
     NegativeFlops,
     #[error("--reused must be a finite number of bytes >= 0, not {0}")]
     NegativeReuse(f64),
+    #[error(
+        "--windowed-reuse needs finite bytes >= 0 and a window >= 0, not {bytes} B over {window} B"
+    )]
+    BadWindow { bytes: f64, window: f64 },
     #[error("two arrays are named {0}")]
     DuplicateName(String),
     #[error("the loop touches no array and does no flops: describe at least one")]
@@ -255,6 +280,15 @@ impl LoopKernel {
         }
         if !(self.reused_bytes.is_finite() && self.reused_bytes >= 0.0) {
             return Err(DescriptionError::NegativeReuse(self.reused_bytes));
+        }
+        for r in &self.windowed_reuse {
+            let ok = |x: f64| x.is_finite() && x >= 0.0;
+            if !(ok(r.bytes) && ok(r.window_bytes)) {
+                return Err(DescriptionError::BadWindow {
+                    bytes: r.bytes,
+                    window: r.window_bytes,
+                });
+            }
         }
         if self.chain > self.flops {
             return Err(DescriptionError::ChainAboveFlops {
@@ -378,7 +412,12 @@ impl LoopKernel {
 
     /// Bytes one thread loads again from L1 over its iterations.
     pub fn reused_bytes_per_thread(&self) -> f64 {
-        self.n / self.threads as f64 * self.reused_bytes
+        self.iterations_per_thread() * self.reused_bytes
+    }
+
+    /// Iterations of one thread.
+    pub fn iterations_per_thread(&self) -> f64 {
+        self.n / self.threads as f64
     }
 }
 

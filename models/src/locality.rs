@@ -135,6 +135,21 @@ pub fn stencil_traffic(
     })
 }
 
+/// The cache a 5-point sweep over rows `width_elems` wide needs for an
+/// update to find the row above and its own row again (Kerncraft's layer
+/// condition): (4·width − 2)·elem bytes. Sorted by address, the update's
+/// loads sit width − 1, 1, 1 and width − 1 elements apart; the two row-sized
+/// gaps must stay cached, plus a row-sized tail of each stream that is not
+/// reused (the row below, first touched here, and the output row). The
+/// lecture's three-row window (§2.7.1) counts the input rows alone; the
+/// requirement also counts the output row the stores bring in, which
+/// matters in an L1 of a few rows.
+pub fn stencil_reuse_window(width_elems: f64, elem_bytes: f64) -> Result<f64> {
+    let width = positive("width", width_elems)?;
+    let elem = positive("elem-bytes", elem_bytes)?;
+    Ok((4.0 * width - 2.0) * elem)
+}
+
 /// Predicted gain of tiling a sweep whose rows are `row_elems` wide with
 /// tiles `tile_elems` wide: bytes(row-major) / bytes(tiled). It is 1 ("no
 /// gain") when three full rows already fit in the cache, 2 for f32 without
@@ -240,6 +255,15 @@ pub fn false_sharing_time_s(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_reuse_window_counts_two_row_gaps_and_two_row_tails() {
+        // Rows of 1026 f64 (a 1024-wide block with its halo): 2 gaps of
+        // 1025 + 2 of 1 element, 2 tails of 1025: 4102 elements, 32,816 B,
+        // one line beyond a 32 KiB L1.
+        assert_eq!(stencil_reuse_window(1026.0, 8.0).unwrap(), 32816.0);
+        assert!(stencil_reuse_window(0.0, 8.0).is_err());
+    }
 
     #[test]
     fn write_allocate_adds_a_read_per_store() {

@@ -25,6 +25,17 @@ fn missing(what: impl Into<String>, fix: &'static str) -> Missing {
     }
 }
 
+/// Where a loop's reused lines are found again ([`Machine::reuse_level`]).
+#[derive(Debug, Clone, PartialEq)]
+#[allow(non_snake_case)]
+pub struct ReuseLevel {
+    pub name: String,
+    /// Bytes a thread has of it (`None`: DRAM).
+    pub capacity_bytes: Option<f64>,
+    /// One thread's read bandwidth there, B/s.
+    pub read_Bps: f64,
+}
+
 /// Read-only view of a profile for predictions, with the machine as it
 /// runs now against the profile.
 pub struct Machine<'a> {
@@ -346,6 +357,73 @@ impl<'a> Machine<'a> {
             .and_then(|l| l.bandwidth_1t_Bps)
             .map(|e| bound.rate(e.point, Some(e.lo), Some(e.hi)))
             .ok_or_else(|| missing("the L1 read bandwidth on one thread", "stream"))
+    }
+
+    /// The cache level that holds a window of `window_bytes` per thread on
+    /// `threads` threads (a loop's reuse, Kerncraft's layer condition), its
+    /// capacity, and one thread's read bandwidth there (the STREAM load
+    /// kernel on its plateau); DRAM when no cache holds the window.
+    ///
+    /// A level's capacity is the size the OS reports for it when the
+    /// latency curve's detected size agrees within a factor of 2 (the
+    /// detected edge is only as sharp as the curve's steps), else the
+    /// detected size (a VM's OS may report the host's whole L3). The last
+    /// cache beyond L1 is shared: each of `threads` threads gets its share.
+    pub fn reuse_level(
+        &self,
+        window_bytes: f64,
+        threads: usize,
+        bound: Bound,
+    ) -> Result<ReuseLevel, Missing> {
+        let levels = &self.profile.levels;
+        let last_cache = levels.iter().rposition(|l| l.size_bytes.is_some());
+        let level = levels
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                let capacity = l.size_bytes.map(|detected| {
+                    let share = if i > 0 && Some(i) == last_cache {
+                        threads.max(1) as f64
+                    } else {
+                        1.0
+                    };
+                    self.reported_size(&l.name)
+                        .filter(|&r| r <= 2.0 * detected && 2.0 * r >= detected)
+                        .unwrap_or(detected)
+                        / share
+                });
+                (l, capacity)
+            })
+            .find(|(_, c)| c.map_or(true, |c| window_bytes <= c));
+        let (l, capacity) = level.ok_or_else(|| {
+            missing(
+                format!("a memory level holding a {window_bytes:.0} B window"),
+                "latency",
+            )
+        })?;
+        let read = l.bandwidth_1t_Bps.as_ref().ok_or_else(|| {
+            missing(
+                format!("the {} read bandwidth on one thread", l.name),
+                "stream",
+            )
+        })?;
+        Ok(ReuseLevel {
+            name: l.name.clone(),
+            capacity_bytes: capacity,
+            read_Bps: bound.of_rate(read),
+        })
+    }
+
+    /// The data (or unified) cache size the OS reports for the level named
+    /// `name` ("L2"), bytes.
+    fn reported_size(&self, name: &str) -> Option<f64> {
+        let level: u32 = name.strip_prefix('L')?.parse().ok()?;
+        self.profile
+            .provenance
+            .os_reported_caches
+            .iter()
+            .find(|c| c.level == level && c.kind != "Instruction")
+            .map(|c| c.size_bytes as f64)
     }
 
     /// The core clock.

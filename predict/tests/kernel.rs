@@ -157,9 +157,24 @@ fn loads_that_hit_l1_again_add_load_port_time() {
         "--flops",
         "5",
         "--reused",
-        "32",
+        "16",
+        "--windowed-reuse",
+        "16@131056",
     ]);
     assert_eq!(file["predicted_s"], flags["predicted_s"]);
+    // A malformed window is one clear line.
+    assert_bad(
+        &[
+            "kernel",
+            "--n",
+            "1e6",
+            "--flops",
+            "1",
+            "--windowed-reuse",
+            "16",
+        ],
+        "BYTES@WINDOW",
+    );
 }
 
 #[test]

@@ -24,6 +24,7 @@ fn kernel(arrays: Vec<ArrayUse>) -> LoopKernel {
         precision: Precision::F64,
         chain: 0.0,
         reused_bytes: 0.0,
+        windowed_reuse: Vec::new(),
     }
 }
 
@@ -120,6 +121,16 @@ fn bad_descriptions_are_named() {
     k.reused_bytes = 32.0;
     assert_eq!(k.validate(), Ok(()));
     assert_eq!(k.reused_bytes_per_thread(), 1000.0 / 2.0 * 32.0);
+    k.windowed_reuse = vec![Reuse {
+        bytes: 16.0,
+        window_bytes: f64::NAN,
+    }];
+    assert!(matches!(
+        k.validate(),
+        Err(DescriptionError::BadWindow { .. })
+    ));
+    k.windowed_reuse[0].window_bytes = 32816.0;
+    assert_eq!(k.validate(), Ok(()));
     k.n = 0.0;
     assert!(k.validate().unwrap_err().to_string().contains("--n"));
     k.n = 10.5;

@@ -66,6 +66,13 @@ pub struct KernelArgs {
     /// array moves 8 B per update names 40 B of loads, so 32 (default 0).
     #[arg(long, value_parser = crate::args::number)]
     pub reused: Option<f64>,
+    /// Bytes per iteration the loop loads again from lines it used WINDOW
+    /// bytes of its own traffic before (repeat the flag): found in L1 only
+    /// if L1 holds the window (the layer condition), else brought back from
+    /// the level that does. A 5-point f64 stencil on rows of W elements
+    /// reloads its row above and its own row: 16@(4W−2)·8.
+    #[arg(long = "windowed-reuse", value_name = "BYTES@WINDOW", value_parser = spec::parse_reuse)]
+    pub windowed_reuse: Vec<models::kernel::Reuse>,
     /// The arrays are backed by 2 MiB pages (random accesses then read the
     /// huge-page latency curve).
     #[arg(long)]
@@ -144,6 +151,11 @@ fn description(a: &KernelArgs) -> Result<(String, LoopKernel, bool)> {
         precision,
         chain: number(a.chain, &file.chain, "chain")?,
         reused_bytes: number(a.reused, &file.reused, "reused")?,
+        windowed_reuse: if a.windowed_reuse.is_empty() {
+            file.windowed_reuse
+        } else {
+            a.windowed_reuse.clone()
+        },
     };
     k.validate().map_err(|e| BadInput(e.to_string()))?;
     let name = a

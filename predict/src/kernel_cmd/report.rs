@@ -93,11 +93,7 @@ impl Report {
             k.flops,
             k.chain,
             k.precision.name(),
-            if k.reused_bytes > 0.0 {
-                format!(", {} B per iteration loaded again from L1", k.reused_bytes)
-            } else {
-                String::new()
-            },
+            reuse_phrase(k),
             self.profile
         );
         let _ = writeln!(
@@ -225,4 +221,20 @@ fn finite_or_null(x: f64) -> Value {
     } else {
         Value::Null
     }
+}
+
+/// ", 16 B per iteration loaded again from L1, 16 B from a 131056 B window"
+/// (empty without reuse).
+fn reuse_phrase(k: &models::kernel::LoopKernel) -> String {
+    let mut s = String::new();
+    if k.reused_bytes > 0.0 {
+        s += &format!(", {} B per iteration loaded again from L1", k.reused_bytes);
+    }
+    for r in &k.windowed_reuse {
+        s += &format!(
+            ", {} B per iteration loaded again from a {} B window",
+            r.bytes, r.window_bytes
+        );
+    }
+    s
 }

@@ -76,6 +76,23 @@ pub fn parse_array(spec: &str) -> Result<ArrayUse, String> {
     })
 }
 
+/// `BYTES@WINDOW`: bytes per iteration loaded again, and the window of the
+/// loop's own traffic between the two uses (units allowed: `16@32Ki`).
+pub fn parse_reuse(spec: &str) -> Result<models::kernel::Reuse, String> {
+    let (bytes, window) = spec
+        .split_once('@')
+        .ok_or_else(|| format!("--windowed-reuse {spec:?}: write BYTES@WINDOW, e.g. 16@32816"))?;
+    let number = |s: &str| {
+        parse(s, Dimension::Count)
+            .map(|p| p.value)
+            .map_err(|e| format!("--windowed-reuse {spec:?}: {e}"))
+    };
+    Ok(models::kernel::Reuse {
+        bytes: number(bytes)?,
+        window_bytes: number(window)?,
+    })
+}
+
 /// A description file: every field optional, command-line flags win.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -89,6 +106,8 @@ pub struct DescriptionFile {
     pub precision: Option<models::kernel::Precision>,
     pub chain: Option<Value>,
     pub reused: Option<Value>,
+    #[serde(default)]
+    pub windowed_reuse: Vec<models::kernel::Reuse>,
     pub huge_pages: Option<bool>,
 }
 

@@ -56,6 +56,13 @@ pub fn loop_work(k: &LoopKernel, build: Build) -> Work {
     if k.reused_bytes > 0.0 {
         demands.push(Demand::Reuse {
             bytes_per_thread: k.reused_bytes_per_thread(),
+            window_bytes: 0.0,
+        });
+    }
+    for r in k.windowed_reuse.iter().filter(|r| r.bytes > 0.0) {
+        demands.push(Demand::Reuse {
+            bytes_per_thread: k.iterations_per_thread() * r.bytes,
+            window_bytes: r.window_bytes,
         });
     }
     Work { demands }

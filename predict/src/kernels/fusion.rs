@@ -107,6 +107,7 @@ impl Variant {
             precision: Precision::F32,
             chain: 0.0,
             reused_bytes: 0.0,
+            windowed_reuse: Vec::new(),
         };
         let pass = |x, y, out| {
             kernel(

@@ -11,8 +11,8 @@
 
 use calibrate::harness::kernels::Isa;
 use calibrate::harness::mem::huge_page_vec;
-use models::kernel::{Access, ArrayUse, LoopKernel, Mode, Precision};
-use models::locality::{stencil_traffic, STENCIL_FLOPS, STENCIL_LOADS};
+use models::kernel::{Access, ArrayUse, LoopKernel, Mode, Precision, Reuse};
+use models::locality::{stencil_reuse_window, stencil_traffic, STENCIL_FLOPS, STENCIL_LOADS};
 
 use anyhow::{ensure, Result};
 
@@ -72,8 +72,12 @@ impl Variant {
     /// 1/threads of it): one new element when the window fits, plus its
     /// band's two halo rows spread over its `rows` output rows (2/rows
     /// more reads per update than an endless grid); otherwise all three
-    /// inputs from below. The five loads of an update name 20 bytes; those
-    /// the old grid's traffic leaves out hit L1 again (`reused_bytes`).
+    /// inputs from below. Of the five loads of an update (20 bytes), those
+    /// the old grid's traffic leaves out are loaded again: the left and
+    /// right neighbours from lines in L1 (`reused_bytes`), the row above
+    /// and the update's own row, when the window fits, from lines a row's
+    /// traffic back (`windowed_reuse`, Kerncraft's layer condition on the
+    /// traversed width).
     pub fn described(self, rows: usize, w: usize, threads: usize, cache_bytes: f64) -> LoopKernel {
         let width = match self {
             Variant::RowMajor => w,
@@ -81,10 +85,17 @@ impl Variant {
         };
         let share = cache_bytes / threads.max(1) as f64;
         let t = stencil_traffic(width as f64, 4.0, share, false).expect("positive sizes");
-        let halo = if t.reuse_fits {
-            2.0 * 4.0 / rows as f64
+        let (halo, windowed_reuse) = if t.reuse_fits {
+            let window = stencil_reuse_window(width as f64, 4.0).expect("positive sizes");
+            (
+                2.0 * 4.0 / rows as f64,
+                vec![Reuse {
+                    bytes: 2.0 * 4.0,
+                    window_bytes: window,
+                }],
+            )
         } else {
-            0.0
+            (0.0, Vec::new())
         };
         let array = |name: &str, mode, bytes: f64| ArrayUse {
             name: name.into(),
@@ -95,6 +106,7 @@ impl Variant {
             },
         };
         let old = t.bytes_per_elem - 4.0 + halo;
+        let windowed: f64 = windowed_reuse.iter().map(|r| r.bytes).sum();
         LoopKernel {
             n: (rows * w.saturating_sub(2) * threads) as f64,
             threads,
@@ -105,7 +117,8 @@ impl Variant {
             flops: STENCIL_FLOPS,
             precision: Precision::F32,
             chain: 0.0,
-            reused_bytes: (STENCIL_LOADS * 4.0 - old).max(0.0),
+            reused_bytes: (STENCIL_LOADS * 4.0 - old - windowed).max(0.0),
+            windowed_reuse,
         }
     }
 
@@ -305,9 +318,40 @@ mod tests {
         // The five loads name 20 B per update; the 12 B from below move,
         // the left and right neighbours (8 B) hit L1 again.
         let reused = w.demands.iter().find_map(|d| match d {
-            Demand::Reuse { bytes_per_thread } => Some(*bytes_per_thread),
+            Demand::Reuse {
+                bytes_per_thread,
+                window_bytes,
+            } => Some((*bytes_per_thread, *window_bytes)),
             _ => None,
         });
-        assert_eq!(reused, Some(updates / 2.0 * 8.0));
+        assert_eq!(reused, Some((updates / 2.0 * 8.0, 0.0)));
+    }
+
+    #[test]
+    fn rows_that_fit_reload_the_row_above_and_their_own_from_a_row_back() {
+        use crate::kernels::work::Demand;
+        // 4096-wide f32 rows fit a 32 MiB cache: the row above and the
+        // update's own row (8 B) are loaded again from a window of
+        // (4·4096 − 2)·4 B; left and right (8 B less the halo's share)
+        // from L1. A 512-wide tile shrinks the window to the tile.
+        let windows = |v: Variant| {
+            v.work(16, 4096, 2, 32.0 * 1048576.0)
+                .demands
+                .iter()
+                .filter_map(|d| match d {
+                    Demand::Reuse {
+                        bytes_per_thread,
+                        window_bytes,
+                    } => Some((*bytes_per_thread / (16.0 * 4094.0), *window_bytes)),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+        };
+        let halo = 2.0 * 4.0 / 16.0;
+        assert_eq!(
+            windows(Variant::RowMajor),
+            vec![(8.0 - halo, 0.0), (8.0, 65528.0)]
+        );
+        assert_eq!(windows(Variant::Tiled(512))[1], (8.0, 8184.0));
     }
 }

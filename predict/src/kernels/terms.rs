@@ -302,20 +302,54 @@ pub fn local_sum(m: &Machine, steps_per_thread: f64) -> Result<Term, Missing> {
     })
 }
 
-/// T_reuse = reused bytes per thread / B_L1: the loads a loop issues again
-/// to lines its own traffic brought into L1 (a stencil's neighbours,
-/// §2.7.1), at one thread's L1 read bandwidth (the STREAM load kernel on
-/// the L1 plateau). Load-port work, like [`bin_loop`]'s.
-pub fn reuse(m: &Machine, bytes_per_thread: f64, bound: Bound) -> Result<Term, Missing> {
-    let b = m.l1_read_bandwidth(bound)?;
+/// T_reuse: the loads a loop issues again to lines its own traffic brought
+/// in (a stencil's neighbours, §2.7.1). They are load-port work at one
+/// thread's L1 read bandwidth (the STREAM load kernel on the L1 plateau),
+/// like [`bin_loop`]'s: reused bytes / B_L1. When L1 cannot hold the
+/// window between the two uses (`window_bytes` per thread, Kerncraft's
+/// layer condition; 0 for lines of the same or the previous few
+/// iterations), the lines come back from the level that holds it, and
+/// their transfer adds at that level's one-thread read bandwidth, as ECM
+/// adds T_L1L2 to the in-core time: reused bytes · (1/B_L1 + 1/B_level).
+pub fn reuse(
+    m: &Machine,
+    bytes_per_thread: f64,
+    window_bytes: f64,
+    threads: usize,
+    bound: Bound,
+) -> Result<Term, Missing> {
+    let b1 = m.l1_read_bandwidth(bound)?;
+    let ports = bytes_per_thread / b1;
+    let level = if window_bytes > 0.0 {
+        Some(m.reuse_level(window_bytes, threads, bound)?).filter(|l| l.name != "L1")
+    } else {
+        None
+    };
+    let (seconds, explain) = match level {
+        None => (
+            ports,
+            format!(
+                "reused bytes / B_L1 = {} / {} (loads that hit L1, one thread's L1 read bandwidth; ECM's in-core time)",
+                Si(bytes_per_thread, "B"),
+                Si(b1, "B/s")
+            ),
+        ),
+        Some(l) => (
+            ports + bytes_per_thread / l.read_Bps,
+            format!(
+                "reused bytes · (1/B_L1 + 1/B_{name}) = {} · (1/{} + 1/{}) (a {} window per thread exceeds L1, {name} holds it: the loads, then the lines back from {name}; ECM's in-core time + T_L1{name})",
+                Si(bytes_per_thread, "B"),
+                Si(b1, "B/s"),
+                Si(l.read_Bps, "B/s"),
+                Si(window_bytes, "B"),
+                name = l.name,
+            ),
+        ),
+    };
     Ok(Term {
         resource: "load/store",
-        seconds: bytes_per_thread / b,
-        explain: format!(
-            "reused bytes / B_L1 = {} / {} (loads that hit L1, one thread's L1 read bandwidth; ECM's in-core time)",
-            Si(bytes_per_thread, "B"),
-            Si(b, "B/s")
-        ),
+        seconds,
+        explain,
     })
 }
 

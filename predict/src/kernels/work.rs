@@ -69,10 +69,15 @@ pub enum Demand {
         kind: BinLoopName,
         items_per_thread: f64,
     },
-    /// Bytes each thread loads again from lines already in its L1
-    /// (`models::kernel::LoopKernel::reused_bytes`): load-port work that
-    /// adds to the memory term as [`Demand::BinLoop`]'s does.
-    Reuse { bytes_per_thread: f64 },
+    /// Bytes each thread loads again from lines its loop brought in
+    /// `window_bytes` of traffic before (0: lines still in L1;
+    /// `models::kernel::LoopKernel::reused_bytes` and `windowed_reuse`):
+    /// load-port work, plus the lines' way back when L1 cannot hold the
+    /// window, that adds to the memory term as [`Demand::BinLoop`]'s does.
+    Reuse {
+        bytes_per_thread: f64,
+        window_bytes: f64,
+    },
 }
 
 /// The counting sort's two loops, as they appear in records.
@@ -223,8 +228,11 @@ pub fn predict_at(
                 load_store_s += t.seconds;
                 t
             }
-            Demand::Reuse { bytes_per_thread } => {
-                let t = terms::reuse(m, *bytes_per_thread, bound)?;
+            Demand::Reuse {
+                bytes_per_thread,
+                window_bytes,
+            } => {
+                let t = terms::reuse(m, *bytes_per_thread, *window_bytes, threads, bound)?;
                 load_store_s += t.seconds;
                 t
             }

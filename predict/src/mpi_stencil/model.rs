@@ -9,16 +9,24 @@
 //! new grid and first reads that line (write-allocate): b = 24 bytes per
 //! update. A rank's sweep takes
 //!
-//! t_comp = ry·rx·(b / B_proc + r / B_L1)
+//! t_comp = ry·rx·(b / B_proc + t_reuse)
 //!
 //! for its ry × rx block (the largest block, which the others wait for).
-//! r = 32 bytes are the update's four other loads (up, left, centre,
-//! right: 5 loads of 8 bytes less the one new element), which hit lines
-//! already in L1; the core still issues them, and that load-port time does
-//! not overlap the line transfers (ECM's in-core part, the same term as a
-//! loop description's `reused_bytes`, `crate::kernels::terms::reuse`).
-//! B_L1 is one thread's L1 read bandwidth; without it the term is left out
-//! and said so.
+//! t_reuse is the time of the update's four other loads (up, left, centre,
+//! right: 5 loads of 8 bytes less the one new element), the same term as a
+//! loop description's reused loads (`crate::kernels::terms::reuse`):
+//!
+//! * left and right (16 B) hit lines of the same row already in L1: the
+//!   core still issues them, and that load-port time does not overlap the
+//!   line transfers (ECM's in-core part), 16 B / B_L1;
+//! * the row above and the update's own row (16 B) were brought in one and
+//!   two rows' traffic before. They hit L1 only while L1 holds that window,
+//!   (4·(rx+2) − 2)·8 bytes (Kerncraft's layer condition,
+//!   `models::locality::stencil_reuse_window`): 16 B / B_L1 then; else their
+//!   lines come back from L2, 16 B · (1/B_L1 + 1/B_L2).
+//!
+//! B_L1 and B_L2 are one thread's read bandwidths of those levels; without
+//! B_L1 the term is left out and said so.
 //! B_proc, the bandwidth one rank gets, is that of its working set
 //! 2·(ry+2)·(rx+2)·8 bytes, R ranks sharing the busiest host:
 //!
@@ -88,7 +96,7 @@
 //! latency when start-ups make up half of t_comm or more, else its
 //! bandwidth.
 
-use models::locality::STENCIL_LOADS;
+use models::locality::{stencil_reuse_window, STENCIL_LOADS};
 use models::profile::Profile;
 use serde::Serialize;
 
@@ -105,9 +113,14 @@ pub const BYTES_PER_UPDATE: f64 = 24.0;
 /// Bytes per update as kernels count them (STREAM's way): one read of the
 /// old grid and one write of the new, no write-allocate.
 pub const COUNTED_BYTES_PER_UPDATE: f64 = 16.0;
-/// Bytes per update loaded again from L1: the 5-point update's loads
-/// (`models::locality::STENCIL_LOADS` of 8 bytes) but the one new element.
-pub const REUSED_BYTES_PER_UPDATE: f64 = (STENCIL_LOADS - 1.0) * 8.0;
+/// Bytes per update loaded again from lines of the same row, in L1: left
+/// and right.
+pub const NEIGHBOUR_BYTES_PER_UPDATE: f64 = 2.0 * ELEM_BYTES as f64;
+/// Bytes per update loaded again from the row above and the update's own
+/// row, a row's traffic or two back; with the one new element (the row
+/// below) and the neighbours, all of `models::locality::STENCIL_LOADS`.
+pub const ROW_BYTES_PER_UPDATE: f64 =
+    (STENCIL_LOADS - 1.0) * ELEM_BYTES as f64 - NEIGHBOUR_BYTES_PER_UPDATE;
 /// STREAM triad moves 32 bytes per element where it counts 24.
 const TRIAD_WRITE_ALLOCATE: f64 = 32.0 / 24.0;
 
@@ -153,9 +166,10 @@ pub struct Prediction {
     pub hidden_s: f64,
     /// The inner sweep that can overlap the messages.
     pub inner_compute_s: f64,
-    /// Seconds per update, b / B_proc + r / B_L1.
+    /// Seconds per update, b / B_proc + t_reuse.
     pub update_s: f64,
-    /// Its in-core part, r / B_L1 (0 when the profile lacks B_L1).
+    /// Its part for the loads of lines fetched before, t_reuse (0 when the
+    /// profile lacks B_L1).
     pub reuse_s: f64,
     pub bytes_per_update: f64,
     pub memory: Memory,
@@ -241,17 +255,23 @@ pub fn predict(profile: &Profile, s: &Setup) -> Result<Prediction, Missing> {
     let ws = 2.0 * ((ry + 2) * (rx + 2) * ELEM_BYTES) as f64;
     let mem = memory(profile, ws, s.ranks_per_host)?;
     let mut notes = Vec::new();
-    let reuse_s = match reuse(
-        &Machine::new(profile),
-        REUSED_BYTES_PER_UPDATE,
-        Bound::Point,
-    ) {
-        Ok(term) => term.seconds,
-        Err(m) => {
-            notes.push(format!("the loads that hit L1 are not charged: {m}"));
-            0.0
-        }
-    };
+    let window = stencil_reuse_window((rx + 2) as f64, ELEM_BYTES as f64)
+        .expect("a block is at least one column wide");
+    let machine = Machine::new(profile);
+    let reuse_s = [
+        (NEIGHBOUR_BYTES_PER_UPDATE, 0.0),
+        (ROW_BYTES_PER_UPDATE, window),
+    ]
+    .into_iter()
+    .map(|(bytes, window)| reuse(&machine, bytes, window, s.ranks_per_host, Bound::Point))
+    .map(|t| t.map(|t| t.seconds))
+    .sum::<Result<f64, _>>()
+    .unwrap_or_else(|m| {
+        notes.push(format!(
+            "the loads of lines fetched before are not charged: {m}"
+        ));
+        0.0
+    });
     let update_s = BYTES_PER_UPDATE / mem.bandwidth_Bps + reuse_s;
     let compute_s = (ry * rx) as f64 * update_s;
 
@@ -467,7 +487,7 @@ mod tests {
         let pr = predict(&profile(), &setup(1000, 2, Variant::Blocking)).unwrap();
         assert_eq!(pr.reuse_s, 0.0);
         assert!(
-            pr.notes.iter().any(|n| n.contains("hit L1")),
+            pr.notes.iter().any(|n| n.contains("fetched before")),
             "{:?}",
             pr.notes
         );
@@ -484,6 +504,34 @@ mod tests {
         assert!(close(pr.reuse_s, 0.5e-9));
         assert!(close(pr.update_s, 3.5e-9));
         assert!(close(pr.compute_s, 1.75e-3));
+    }
+
+    #[test]
+    fn rows_beyond_the_l1_window_come_back_from_l2() {
+        use models::profile::ReportedCache;
+        let mut p = profile();
+        let level = |name: &str, size: f64, read: f64| MemoryLevel {
+            name: name.into(),
+            size_bytes: Some(size),
+            latency_s: None,
+            bandwidth_1t_Bps: Some(Estimate::exact(read)),
+            bandwidth_Bps: None,
+        };
+        p.levels = vec![level("L1", 32768.0, 64e9), level("L2", 1048576.0, 32e9)];
+        p.provenance.os_reported_caches = vec![ReportedCache {
+            level: 1,
+            kind: "Data".into(),
+            size_bytes: 32768,
+            line_bytes: Some(64),
+        }];
+        // N = 1000 on 2 ranks: a window of (4·1002 − 2)·8 = 32,048 B fits
+        // L1: 32 B at 64 GB/s.
+        let pr = predict(&p, &setup(1000, 2, Variant::Blocking)).unwrap();
+        assert!(close(pr.reuse_s, 0.5e-9));
+        // N = 1024: 32,816 B does not; the row above and the own row
+        // (16 B) come back from L2 at 32 GB/s as well.
+        let pr = predict(&p, &setup(1024, 2, Variant::Blocking)).unwrap();
+        assert!(close(pr.reuse_s, 0.5e-9 + 0.5e-9), "{}", pr.reuse_s);
     }
 
     #[test]

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::machine::Now;
-use models::profile::{ComputeCeiling, MemoryLevel, Profile, Provenance};
+use models::profile::{ComputeCeiling, MemoryLevel, Profile, Provenance, ReportedCache};
 use models::Estimate;
 use serde_json::json;
 
@@ -348,6 +348,7 @@ fn loads_that_hit_l1_again_add_to_the_memory_time() {
             memory,
             Demand::Reuse {
                 bytes_per_thread: 32e6,
+                window_bytes: 0.0,
             },
         ],
     };
@@ -375,6 +376,51 @@ fn loads_that_hit_l1_again_add_to_the_memory_time() {
         "{}",
         slow.seconds
     );
+}
+
+#[test]
+fn reuse_beyond_l1_brings_its_lines_back_from_the_level_that_holds_them() {
+    let mut p = machine();
+    let level = |name: &str, size: f64, read: f64| MemoryLevel {
+        name: name.into(),
+        size_bytes: Some(size),
+        latency_s: None,
+        bandwidth_1t_Bps: Some(Estimate::exact(read)),
+        bandwidth_Bps: None,
+    };
+    // Detected: 36 KB and 840 KB; the OS says 32 KiB and 1 MiB.
+    p.levels = vec![
+        level("L1", 36e3, 160e9),
+        level("L2", 840e3, 100e9),
+        MemoryLevel {
+            size_bytes: None,
+            bandwidth_1t_Bps: None,
+            ..level("DRAM", 0.0, 0.0)
+        },
+    ];
+    p.provenance.os_reported_caches = [(1, 32768), (2, 1048576)]
+        .map(|(level, size)| ReportedCache {
+            level,
+            kind: "Data".into(),
+            size_bytes: size,
+            line_bytes: Some(64),
+        })
+        .to_vec();
+    let m = Machine::new(&p);
+    let reuse = |window| {
+        terms::reuse(&m, 16e6, window, 2, Bound::Point)
+            .unwrap()
+            .seconds
+    };
+    // Within L1: the loads alone.
+    assert!((reuse(30e3) - 16e6 / 160e9).abs() < 1e-15);
+    // 32,816 B: within the detected 36 KB but beyond the 32 KiB the OS
+    // reports and the curve corroborates, so the lines come from L2.
+    assert!((reuse(32816.0) - (16e6 / 160e9 + 16e6 / 100e9)).abs() < 1e-15);
+    // L2 is the last cache, shared by the 2 threads (512 KiB each);
+    // beyond it the DRAM level's read bandwidth applies, here unmeasured.
+    let e = terms::reuse(&m, 16e6, 4e6, 2, Bound::Point).unwrap_err();
+    assert!(e.what.contains("DRAM read bandwidth"), "{e}");
 }
 
 #[test]
