@@ -215,6 +215,21 @@ pub struct MemoryLevel {
     pub bandwidth_Bps: Option<Estimate>,
 }
 
+impl MemoryLevel {
+    /// A cache level of `size_bytes` read by one thread at `read_1t_Bps`,
+    /// nothing else known (hand-written profiles, tests).
+    #[allow(non_snake_case)]
+    pub fn cache(name: &str, size_bytes: f64, read_1t_Bps: f64) -> Self {
+        Self {
+            name: name.into(),
+            size_bytes: Some(size_bytes),
+            latency_s: None,
+            bandwidth_1t_Bps: Some(Estimate::exact(read_1t_Bps)),
+            bandwidth_Bps: None,
+        }
+    }
+}
+
 /// One horizontal roof of the Roofline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ComputeCeiling {

@@ -381,13 +381,7 @@ fn loads_that_hit_l1_again_add_to_the_memory_time() {
 #[test]
 fn reuse_beyond_l1_brings_its_lines_back_from_the_level_that_holds_them() {
     let mut p = machine();
-    let level = |name: &str, size: f64, read: f64| MemoryLevel {
-        name: name.into(),
-        size_bytes: Some(size),
-        latency_s: None,
-        bandwidth_1t_Bps: Some(Estimate::exact(read)),
-        bandwidth_Bps: None,
-    };
+    let level = MemoryLevel::cache;
     // Detected: 36 KB and 840 KB; the OS says 32 KiB and 1 MiB.
     p.levels = vec![
         level("L1", 36e3, 160e9),

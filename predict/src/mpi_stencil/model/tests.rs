@@ -188,13 +188,7 @@ fn loads_that_hit_l1_add_their_load_port_time() {
 fn rows_beyond_the_l1_window_come_back_from_l2() {
     use models::profile::ReportedCache;
     let mut p = profile();
-    let level = |name: &str, size: f64, read: f64| MemoryLevel {
-        name: name.into(),
-        size_bytes: Some(size),
-        latency_s: None,
-        bandwidth_1t_Bps: Some(Estimate::exact(read)),
-        bandwidth_Bps: None,
-    };
+    let level = MemoryLevel::cache;
     p.levels = vec![level("L1", 32768.0, 64e9), level("L2", 1048576.0, 32e9)];
     p.provenance.os_reported_caches = vec![ReportedCache {
         level: 1,
