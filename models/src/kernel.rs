@@ -130,6 +130,11 @@ pub struct LoopKernel {
     /// that holds their window (the layer condition); none when absent.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub windowed_reuse: Vec<Reuse>,
+    /// Iterations a thread runs over contiguous elements before its
+    /// streams jump elsewhere (a tile's width); `None`: its streams run
+    /// contiguously through its whole share.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub segment_iterations: Option<f64>,
 }
 
 /// Loads per iteration of lines the loop used `window_bytes` of its own
@@ -281,6 +286,9 @@ impl LoopKernel {
         if !(self.reused_bytes.is_finite() && self.reused_bytes >= 0.0) {
             return Err(DescriptionError::NegativeReuse(self.reused_bytes));
         }
+        if let Some(s) = self.segment_iterations {
+            positive("--segment", s)?;
+        }
         for r in &self.windowed_reuse {
             let ok = |x: f64| x.is_finite() && x >= 0.0;
             if !(ok(r.bytes) && ok(r.window_bytes)) {
@@ -418,6 +426,22 @@ impl LoopKernel {
     /// Iterations of one thread.
     pub fn iterations_per_thread(&self) -> f64 {
         self.n / self.threads as f64
+    }
+
+    /// Runs of contiguous iterations of one thread, and the bytes of one
+    /// run of its narrowest contiguous array (`None` without
+    /// `segment_iterations`, or without a contiguous array).
+    pub fn segments_per_thread(&self) -> Option<(f64, f64)> {
+        let s = self.segment_iterations?;
+        let narrowest = self
+            .arrays
+            .iter()
+            .filter(
+                |a| matches!(a.access, Access::Strided { stride_bytes } if stride_bytes == a.bytes),
+            )
+            .map(|a| a.bytes)
+            .reduce(f64::min)?;
+        Some(((self.iterations_per_thread() / s).ceil(), s * narrowest))
     }
 }
 

@@ -72,7 +72,7 @@ impl Bound {
     }
 
     /// The value of a time estimate this bound stands for.
-    fn of_time(self, e: &Estimate) -> f64 {
+    pub fn of_time(self, e: &Estimate) -> f64 {
         self.time(e.point, Some(e.lo), Some(e.hi))
     }
 }

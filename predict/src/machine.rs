@@ -414,6 +414,21 @@ impl<'a> Machine<'a> {
         })
     }
 
+    /// Seconds a thread loses per restart of its streams, runs of
+    /// `segment_bytes` on `threads` threads (the stream section's restart
+    /// curve, `StreamSection::restart_s`).
+    pub fn restart_s(
+        &self,
+        threads: usize,
+        segment_bytes: f64,
+        bound: Bound,
+    ) -> Result<f64, Missing> {
+        self.stream()?
+            .restart_s(threads, segment_bytes)
+            .map(|e| bound.of_time(&e))
+            .ok_or_else(|| missing("the cost of a stream's restart", "stream"))
+    }
+
     /// The data (or unified) cache size the OS reports for the level named
     /// `name` ("L2"), bytes.
     fn reported_size(&self, name: &str) -> Option<f64> {

@@ -65,7 +65,9 @@ use crate::pin::Team;
 use crate::timer::{measure, Plan};
 
 mod report;
+mod restarts;
 use report::{bound_warnings, dram_headlines, dram_table, memory_levels, section};
+use restarts::measure_restarts;
 
 /// Smallest per-thread working set of the sweep, bytes.
 pub const FIRST_BYTES: u64 = 16 << 10;
@@ -267,6 +269,7 @@ impl Bench for Stream {
             &Kernel::ALL
         };
         let sweeps = sweep(ctx, &teams, &grids, kernels)?;
+        let restarts = measure_restarts(ctx, &teams, dram_total)?;
 
         // DRAM: the largest point of each sweep.
         let dram: Vec<&KernelPoint> = sweeps
@@ -297,8 +300,16 @@ impl Bench for Stream {
             levels.extend(plateaus(ctx, &caches, sweep, team.threads()));
         }
         memory_levels(ctx, &mut out, &caches, &levels, &dram);
+        out.notes.extend(restarts.iter().filter(|r| r.segment_bytes == 4096.0).map(|r| {
+            format!(
+                "stream restarts: a thread of {} loses {} per run of 4 KiB (segmented copy of {} per thread against the contiguous one)",
+                r.threads,
+                models::units::Si(r.per_segment_s.point, "s"),
+                binary_bytes(r.per_thread_bytes)
+            )
+        }));
         out.section = Some(Section::Stream(section(
-            dram_total, &sweeps, &teams, &levels, &dram,
+            dram_total, &sweeps, &teams, &levels, &dram, restarts,
         )));
         out.table = dram_table(ctx, &dram, dram_total);
         Ok(out)

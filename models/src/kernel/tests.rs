@@ -25,6 +25,7 @@ fn kernel(arrays: Vec<ArrayUse>) -> LoopKernel {
         chain: 0.0,
         reused_bytes: 0.0,
         windowed_reuse: Vec::new(),
+        segment_iterations: None,
     }
 }
 
@@ -131,6 +132,13 @@ fn bad_descriptions_are_named() {
     ));
     k.windowed_reuse[0].window_bytes = 32816.0;
     assert_eq!(k.validate(), Ok(()));
+    assert_eq!(k.segments_per_thread(), None);
+    k.segment_iterations = Some(0.0);
+    assert!(k.validate().unwrap_err().to_string().contains("--segment"));
+    // 500 iterations per thread in runs of 128: 4 runs of 128 × 8 B.
+    k.segment_iterations = Some(128.0);
+    assert_eq!(k.validate(), Ok(()));
+    assert_eq!(k.segments_per_thread(), Some((4.0, 1024.0)));
     k.n = 0.0;
     assert!(k.validate().unwrap_err().to_string().contains("--n"));
     k.n = 10.5;

@@ -40,6 +40,27 @@ pub struct StreamSection {
     pub levels: Vec<StreamLevel>,
     /// Every kernel at the DRAM working set, on each thread count.
     pub dram: Vec<StreamPoint>,
+    /// What a stream's restart costs at the DRAM working set, by segment
+    /// length and thread count (profiles from before it lack it).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub restarts: Vec<StreamRestart>,
+}
+
+/// STREAM's copy at the DRAM working set run in segments (every other run
+/// of `segment_bytes` of each array, then the runs between) against the
+/// contiguous copy of the same arrays, right before it: what each thread
+/// loses per run, as the prefetchers find each new stream again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct StreamRestart {
+    pub threads: usize,
+    /// Bytes of one array per run.
+    pub segment_bytes: f64,
+    /// Working set of each thread (both arrays), bytes.
+    pub per_thread_bytes: f64,
+    /// Seconds a thread loses per run: (t_segments − t_contiguous) / runs,
+    /// from the capability estimates of both times (the interval from
+    /// their intervals), at least 0.
+    pub per_segment_s: Estimate,
 }
 
 /// Bytes a STREAM kernel moves per element.
@@ -132,6 +153,36 @@ impl StreamPoint {
 }
 
 impl StreamSection {
+    /// Seconds a thread loses per restart of its streams, runs of
+    /// `segment_bytes` on `threads` threads: the measured curve on the
+    /// nearest measured thread count at most `threads` (else the nearest),
+    /// linear in log segment length between its points and flat beyond
+    /// them; `None` without restart points.
+    pub fn restart_s(&self, threads: usize, segment_bytes: f64) -> Option<Estimate> {
+        let counts = self.restarts.iter().map(|r| r.threads);
+        let on = counts
+            .clone()
+            .filter(|&t| t <= threads)
+            .max()
+            .or_else(|| counts.min())?;
+        let mut pts: Vec<&StreamRestart> =
+            self.restarts.iter().filter(|r| r.threads == on).collect();
+        pts.sort_by(|a, b| a.segment_bytes.total_cmp(&b.segment_bytes));
+        let x = segment_bytes.clamp(pts[0].segment_bytes, pts[pts.len() - 1].segment_bytes);
+        let curve = |f: fn(&Estimate) -> f64| {
+            let xy: Vec<(f64, f64)> = pts
+                .iter()
+                .map(|r| (r.segment_bytes, f(&r.per_segment_s)))
+                .collect();
+            log_interpolate(&xy, x)
+        };
+        Some(Estimate::new(
+            curve(|e| e.point),
+            curve(|e| e.lo),
+            curve(|e| e.hi),
+        ))
+    }
+
     /// The sweep's points on `threads` threads, of every kernel and size.
     pub fn sweep_points(&self, threads: usize) -> impl Iterator<Item = &StreamPoint> {
         self.sweeps
@@ -239,6 +290,35 @@ mod tests {
 
     fn point(kernel: &str, bytes: u64, bw: f64, threads: Option<usize>) -> StreamPoint {
         StreamPoint::with_bandwidth_wa(kernel, bytes, threads, bw)
+    }
+
+    #[test]
+    fn restarts_read_the_curve_of_the_nearest_thread_count() {
+        let r = |threads, kib: f64, ns: f64| StreamRestart {
+            threads,
+            segment_bytes: kib * 1024.0,
+            per_thread_bytes: 64e6,
+            per_segment_s: Estimate::new(ns * 1e-9, 0.5 * ns * 1e-9, 2.0 * ns * 1e-9),
+        };
+        let s = StreamSection {
+            restarts: vec![
+                r(1, 1.0, 100.0),
+                r(1, 4.0, 300.0),
+                r(2, 1.0, 50.0),
+                r(2, 4.0, 450.0),
+            ],
+            ..Default::default()
+        };
+        let ns = |threads, kib: f64| s.restart_s(threads, kib * 1024.0).unwrap().point * 1e9;
+        // Halfway in log size between 1 and 4 KiB.
+        assert!((ns(1, 2.0) - 200.0).abs() < 1e-9);
+        assert!((ns(2, 2.0) - 250.0).abs() < 1e-9);
+        // Flat beyond the ends; 4 threads read the 2-thread curve.
+        assert!((ns(1, 64.0) - 300.0).abs() < 1e-9);
+        assert!((ns(4, 0.5) - 50.0).abs() < 1e-9);
+        let e = s.restart_s(1, 4096.0).unwrap();
+        assert!((e.lo - 150e-9).abs() < 1e-18 && (e.hi - 600e-9).abs() < 1e-18);
+        assert_eq!(StreamSection::default().restart_s(1, 4096.0), None);
     }
 
     #[test]

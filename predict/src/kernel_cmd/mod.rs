@@ -73,6 +73,12 @@ pub struct KernelArgs {
     /// reloads its row above and its own row: 16@(4W−2)·8.
     #[arg(long = "windowed-reuse", value_name = "BYTES@WINDOW", value_parser = spec::parse_reuse)]
     pub windowed_reuse: Vec<models::kernel::Reuse>,
+    /// Iterations a thread runs over contiguous elements before its
+    /// streams jump elsewhere (a tile's width): each jump restarts the
+    /// streams, at the profile's measured cost per restart (default: one
+    /// contiguous run per thread).
+    #[arg(long, value_parser = crate::args::number)]
+    pub segment: Option<f64>,
     /// The arrays are backed by 2 MiB pages (random accesses then read the
     /// huge-page latency curve).
     #[arg(long)]
@@ -156,6 +162,7 @@ fn description(a: &KernelArgs) -> Result<(String, LoopKernel, bool)> {
         } else {
             a.windowed_reuse.clone()
         },
+        segment_iterations: a.segment.or(file.segment),
     };
     k.validate().map_err(|e| BadInput(e.to_string()))?;
     let name = a

@@ -93,7 +93,7 @@ impl Report {
             k.flops,
             k.chain,
             k.precision.name(),
-            reuse_phrase(k),
+            extras_phrase(k),
             self.profile
         );
         let _ = writeln!(
@@ -223,9 +223,10 @@ fn finite_or_null(x: f64) -> Value {
     }
 }
 
-/// ", 16 B per iteration loaded again from L1, 16 B from a 131056 B window"
-/// (empty without reuse).
-fn reuse_phrase(k: &models::kernel::LoopKernel) -> String {
+/// ", 16 B per iteration loaded again from L1, 16 B … from a 131056 B
+/// window, contiguous runs of 2048 iterations" (empty without reuse or
+/// runs).
+fn extras_phrase(k: &models::kernel::LoopKernel) -> String {
     let mut s = String::new();
     if k.reused_bytes > 0.0 {
         s += &format!(", {} B per iteration loaded again from L1", k.reused_bytes);
@@ -235,6 +236,9 @@ fn reuse_phrase(k: &models::kernel::LoopKernel) -> String {
             ", {} B per iteration loaded again from a {} B window",
             r.bytes, r.window_bytes
         );
+    }
+    if let Some(seg) = k.segment_iterations {
+        s += &format!(", contiguous runs of {seg} iterations");
     }
     s
 }

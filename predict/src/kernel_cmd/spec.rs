@@ -108,6 +108,7 @@ pub struct DescriptionFile {
     pub reused: Option<Value>,
     #[serde(default)]
     pub windowed_reuse: Vec<models::kernel::Reuse>,
+    pub segment: Option<f64>,
     pub huge_pages: Option<bool>,
 }
 

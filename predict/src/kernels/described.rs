@@ -59,6 +59,13 @@ pub fn loop_work(k: &LoopKernel, build: Build) -> Work {
             window_bytes: 0.0,
         });
     }
+    if let Some((runs_per_thread, segment_bytes)) = k.segments_per_thread() {
+        demands.push(Demand::Restarts {
+            runs_per_thread,
+            segment_bytes,
+            per_thread_bytes: k.per_thread_bytes(lines),
+        });
+    }
     for r in k.windowed_reuse.iter().filter(|r| r.bytes > 0.0) {
         demands.push(Demand::Reuse {
             bytes_per_thread: k.iterations_per_thread() * r.bytes,

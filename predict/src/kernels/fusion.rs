@@ -108,6 +108,7 @@ impl Variant {
             chain: 0.0,
             reused_bytes: 0.0,
             windowed_reuse: Vec::new(),
+            segment_iterations: None,
         };
         let pass = |x, y, out| {
             kernel(

@@ -119,6 +119,7 @@ impl Variant {
             chain: 0.0,
             reused_bytes: (STENCIL_LOADS * 4.0 - old - windowed).max(0.0),
             windowed_reuse,
+            segment_iterations: (width + 2 < w).then_some(width as f64),
         }
     }
 
@@ -353,5 +354,23 @@ mod tests {
             vec![(8.0 - halo, 0.0), (8.0, 65528.0)]
         );
         assert_eq!(windows(Variant::Tiled(512))[1], (8.0, 8184.0));
+    }
+
+    #[test]
+    fn tiles_narrower_than_a_row_restart_their_streams_each_row() {
+        let cache = 32.0 * 1048576.0;
+        assert_eq!(
+            Variant::RowMajor
+                .described(16, 4096, 2, cache)
+                .segments_per_thread(),
+            None
+        );
+        // 16 rows of 4094 updates in tiles of 512: 128 runs of 2 KiB
+        // (512 f32 of the new grid, the narrowest stream).
+        let tiled = Variant::Tiled(512).described(16, 4096, 2, cache);
+        assert_eq!(tiled.segments_per_thread(), Some((128.0, 2048.0)));
+        // A tile as wide as the row is the row-major sweep.
+        let whole = Variant::Tiled(4096).described(16, 4096, 2, cache);
+        assert_eq!(whole.segments_per_thread(), None);
     }
 }

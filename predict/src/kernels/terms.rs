@@ -353,6 +353,47 @@ pub fn reuse(
     })
 }
 
+/// T_restart = runs × t_restart(S): each time a thread's streams jump to
+/// a new place (a tile's next row) the prefetchers must find them again,
+/// and the thread loses what STREAM's copy run in segments of S bytes lost
+/// per run against the contiguous copy, on as many threads
+/// (`StreamSection::restart_s`). Measured at the DRAM working set, it is
+/// charged to working sets beyond the detected caches only.
+pub fn restarts(
+    m: &Machine,
+    runs_per_thread: f64,
+    segment_bytes: f64,
+    threads: usize,
+    per_thread_bytes: f64,
+    bound: Bound,
+) -> Result<Term, Missing> {
+    let level = m.level_of(per_thread_bytes);
+    let (seconds, explain) = if level == "DRAM" {
+        let t = m.restart_s(threads, segment_bytes, bound)?;
+        (
+            runs_per_thread * t,
+            format!(
+                "runs × t_restart = {runs_per_thread:.4e} × {} (runs of {}, segmented copy against contiguous at DRAM, {threads} thread(s))",
+                Si(t, "s"),
+                Si(segment_bytes, "B"),
+            ),
+        )
+    } else {
+        (
+            0.0,
+            format!(
+                "{runs_per_thread:.4e} runs of {} in {level}: not charged (restarts are measured at DRAM, where the prefetchers matter)",
+                Si(segment_bytes, "B")
+            ),
+        )
+    };
+    Ok(Term {
+        resource: "stream restarts",
+        seconds,
+        explain,
+    })
+}
+
 /// A counting sort's histogram or scatter loop at its calibrated time per
 /// item in L1 (§2.9).
 pub fn bin_loop(m: &Machine, key: &'static str, items_per_thread: f64) -> Result<Term, Missing> {

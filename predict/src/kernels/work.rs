@@ -78,6 +78,16 @@ pub enum Demand {
         bytes_per_thread: f64,
         window_bytes: f64,
     },
+    /// Runs of `segment_bytes` each thread's streams make before jumping
+    /// elsewhere (`models::kernel::LoopKernel::segment_iterations`), over a
+    /// working set of `per_thread_bytes`: each run restarts the streams,
+    /// a stall that adds to the memory term as [`Demand::BinLoop`]'s work
+    /// does.
+    Restarts {
+        runs_per_thread: f64,
+        segment_bytes: f64,
+        per_thread_bytes: f64,
+    },
 }
 
 /// The counting sort's two loops, as they appear in records.
@@ -233,6 +243,22 @@ pub fn predict_at(
                 window_bytes,
             } => {
                 let t = terms::reuse(m, *bytes_per_thread, *window_bytes, threads, bound)?;
+                load_store_s += t.seconds;
+                t
+            }
+            Demand::Restarts {
+                runs_per_thread,
+                segment_bytes,
+                per_thread_bytes,
+            } => {
+                let t = terms::restarts(
+                    m,
+                    *runs_per_thread,
+                    *segment_bytes,
+                    threads,
+                    *per_thread_bytes,
+                    bound,
+                )?;
                 load_store_s += t.seconds;
                 t
             }

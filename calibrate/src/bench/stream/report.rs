@@ -1,7 +1,9 @@
 //! What the STREAM sweep reports: the headline and level bandwidths, the
 //! warnings, the typed section and the human table.
 
-use models::profile::stream::{BytesPerElem, StreamLevel, StreamSection, StreamSweep};
+use models::profile::stream::{
+    BytesPerElem, StreamLevel, StreamRestart, StreamSection, StreamSweep,
+};
 use models::stats::Better;
 use models::units::{binary_bytes, Si};
 
@@ -94,6 +96,7 @@ pub(super) fn section(
     teams: &[&Team],
     levels: &[Plateau],
     dram: &[&KernelPoint],
+    restarts: Vec<StreamRestart>,
 ) -> StreamSection {
     StreamSection {
         isa: Isa::detect().name().into(),
@@ -133,6 +136,7 @@ pub(super) fn section(
             })
             .collect(),
         dram: dram.iter().map(|p| p.record(Some(p.threads))).collect(),
+        restarts,
     }
 }
 

@@ -379,6 +379,46 @@ fn loads_that_hit_l1_again_add_to_the_memory_time() {
 }
 
 #[test]
+fn streams_that_restart_at_dram_lose_the_measured_time_per_run() {
+    let mut p = machine();
+    let work = |per_thread_bytes| Work {
+        demands: vec![Demand::Restarts {
+            runs_per_thread: 1000.0,
+            segment_bytes: 8192.0,
+            per_thread_bytes,
+        }],
+    };
+    // Without the restart curve the profile says what to run.
+    assert_eq!(
+        predict(&work(64e6), &Machine::new(&p), 2).unwrap_err().fix,
+        "stream"
+    );
+    p.sections
+        .insert_json(
+            "stream",
+            json!({"sweeps": [], "restarts": [
+                {"threads": 2, "segment_bytes": 4096.0, "per_thread_bytes": 64e6,
+                 "per_segment_s": {"point": 100e-9, "lo": 90e-9, "hi": 110e-9}},
+                {"threads": 2, "segment_bytes": 16384.0, "per_thread_bytes": 64e6,
+                 "per_segment_s": {"point": 300e-9, "lo": 250e-9, "hi": 350e-9}}
+            ]}),
+        )
+        .unwrap();
+    let m = Machine::new(&p);
+    // 8 KiB lies halfway (in log) between 4 and 16 KiB: 200 ns a run.
+    let pr = predict(&work(64e6), &m, 2).unwrap();
+    assert!(
+        (pr.seconds - 1000.0 * 200e-9).abs() < 1e-12,
+        "{}",
+        pr.seconds
+    );
+    assert_eq!(pr.terms[0].resource, "stream restarts");
+    // Within the 1 MiB L2 nothing is charged.
+    let pr = predict(&work(512e3), &m, 2).unwrap();
+    assert!(pr.terms[0].seconds == 0.0 && pr.terms[0].explain.contains("L2"));
+}
+
+#[test]
 fn reuse_beyond_l1_brings_its_lines_back_from_the_level_that_holds_them() {
     let mut p = machine();
     let level = MemoryLevel::cache;

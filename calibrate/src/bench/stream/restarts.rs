@@ -1,0 +1,122 @@
+//! What a stream's restart costs: STREAM's copy at the DRAM working set,
+//! run in segments ([`crate::kernels::segments`]) against the contiguous
+//! copy of the same arrays, on one thread and on all.
+//!
+//! A loop that leaves a stream and starts another (a tile's row ends, the
+//! next row's tile starts elsewhere) waits while the prefetchers find the
+//! new stream; a contiguous stream pays that once. Per thread,
+//!
+//! t_restart(S) = (t_segments(S) − t_contiguous) / runs, runs = ⌈n / S⌉,
+//!
+//! S the run length of each array in bytes, both times the capability
+//! estimates (low quantile) of their clean timings, the contiguous copy
+//! timed right before the segmented ones and again after them (the lower
+//! of the two is taken). Measured at [`SEGMENT_BYTES`], a predicted loop
+//! reads the curve between them (`StreamSection::restart_s`).
+
+use std::hint::black_box;
+use std::sync::Mutex;
+
+use anyhow::{Context as _, Result};
+use models::profile::stream::StreamRestart;
+use models::stats::Better;
+use models::units::binary_bytes;
+use models::Estimate;
+
+use crate::bench::Context;
+use crate::kernels::segments::copy_segments;
+use crate::kernels::stream::{words_for_all, Kernel};
+use crate::kernels::Isa;
+use crate::mem::{Pages, Region};
+use crate::pin::Team;
+use crate::timer::measure;
+
+/// Run lengths measured, bytes of one array, an octave apart: from 16
+/// lines to 1024.
+pub const SEGMENT_BYTES: [usize; 7] = [
+    1 << 10,
+    2 << 10,
+    4 << 10,
+    8 << 10,
+    16 << 10,
+    32 << 10,
+    64 << 10,
+];
+/// Kept timings per measurement (each a whole DRAM-sized copy).
+pub const REPS: usize = 7;
+
+/// The restart curve on each team, each thread copying its share of the
+/// DRAM working set `dram_total`.
+pub fn measure_restarts(
+    ctx: &Context,
+    teams: &[&Team],
+    dram_total: u64,
+) -> Result<Vec<StreamRestart>> {
+    let plan = ctx
+        .config
+        .plan
+        .with_reps(ctx.config.plan.reps.min(REPS))
+        .without_retry();
+    let isa = Isa::detect();
+    let bar = ctx.progress.bar(
+        "stream restarts",
+        (teams.len() * (SEGMENT_BYTES.len() + 2)) as u64,
+    );
+    let mut out = Vec::new();
+    for team in teams {
+        let per_thread = dram_total / team.threads() as u64;
+        let n = Kernel::Copy.elems_for(per_thread as usize);
+        let regions = team
+            .each(|_| -> Result<Mutex<Region>> {
+                let mut r = Region::new(words_for_all(per_thread as usize) * 8, Pages::Huge)?;
+                r.f64s_mut().fill(1.0);
+                Ok(Mutex::new(r))
+            })
+            .into_iter()
+            .collect::<Result<Vec<_>>>()
+            .with_context(|| {
+                format!("allocating {} per thread", binary_bytes(per_thread as f64))
+            })?;
+        let time = |seg: usize| -> Result<Estimate> {
+            bar.set_message(format!(
+                "{} × runs of {}",
+                team.threads(),
+                binary_bytes(8.0 * seg as f64)
+            ));
+            let m = measure(&plan, |inner, count| {
+                team.time_batch(&regions, inner, count, |r, sweeps| {
+                    black_box(copy_segments(isa, r.f64s_mut(), n, seg, sweeps));
+                })
+            })?;
+            bar.inc(1);
+            Ok(m.per_unit.summary().capability(Better::Lower))
+        };
+        let before = time(n)?;
+        let segmented = SEGMENT_BYTES
+            .iter()
+            .map(|&bytes| Ok((bytes, time(bytes / 8)?)))
+            .collect::<Result<Vec<_>>>()?;
+        let after = time(n)?;
+        let contiguous = if after.point < before.point {
+            after
+        } else {
+            before
+        };
+        for (bytes, t) in segmented {
+            let runs = n.div_ceil(bytes / 8) as f64;
+            let lost = |seg: f64, whole: f64| ((seg - whole) / runs).max(0.0);
+            out.push(StreamRestart {
+                threads: team.threads(),
+                segment_bytes: bytes as f64,
+                per_thread_bytes: per_thread as f64,
+                per_segment_s: Estimate::new(
+                    lost(t.point, contiguous.point),
+                    lost(t.lo, contiguous.hi),
+                    lost(t.hi, contiguous.lo),
+                ),
+            });
+        }
+    }
+    bar.finish_and_clear();
+    Ok(out)
+}
