@@ -33,6 +33,11 @@
 //! loop touched in between: Kerncraft's layer condition. The description
 //! names them as [`Reuse`]s, each with that window; whether L1, or which
 //! level beyond it, holds the window is for the machine to say.
+//!
+//! A thread's streams run contiguously through its share of the
+//! iterations, unless the loop jumps every `segment_iterations` (a tile's
+//! row): then each run starts its streams anew, at a cost the machine's
+//! profile holds.
 
 use serde::{Deserialize, Serialize};
 use thiserror::Error;

@@ -5,7 +5,7 @@ use models::identity::MachineId;
 use models::profile::c2c::C2cSection;
 use models::profile::lock::{HandOff, LockSection};
 use models::profile::stream::{StreamGap, StreamSection};
-use models::profile::{CeilingKernel, Profile, Sample};
+use models::profile::{CeilingKernel, MemoryLevel, Profile, Sample};
 use thiserror::Error;
 
 use crate::loop_figures::Bound;
@@ -30,8 +30,6 @@ fn missing(what: impl Into<String>, fix: &'static str) -> Missing {
 #[allow(non_snake_case)]
 pub struct ReuseLevel {
     pub name: String,
-    /// Bytes a thread has of it (`None`: DRAM).
-    pub capacity_bytes: Option<f64>,
     /// One thread's read bandwidth there, B/s.
     pub read_Bps: f64,
 }
@@ -360,9 +358,9 @@ impl<'a> Machine<'a> {
     }
 
     /// The cache level that holds a window of `window_bytes` per thread on
-    /// `threads` threads (a loop's reuse, Kerncraft's layer condition), its
-    /// capacity, and one thread's read bandwidth there (the STREAM load
-    /// kernel on its plateau); DRAM when no cache holds the window.
+    /// `threads` threads (a loop's reuse, Kerncraft's layer condition), and
+    /// one thread's read bandwidth there (the STREAM load kernel on its
+    /// plateau); DRAM when no cache holds the window.
     ///
     /// A level's capacity is the size the OS reports for it when the
     /// latency curve's detected size agrees within a factor of 2 (the
@@ -377,30 +375,32 @@ impl<'a> Machine<'a> {
     ) -> Result<ReuseLevel, Missing> {
         let levels = &self.profile.levels;
         let last_cache = levels.iter().rposition(|l| l.size_bytes.is_some());
-        let level = levels
+        let holds = |i: usize, l: &MemoryLevel| {
+            let Some(detected) = l.size_bytes else {
+                return true;
+            };
+            let share = if i > 0 && Some(i) == last_cache {
+                threads.max(1) as f64
+            } else {
+                1.0
+            };
+            let capacity = self
+                .reported_size(&l.name)
+                .filter(|&r| r <= 2.0 * detected && 2.0 * r >= detected)
+                .unwrap_or(detected);
+            window_bytes <= capacity / share
+        };
+        let l = levels
             .iter()
             .enumerate()
-            .map(|(i, l)| {
-                let capacity = l.size_bytes.map(|detected| {
-                    let share = if i > 0 && Some(i) == last_cache {
-                        threads.max(1) as f64
-                    } else {
-                        1.0
-                    };
-                    self.reported_size(&l.name)
-                        .filter(|&r| r <= 2.0 * detected && 2.0 * r >= detected)
-                        .unwrap_or(detected)
-                        / share
-                });
-                (l, capacity)
-            })
-            .find(|(_, c)| c.map_or(true, |c| window_bytes <= c));
-        let (l, capacity) = level.ok_or_else(|| {
-            missing(
-                format!("a memory level holding a {window_bytes:.0} B window"),
-                "latency",
-            )
-        })?;
+            .find(|&(i, l)| holds(i, l))
+            .map(|(_, l)| l)
+            .ok_or_else(|| {
+                missing(
+                    format!("a memory level holding a {window_bytes:.0} B window"),
+                    "latency",
+                )
+            })?;
         let read = l.bandwidth_1t_Bps.as_ref().ok_or_else(|| {
             missing(
                 format!("the {} read bandwidth on one thread", l.name),
@@ -409,7 +409,6 @@ impl<'a> Machine<'a> {
         })?;
         Ok(ReuseLevel {
             name: l.name.clone(),
-            capacity_bytes: capacity,
             read_Bps: bound.of_rate(read),
         })
     }

@@ -77,7 +77,8 @@ impl Variant {
     /// right neighbours from lines in L1 (`reused_bytes`), the row above
     /// and the update's own row, when the window fits, from lines a row's
     /// traffic back (`windowed_reuse`, Kerncraft's layer condition on the
-    /// traversed width).
+    /// traversed width). Tiles narrower than the row restart the thread's
+    /// streams at every row of every tile (`segment_iterations`).
     pub fn described(self, rows: usize, w: usize, threads: usize, cache_bytes: f64) -> LoopKernel {
         let width = match self {
             Variant::RowMajor => w,
