@@ -28,6 +28,10 @@
 //! OS (1 for one thread). DRAM's bandwidth is measured at the DRAM working
 //! set itself.
 //!
+//! At the DRAM working set the copy also runs in segments of 1 to 64 KiB
+//! against the contiguous copy, for what a stream's restart costs
+//! ([`restarts`]).
+//!
 //! # Section `stream`
 //!
 //! ```json
@@ -42,7 +46,9 @@
 //!   "levels": [ { "name": "L1", "threads": 1, "from_bytes": .., "to_bytes": .., "points": 2,
 //!                 "read_bandwidth_Bps": {"point": .., "lo": .., "hi": ..} } ],
 //!   "dram": [ { "threads": 2, "kernel": "triad", "total_bytes": .., "bandwidth_Bps": {..},
-//!               "bandwidth_write_allocate_Bps": .. } ]
+//!               "bandwidth_write_allocate_Bps": .. } ],
+//!   "restarts": [ { "threads": 2, "segment_bytes": 8192, "per_thread_bytes": ..,
+//!                   "per_segment_s": {"point": .., "lo": .., "hi": ..} } ]
 //! }
 //! ```
 
