@@ -30,7 +30,7 @@
 //!
 //! At the DRAM working set the copy also runs in segments of 1 to 64 KiB
 //! against the contiguous copy, for what a stream's restart costs
-//! ([`restarts`]).
+//! (`restarts`, [`crate::kernels::segments`]).
 //!
 //! # Section `stream`
 //!
