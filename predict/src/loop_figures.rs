@@ -1,8 +1,9 @@
 //! The profile figures the loop model reads: the read, write and bus roofs
 //! of the level a working set lives in (from the STREAM sweep's kernels),
 //! the latency of a random access into a region (the pointer-chase curve),
-//! the memory-level parallelism of one core (the MLP curve) and the
-//! latency of a loop-carried chain.
+//! the memory-level parallelism of one core (the MLP curve), the
+//! latency of a loop-carried chain, the level that holds a reuse window
+//! and what a stream's restart costs.
 //!
 //! Each figure can be read at its point estimate or at either end of its
 //! 95% interval ([`Bound`]), so a prediction carries the profile's
@@ -12,10 +13,11 @@ use calibrate::harness::kernels::stream::Kernel as StreamKernel;
 use models::kernel::Traffic;
 use models::profile::mlp::pages_label;
 use models::profile::stream::StreamSection;
+use models::profile::MemoryLevel;
 use models::traffic::{time_at, LevelModel};
 use models::Estimate;
 
-use crate::machine::{Machine, Missing};
+use crate::machine::{missing, Machine, Missing};
 
 /// Which value of each measured figure a prediction uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,9 +74,18 @@ impl Bound {
     }
 
     /// The value of a time estimate this bound stands for.
-    pub fn of_time(self, e: &Estimate) -> f64 {
+    fn of_time(self, e: &Estimate) -> f64 {
         self.time(e.point, Some(e.lo), Some(e.hi))
     }
+}
+
+/// Where a loop's reused lines are found again ([`Machine::reuse_level`]).
+#[derive(Debug, Clone, PartialEq)]
+#[allow(non_snake_case)]
+pub struct ReuseLevel {
+    pub name: String,
+    /// One thread's read bandwidth there, B/s.
+    pub read_Bps: f64,
 }
 
 impl Machine<'_> {
@@ -197,6 +208,89 @@ impl Machine<'_> {
             .as_ref()
             .and_then(|l| l.line_bytes)
             .map_or(64.0, |b| b as f64)
+    }
+
+    /// The cache level that holds a window of `window_bytes` per thread on
+    /// `threads` threads (a loop's reuse, Kerncraft's layer condition), and
+    /// one thread's read bandwidth there (the STREAM load kernel on its
+    /// plateau); DRAM when no cache holds the window.
+    ///
+    /// A level's capacity is the size the OS reports for it when the
+    /// latency curve's detected size agrees within a factor of 2 (the
+    /// detected edge is only as sharp as the curve's steps), else the
+    /// detected size (a VM's OS may report the host's whole L3). The last
+    /// cache beyond L1 is shared: each of `threads` threads gets its share.
+    pub fn reuse_level(
+        &self,
+        window_bytes: f64,
+        threads: usize,
+        bound: Bound,
+    ) -> Result<ReuseLevel, Missing> {
+        let levels = &self.profile.levels;
+        let last_cache = levels.iter().rposition(|l| l.size_bytes.is_some());
+        let holds = |i: usize, l: &MemoryLevel| {
+            let Some(detected) = l.size_bytes else {
+                return true;
+            };
+            let share = if i > 0 && Some(i) == last_cache {
+                threads.max(1) as f64
+            } else {
+                1.0
+            };
+            let capacity = self
+                .reported_size(&l.name)
+                .filter(|&r| r <= 2.0 * detected && 2.0 * r >= detected)
+                .unwrap_or(detected);
+            window_bytes <= capacity / share
+        };
+        let l = levels
+            .iter()
+            .enumerate()
+            .find(|&(i, l)| holds(i, l))
+            .map(|(_, l)| l)
+            .ok_or_else(|| {
+                missing(
+                    format!("a memory level holding a {window_bytes:.0} B window"),
+                    "latency",
+                )
+            })?;
+        let read = l.bandwidth_1t_Bps.as_ref().ok_or_else(|| {
+            missing(
+                format!("the {} read bandwidth on one thread", l.name),
+                "stream",
+            )
+        })?;
+        Ok(ReuseLevel {
+            name: l.name.clone(),
+            read_Bps: bound.of_rate(read),
+        })
+    }
+
+    /// Seconds a thread loses per restart of its streams, runs of
+    /// `segment_bytes` on `threads` threads (the stream section's restart
+    /// curve, `StreamSection::restart_s`).
+    pub fn restart_s(
+        &self,
+        threads: usize,
+        segment_bytes: f64,
+        bound: Bound,
+    ) -> Result<f64, Missing> {
+        self.stream()?
+            .restart_s(threads, segment_bytes)
+            .map(|e| bound.of_time(&e))
+            .ok_or_else(|| missing("the cost of a stream's restart", "stream"))
+    }
+
+    /// The data (or unified) cache size the OS reports for the level named
+    /// `name` ("L2"), bytes.
+    fn reported_size(&self, name: &str) -> Option<f64> {
+        let level: u32 = name.strip_prefix('L')?.parse().ok()?;
+        self.profile
+            .provenance
+            .os_reported_caches
+            .iter()
+            .find(|c| c.level == level && c.kind != "Instruction")
+            .map(|c| c.size_bytes as f64)
     }
 
     /// Name of the level a working set of `per_thread_bytes` per thread
