@@ -9,10 +9,13 @@
 //! t_restart(S) = (t_segments(S) − t_contiguous) / runs, runs = ⌈n / S⌉,
 //!
 //! S the run length of each array in bytes, both times the capability
-//! estimates (low quantile) of their clean timings, the contiguous copy
-//! timed right before the segmented ones and again after them (the lower
-//! of the two is taken). Measured at [`SEGMENT_BYTES`], a predicted loop
-//! reads the curve between them (`StreamSection::restart_s`).
+//! estimates (low quantile) of their clean timings. The host's memory
+//! system drifts by tens of per cent within seconds, more than a restart
+//! costs at long runs, so each run length is timed in [`PAIRS`] pairs, the
+//! contiguous copy right before the segmented one: the figure is the
+//! median of the pairs' differences, its interval their range. Measured at
+//! [`SEGMENT_BYTES`], a predicted loop reads the curve between them
+//! (`StreamSection::restart_s`).
 
 use std::hint::black_box;
 use std::sync::Mutex;
@@ -43,7 +46,9 @@ pub const SEGMENT_BYTES: [usize; 7] = [
     64 << 10,
 ];
 /// Kept timings per measurement (each a whole DRAM-sized copy).
-pub const REPS: usize = 7;
+pub const REPS: usize = 5;
+/// Contiguous-then-segmented pairs per run length.
+pub const PAIRS: usize = 3;
 
 /// The restart curve on each team, each thread copying its share of the
 /// DRAM working set `dram_total`.
@@ -60,7 +65,7 @@ pub fn measure_restarts(
     let isa = Isa::detect();
     let bar = ctx.progress.bar(
         "stream restarts",
-        (teams.len() * (SEGMENT_BYTES.len() + 2)) as u64,
+        (teams.len() * SEGMENT_BYTES.len() * PAIRS) as u64,
     );
     let mut out = Vec::new();
     for team in teams {
@@ -77,7 +82,7 @@ pub fn measure_restarts(
             .with_context(|| {
                 format!("allocating {} per thread", binary_bytes(per_thread as f64))
             })?;
-        let time = |seg: usize| -> Result<Estimate> {
+        let time = |seg: usize| -> Result<f64> {
             bar.set_message(format!(
                 "{} × runs of {}",
                 team.threads(),
@@ -88,32 +93,22 @@ pub fn measure_restarts(
                     black_box(copy_segments(isa, r.f64s_mut(), n, seg, sweeps));
                 })
             })?;
-            bar.inc(1);
-            Ok(m.per_unit.summary().capability(Better::Lower))
+            Ok(m.per_unit.summary().capability(Better::Lower).point)
         };
-        let before = time(n)?;
-        let segmented = SEGMENT_BYTES
-            .iter()
-            .map(|&bytes| Ok((bytes, time(bytes / 8)?)))
-            .collect::<Result<Vec<_>>>()?;
-        let after = time(n)?;
-        let contiguous = if after.point < before.point {
-            after
-        } else {
-            before
-        };
-        for (bytes, t) in segmented {
+        for bytes in SEGMENT_BYTES {
             let runs = n.div_ceil(bytes / 8) as f64;
-            let lost = |seg: f64, whole: f64| ((seg - whole) / runs).max(0.0);
+            let mut lost = Vec::with_capacity(PAIRS);
+            for _ in 0..PAIRS {
+                let contiguous = time(n)?;
+                lost.push(((time(bytes / 8)? - contiguous) / runs).max(0.0));
+                bar.inc(1);
+            }
+            lost.sort_by(f64::total_cmp);
             out.push(StreamRestart {
                 threads: team.threads(),
                 segment_bytes: bytes as f64,
                 per_thread_bytes: per_thread as f64,
-                per_segment_s: Estimate::new(
-                    lost(t.point, contiguous.point),
-                    lost(t.lo, contiguous.hi),
-                    lost(t.hi, contiguous.lo),
-                ),
+                per_segment_s: Estimate::new(lost[PAIRS / 2], lost[0], lost[PAIRS - 1]),
             });
         }
     }
