@@ -127,6 +127,26 @@ impl KernelPoint {
     }
 }
 
+/// One region per thread of `team`, room for every kernel's arrays at a
+/// working set of `per_thread_bytes`, allocated by that pinned thread
+/// (placed on its NUMA node) and filled.
+fn regions(team: &Team, per_thread_bytes: u64, pages: Pages) -> Result<Vec<Mutex<Region>>> {
+    let words = words_for_all(per_thread_bytes as usize);
+    team.each(|_| -> Result<Mutex<Region>> {
+        let mut r = Region::new(words * 8, pages)?;
+        r.f64s_mut().fill(1.0);
+        Ok(Mutex::new(r))
+    })
+    .into_iter()
+    .collect::<Result<Vec<_>>>()
+    .with_context(|| {
+        format!(
+            "allocating {} per thread",
+            binary_bytes(per_thread_bytes as f64)
+        )
+    })
+}
+
 /// Measures `kernels` on every thread of `team`, each thread on its own
 /// `per_thread_bytes` working set (placed on that thread's NUMA node).
 pub fn measure_size(
@@ -137,21 +157,7 @@ pub fn measure_size(
     plan: &Plan,
 ) -> Result<Vec<KernelPoint>> {
     let isa = Isa::detect();
-    let words = words_for_all(per_thread_bytes as usize);
-    let regions = team
-        .each(|_| -> Result<Mutex<Region>> {
-            let mut r = Region::new(words * 8, pages)?;
-            r.f64s_mut().fill(1.0);
-            Ok(Mutex::new(r))
-        })
-        .into_iter()
-        .collect::<Result<Vec<_>>>()
-        .with_context(|| {
-            format!(
-                "allocating {} per thread",
-                binary_bytes(per_thread_bytes as f64)
-            )
-        })?;
+    let regions = regions(team, per_thread_bytes, pages)?;
     let mut out = Vec::new();
     for &kernel in kernels {
         let n = kernel.elems_for(per_thread_bytes as usize);

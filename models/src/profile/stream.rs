@@ -48,8 +48,9 @@ pub struct StreamSection {
 
 /// STREAM's copy at the DRAM working set run in segments (every other run
 /// of `segment_bytes` of each array, then the runs between) against the
-/// contiguous copy of the same arrays, right before it: what each thread
-/// loses per run, as the prefetchers find each new stream again.
+/// contiguous copy of the same arrays timed right before it, in pairs:
+/// what each thread loses per run, as the prefetchers find each new
+/// stream again.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct StreamRestart {
     pub threads: usize,
@@ -57,9 +58,9 @@ pub struct StreamRestart {
     pub segment_bytes: f64,
     /// Working set of each thread (both arrays), bytes.
     pub per_thread_bytes: f64,
-    /// Seconds a thread loses per run: (t_segments − t_contiguous) / runs,
-    /// from the capability estimates of both times (the interval from
-    /// their intervals), at least 0.
+    /// Seconds a thread loses per run: (t_segments − t_contiguous) / runs
+    /// from the capability estimates of both times, at least 0; the
+    /// median over the pairs, the interval their range.
     pub per_segment_s: Estimate,
 }
 

@@ -18,19 +18,19 @@
 //! (`StreamSection::restart_s`).
 
 use std::hint::black_box;
-use std::sync::Mutex;
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use models::profile::stream::StreamRestart;
 use models::stats::Better;
 use models::units::binary_bytes;
 use models::Estimate;
 
+use super::regions;
 use crate::bench::Context;
 use crate::kernels::segments::copy_segments;
-use crate::kernels::stream::{words_for_all, Kernel};
+use crate::kernels::stream::Kernel;
 use crate::kernels::Isa;
-use crate::mem::{Pages, Region};
+use crate::mem::Pages;
 use crate::pin::Team;
 use crate::timer::measure;
 
@@ -71,17 +71,7 @@ pub fn measure_restarts(
     for team in teams {
         let per_thread = dram_total / team.threads() as u64;
         let n = Kernel::Copy.elems_for(per_thread as usize);
-        let regions = team
-            .each(|_| -> Result<Mutex<Region>> {
-                let mut r = Region::new(words_for_all(per_thread as usize) * 8, Pages::Huge)?;
-                r.f64s_mut().fill(1.0);
-                Ok(Mutex::new(r))
-            })
-            .into_iter()
-            .collect::<Result<Vec<_>>>()
-            .with_context(|| {
-                format!("allocating {} per thread", binary_bytes(per_thread as f64))
-            })?;
+        let regions = regions(team, per_thread, Pages::Huge)?;
         let time = |seg: usize| -> Result<f64> {
             bar.set_message(format!(
                 "{} × runs of {}",
