@@ -1,0 +1,139 @@
+//! In-core and latency terms: ceilings, random accesses, dependent
+//! chains; missing figures; and a built-in kernel against its description.
+
+use super::*;
+
+#[test]
+fn matmul_runs_at_the_dgemm_ceiling() {
+    let p = machine();
+    let m = Machine::new(&p);
+    // n = 2000 on 2 threads: 1.6e10 FLOP / 40 GFLOP/s = 0.4 s; its
+    // memory (8n²·5 = 160 MB loaded from DRAM at 50 GB/s) takes 3.2 ms.
+    let pr = predict(&crate::kernels::matmul::work(2000, 2), &m, 2).unwrap();
+    assert_eq!(pr.binding, "compute");
+    assert!((pr.seconds - 0.4).abs() < 1e-12, "{}", pr.seconds);
+    assert!((pr.terms[1].seconds - 3.2e-3).abs() < 1e-12);
+    assert!(pr.terms[0].explain.contains("f64 dgemm"));
+    // Without a dgemm ceiling there is no prediction, and flops fixes it.
+    let mut p = machine();
+    p.ceilings.retain(|c| c.kernel != CeilingKernel::Dgemm);
+    let e = predict(&crate::kernels::matmul::work(2000, 2), &Machine::new(&p), 2).unwrap_err();
+    assert_eq!(e.fix, "flops");
+    assert!(
+        e.to_string().contains("f64 dgemm ceiling on 2 thread(s)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn missing_figures_say_which_calibration_fixes_them() {
+    let p = Profile::new(Provenance::default());
+    let m = Machine::new(&p);
+    let w = mutex(1.0, 1.0, 0.0, 0.0);
+    let e = predict(&w, &m, 2).unwrap_err();
+    assert_eq!(e.fix, "lock");
+    assert!(e.to_string().contains("calibrate --only lock"), "{e}");
+}
+
+#[test]
+fn random_accesses_overlap_k_misses_per_core() {
+    let p = machine();
+    let m = Machine::new(&p);
+    let w = Work {
+        demands: vec![Demand::Random {
+            accesses: RandomAccesses {
+                lines: 1e6,
+                region_bytes: 67108864.0,
+                written: false,
+            },
+            huge_pages: false,
+        }],
+    };
+    // 1e6 lines · 100 ns / (10 misses in flight · 2 threads) = 5 ms,
+    // above the 64 MB of lines at the DRAM read roof (1.28 ms).
+    let pr = predict(&w, &m, 2).unwrap();
+    assert_eq!(pr.binding, "random access");
+    assert!((pr.seconds - 5e-3).abs() < 1e-12, "{}", pr.seconds);
+    // The slow end of the latency's interval: 120 ns.
+    let slow = predict_at(&w, &m, 2, Bound::Slow).unwrap();
+    assert!((slow.seconds - 6e-3).abs() < 1e-12, "{}", slow.seconds);
+}
+
+#[test]
+fn random_accesses_take_the_concurrency_of_their_page_size() {
+    let mut p = machine();
+    // Base pages: page walks cap the core at 5 misses in flight, half the
+    // huge-page curve's 10 (points without a page size are huge pages).
+    let mlp = |extra: serde_json::Value| {
+        json!({"points": [{"k": 1, "bandwidth_Bps": 0.64e9}, {"k": 16, "bandwidth_Bps": 6.4e9},
+            {"k": 1, "pages": "4KiB", "bandwidth_Bps": 0.5e9},
+            {"k": 8, "pages": "4KiB", "bandwidth_Bps": 2.5e9}], "dram_bytes": extra})
+    };
+    p.sections.insert_json("mlp", mlp(json!(0))).unwrap();
+    let m = Machine::new(&p);
+    assert_eq!(m.miss_concurrency(true).unwrap(), 10.0);
+    assert_eq!(m.miss_concurrency(false).unwrap(), 5.0);
+    let w = Work {
+        demands: vec![Demand::Random {
+            accesses: RandomAccesses {
+                lines: 1e6,
+                region_bytes: 67108864.0,
+                written: false,
+            },
+            huge_pages: false,
+        }],
+    };
+    // 1e6 lines · 100 ns / (5 · 2 threads) = 10 ms.
+    let pr = predict(&w, &m, 2).unwrap();
+    assert!((pr.seconds - 10e-3).abs() < 1e-12, "{}", pr.seconds);
+    // With the curve's buffer size, Little's law takes the latency from the
+    // pointer chase there: 2.5 GB/s / 64 B · 100 ns = 3.906 misses.
+    p.sections.insert_json("mlp", mlp(json!(67108864))).unwrap();
+    let m = Machine::new(&p);
+    assert!((m.miss_concurrency(false).unwrap() - 3.90625).abs() < 1e-12);
+    // No huge-page latency curve: the huge-page curve's own ratio.
+    assert_eq!(m.miss_concurrency(true).unwrap(), 10.0);
+}
+
+#[test]
+fn chains_wait_for_each_add() {
+    let p = machine();
+    let m = Machine::new(&p);
+    let w = Work {
+        demands: vec![Demand::Chain {
+            steps_per_thread: 1e6,
+        }],
+    };
+    let secs = |b| predict_at(&w, &m, 2, b).unwrap().seconds;
+    assert!((secs(Bound::Point) - 1e-3).abs() < 1e-12);
+    assert!((secs(Bound::Fast) - 0.9e-3).abs() < 1e-12);
+    assert!((secs(Bound::Slow) - 1.1e-3).abs() < 1e-12);
+    assert!(predict(&w, &m, 2).unwrap().terms[0]
+        .explain
+        .contains("2.0 cycles"));
+}
+
+#[test]
+fn a_built_in_kernel_and_its_description_predict_alike() {
+    use crate::kernels::described::{loop_work, Build};
+    use crate::kernels::fusion::Variant;
+    let p = machine();
+    let m = Machine::new(&p);
+    // 16 MiB per array per thread: DRAM for the kernel's seven arrays
+    // and for the described loop's five alike.
+    let n = 4 << 20;
+    let builtin = predict(&Variant::Fused.work(n, 2), &m, 2).unwrap();
+    let build = Build {
+        line_bytes: 64.0,
+        huge_pages: false,
+        isa: None,
+    };
+    let described = &Variant::Fused.loops(n, 2)[0];
+    let user = predict(&loop_work(described, build), &m, 2).unwrap();
+    assert_eq!(
+        (builtin.seconds, builtin.binding),
+        (user.seconds, user.binding)
+    );
+    let secs = |p: &Prediction| p.terms.iter().map(|t| t.seconds).collect::<Vec<_>>();
+    assert_eq!(secs(&builtin), secs(&user));
+}

@@ -1,0 +1,114 @@
+//! Lock terms: hand-offs, line migrations and their two states.
+
+use super::*;
+
+#[test]
+fn locks_line_transfers_and_chains() {
+    let p = machine();
+    let m = Machine::new(&p);
+    let section = |lanes, data_lines, critical_s| mutex(1e6, lanes, data_lines, critical_s);
+    let lock = |lanes, data_lines| section(lanes, data_lines, 5e-9);
+    let pr = predict(&lock(1.0, 0.0), &m, 2).unwrap();
+    assert_eq!(pr.binding, "lock");
+    assert!((pr.seconds - 20e-3).abs() < 1e-12);
+    let secs = |w: Work| predict(&w, &m, 2).unwrap().seconds;
+    let secs1 = |w: Work| predict(&w, &m, 1).unwrap().seconds;
+    // Shorter and longer critical sections: t_p = 14 ns + 6 ns · cs/5 ns.
+    assert!((secs(section(1.0, 0.0, 0.0)) - 14e-3).abs() < 1e-12);
+    assert!((secs(section(1.0, 0.0, 2.5e-9)) - 17e-3).abs() < 1e-12);
+    assert!((secs(section(1.0, 0.0, 10e-9)) - 26e-3).abs() < 1e-12);
+    // 256 locks: the threads in parallel, each acquisition finding the
+    // lock's line at the other core half the time: (10 + ½·16) ns / 2.
+    assert!((secs(lock(256.0, 0.0)) - 9e-3).abs() < 1e-12);
+    // One data line besides the lock's, migrating after each hand-off.
+    assert!((secs(lock(1.0, 1.0)) - 36e-3).abs() < 1e-12);
+    // Hand-offs twice as fast now (the paired re-measure of the contended
+    // mutex): t_p = 10 ns for the global lock; the 256 locks, which pay
+    // t_1 and the migrations, are unchanged, and one thread is too.
+    let now = Now {
+        handoffs: 2.0,
+        ..Now::default()
+    };
+    let paired = Machine::paired(&p, now);
+    assert!((predict(&lock(1.0, 0.0), &paired, 2).unwrap().seconds - 10e-3).abs() < 1e-12);
+    assert!((predict(&lock(256.0, 0.0), &paired, 2).unwrap().seconds - 9e-3).abs() < 1e-12);
+    assert_eq!(
+        predict(&lock(1.0, 0.0), &paired, 1).unwrap().seconds,
+        secs1(lock(1.0, 0.0))
+    );
+    // The spread mutexes twice as fast now: their 10 ns per thread on 2
+    // threads are no slower than one thread's 12 ns, so no migration; the
+    // 256 locks take t_1 / 2, the global lock its t_p as before.
+    let now = Now {
+        migrations: 2.0,
+        ..Now::default()
+    };
+    let paired = Machine::paired(&p, now);
+    assert!((predict(&lock(256.0, 0.0), &paired, 2).unwrap().seconds - 5e-3).abs() < 1e-12);
+    assert!((predict(&lock(1.0, 0.0), &paired, 2).unwrap().seconds - 20e-3).abs() < 1e-12);
+    // 2 sharers: the measured 12 ns per increment; more sharers than
+    // threads count as the threads; one counter per line: 0.5 ns.
+    let inc = |sharers| Work {
+        demands: vec![Demand::Increments {
+            per_thread: 1e6,
+            sharers,
+        }],
+    };
+    let fs = predict(&inc(2.0), &m, 2).unwrap();
+    assert_eq!(fs.binding, "line transfers");
+    assert!((fs.seconds - 12e-3).abs() < 1e-12);
+    assert!(fs.terms[0].explain.contains("lecture's bound"));
+    assert!((predict(&inc(8.0), &m, 2).unwrap().seconds - 12e-3).abs() < 1e-12);
+    assert!((predict(&inc(1.0), &m, 2).unwrap().seconds - 0.5e-3).abs() < 1e-12);
+    // 3 sharers on 4 threads: the nearest measured count (a tie goes
+    // to the first measured, 2).
+    assert!((predict(&inc(3.0), &m, 4).unwrap().seconds - 12e-3).abs() < 1e-12);
+    // Increments running twice as fast now as when profiled (the paired
+    // re-measure): half the time.
+    let now = Now {
+        increments: 2.0,
+        ..Now::default()
+    };
+    let fast = predict(&inc(2.0), &Machine::paired(&p, now), 2).unwrap();
+    assert!((fast.seconds - 6e-3).abs() < 1e-12);
+    // A local sum: 1e6 steps of 0.75 ns, 1.5 cycles at 2 GHz.
+    let local = Work {
+        demands: vec![Demand::LocalSum {
+            steps_per_thread: 1e6,
+        }],
+    };
+    let pr = predict(&local, &m, 2).unwrap();
+    assert_eq!(pr.binding, "local sum");
+    assert!((pr.seconds - 0.75e-3).abs() < 1e-12);
+    let now = Now {
+        local_sums: 2.0,
+        ..Now::default()
+    };
+    let fast = predict(&local, &Machine::paired(&p, now), 2).unwrap();
+    assert!((fast.seconds - 0.375e-3).abs() < 1e-12);
+    assert!(
+        pr.terms[0].explain.contains("1.50 cycles"),
+        "{}",
+        pr.terms[0].explain
+    );
+}
+
+#[test]
+fn a_lock_whose_rounds_have_two_states_predicts_both() {
+    let lock = mutex(1e6, 1.0, 0.0, 0.0);
+    // One state: no pair.
+    let p = machine();
+    assert_eq!(predict(&lock, &Machine::new(&p), 2).unwrap().states_s, None);
+    // The empty section's 2-thread rounds between 10 and 40 ns per op.
+    let mut p = machine();
+    let t = &mut p.sections.lock.as_mut().unwrap().kinds[1].points[1].throughput_ops;
+    t.high_quantile = Some(Estimate::exact(1e8));
+    t.low_quantile = Some(Estimate::exact(2.5e7));
+    let pr = predict(&lock, &Machine::new(&p), 2).unwrap();
+    assert!((pr.seconds - 14e-3).abs() < 1e-12, "the typical round");
+    let [fast, slow] = pr.states_s.unwrap();
+    assert!((fast - 10e-3).abs() < 1e-12 && (slow - 40e-3).abs() < 1e-12);
+    assert!(pr.terms[0].explain.contains("two states"));
+    // One thread has no hand-off.
+    assert_eq!(predict(&lock, &Machine::new(&p), 1).unwrap().states_s, None);
+}

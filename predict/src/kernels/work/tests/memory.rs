@@ -1,0 +1,225 @@
+//! Memory terms: bandwidth, reuse in L1 and beyond it, stream restarts,
+//! and the counting sort's loops beside them.
+
+use super::*;
+
+#[test]
+fn bandwidth_bound_stream_uses_the_dram_triad() {
+    let p = machine();
+    let m = Machine::new(&p);
+    let w = Work {
+        demands: vec![
+            Demand::Flops {
+                flops: 3e6,
+                precision: "f32",
+                ceiling: CeilingKernel::Registers,
+                isa: None,
+            },
+            Demand::Memory {
+                traffic: Traffic::streaming(16e6, 8e6),
+                per_thread_bytes: 64e6,
+            },
+        ],
+    };
+    let pr = predict(&w, &m, 2).unwrap();
+    // The DRAM triad's own mix: 32 MB with write-allocate / 40 GB/s =
+    // 800 µs against 3 MFLOP / 100 GFLOP/s = 30 µs. Its stores bind:
+    // 8 MB at the 10 GB/s the triad stored at.
+    assert_eq!(pr.binding, "memory bandwidth");
+    assert!((pr.seconds - 800e-6).abs() < 1e-15, "{}", pr.seconds);
+    assert!(pr.terms[1].explain.contains("the write roof binds"));
+    assert_eq!(pr.terms.len(), 2);
+    assert!((pr.terms[0].seconds - 30e-6).abs() < 1e-15);
+}
+
+#[test]
+fn working_sets_inside_the_sweep_read_its_curve() {
+    let p = machine();
+    let m = Machine::new(&p);
+    let copy = |per_thread_bytes| Work {
+        demands: vec![Demand::Memory {
+            traffic: Traffic::streaming(4e6, 4e6),
+            per_thread_bytes,
+        }],
+    };
+    let secs = |b| predict(&copy(b), &m, 2).unwrap().seconds;
+    // On the 256 KiB copy point: 12 MB with write-allocate at 80 GB/s.
+    assert!((secs(262144.0) - 150e-6).abs() < 1e-15);
+    // Halfway in log-size between 16 KiB (200 GB/s) and 256 KiB: the
+    // time per byte halfway, 1/(½/200 + ½/80) GB/s.
+    let mid = 1.0 / (0.5 / 200e9 + 0.5 / 80e9);
+    assert!((secs(65536.0) - 12e6 / mid).abs() < 1e-12);
+    // Below the sweep: its first point; towards DRAM, between the copy
+    // point and the DRAM roofs (whose write roof, 10 GB/s from the
+    // triad, gives 400 µs).
+    assert!((secs(4096.0) - 12e6 / 200e9).abs() < 1e-15);
+    assert!(secs(1e6) > 150e-6 && secs(1e6) < 400e-6);
+    assert!((secs(64e6) - 400e-6).abs() < 1e-12);
+    // No sweep on 3 threads: the stream calibration fixes it.
+    assert_eq!(predict(&copy(1e6), &m, 3).unwrap_err().fix, "stream");
+}
+
+/// `ops` operations under `lanes` std mutexes, each critical section
+
+#[test]
+fn sort_loops_add_to_the_memory_time() {
+    let p = machine();
+    let m = Machine::new(&p);
+    let memory = Demand::Memory {
+        traffic: Traffic::streaming(16e6, 8e6),
+        per_thread_bytes: 64e6,
+    };
+    let bin_loop = |kind| Demand::BinLoop {
+        kind,
+        items_per_thread: 1e6,
+    };
+    let w = Work {
+        demands: vec![
+            memory.clone(),
+            bin_loop(BinLoopName::Histogram),
+            bin_loop(BinLoopName::Scatter),
+        ],
+    };
+    // 800 µs of traffic, then 250 + 500 µs of loops, which add to it.
+    let pr = predict(&w, &m, 2).unwrap();
+    assert_eq!(pr.binding, "memory + load/store");
+    assert!((pr.seconds - 1.55e-3).abs() < 1e-12, "{}", pr.seconds);
+    // Without memory traffic, the loops alone.
+    let w = Work {
+        demands: vec![bin_loop(BinLoopName::Scatter)],
+    };
+    assert!((predict(&w, &m, 2).unwrap().seconds - 0.5e-3).abs() < 1e-12);
+    // A profile from before the loops were calibrated: c2c fixes it.
+    let mut old = machine();
+    old.sections
+        .c2c
+        .as_mut()
+        .unwrap()
+        .increments
+        .as_mut()
+        .unwrap()
+        .scatter = None;
+    let e = predict(&w, &Machine::new(&old), 2).unwrap_err();
+    assert_eq!(e.fix, "c2c");
+}
+
+#[test]
+fn loads_that_hit_l1_again_add_to_the_memory_time() {
+    let mut p = machine();
+    let memory = Demand::Memory {
+        traffic: Traffic::streaming(16e6, 8e6),
+        per_thread_bytes: 64e6,
+    };
+    let w = Work {
+        demands: vec![
+            memory,
+            Demand::Reuse {
+                bytes_per_thread: 32e6,
+                window_bytes: 0.0,
+            },
+        ],
+    };
+    // Without the L1 read bandwidth the profile says what to run.
+    assert_eq!(predict(&w, &Machine::new(&p), 2).unwrap_err().fix, "stream");
+    // 800 µs of traffic, then 32 MB at 160 GB/s = 200 µs of L1 loads.
+    p.levels.insert(
+        0,
+        MemoryLevel {
+            name: "L1".into(),
+            size_bytes: Some(32768.0),
+            latency_s: None,
+            bandwidth_1t_Bps: Some(Estimate::new(160e9, 150e9, 170e9)),
+            bandwidth_Bps: None,
+        },
+    );
+    let m = Machine::new(&p);
+    let pr = predict(&w, &m, 2).unwrap();
+    assert_eq!(pr.binding, "memory + load/store");
+    assert!((pr.seconds - 1.0e-3).abs() < 1e-12, "{}", pr.seconds);
+    // The slow end of the interval reads the L1 bandwidth's low end.
+    let slow = predict_at(&w, &m, 2, Bound::Slow).unwrap();
+    assert!(
+        (slow.seconds - (0.8e-3 + 32e6 / 150e9)).abs() < 1e-9,
+        "{}",
+        slow.seconds
+    );
+}
+
+#[test]
+fn streams_that_restart_at_dram_lose_the_measured_time_per_run() {
+    let mut p = machine();
+    let work = |per_thread_bytes| Work {
+        demands: vec![Demand::Restarts {
+            runs_per_thread: 1000.0,
+            segment_bytes: 8192.0,
+            per_thread_bytes,
+        }],
+    };
+    // Without the restart curve the profile says what to run.
+    assert_eq!(
+        predict(&work(64e6), &Machine::new(&p), 2).unwrap_err().fix,
+        "stream"
+    );
+    p.sections
+        .insert_json(
+            "stream",
+            json!({"sweeps": [], "restarts": [
+                {"threads": 2, "segment_bytes": 4096.0, "per_thread_bytes": 64e6,
+                 "per_segment_s": {"point": 100e-9, "lo": 90e-9, "hi": 110e-9}},
+                {"threads": 2, "segment_bytes": 16384.0, "per_thread_bytes": 64e6,
+                 "per_segment_s": {"point": 300e-9, "lo": 250e-9, "hi": 350e-9}}
+            ]}),
+        )
+        .unwrap();
+    let m = Machine::new(&p);
+    // 8 KiB lies halfway (in log) between 4 and 16 KiB: 200 ns a run.
+    let pr = predict(&work(64e6), &m, 2).unwrap();
+    assert!(
+        (pr.seconds - 1000.0 * 200e-9).abs() < 1e-12,
+        "{}",
+        pr.seconds
+    );
+    assert_eq!(pr.terms[0].resource, "stream restarts");
+    // Within the 1 MiB L2 nothing is charged.
+    let pr = predict(&work(512e3), &m, 2).unwrap();
+    assert!(pr.terms[0].seconds == 0.0 && pr.terms[0].explain.contains("L2"));
+}
+
+#[test]
+fn reuse_beyond_l1_brings_its_lines_back_from_the_level_that_holds_them() {
+    let mut p = machine();
+    let level = MemoryLevel::cache;
+    // Detected: 36 KB and 840 KB; the OS says 32 KiB and 1 MiB.
+    p.levels = vec![
+        level("L1", 36e3, 160e9),
+        level("L2", 840e3, 100e9),
+        MemoryLevel {
+            size_bytes: None,
+            bandwidth_1t_Bps: None,
+            ..level("DRAM", 0.0, 0.0)
+        },
+    ];
+    p.provenance.os_reported_caches = [(1, 32768), (2, 1048576)]
+        .map(|(level, size)| ReportedCache {
+            level,
+            kind: "Data".into(),
+            size_bytes: size,
+            line_bytes: Some(64),
+        })
+        .to_vec();
+    let m = Machine::new(&p);
+    let reuse = |window| {
+        terms::reuse(&m, 16e6, window, 2, Bound::Point)
+            .unwrap()
+            .seconds
+    };
+    // Within L1: the loads alone.
+    assert!((reuse(30e3) - 16e6 / 160e9).abs() < 1e-15);
+    // 32,816 B: within the detected 36 KB but beyond the 32 KiB the OS
+    // reports and the curve corroborates, so the lines come from L2.
+    assert!((reuse(32816.0) - (16e6 / 160e9 + 16e6 / 100e9)).abs() < 1e-15);
+    // L2 is the last cache, shared by the 2 threads (512 KiB each);
+    // beyond it the DRAM level's read bandwidth applies, here unmeasured.
+    let e = terms::reuse(&m, 16e6, 4e6, 2, Bound::Point).unwrap_err();
+    assert!(e.what.contains("DRAM read bandwidth"), "{e}");
+}
