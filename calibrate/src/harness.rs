@@ -24,7 +24,9 @@
 
 pub use crate::atomic;
 pub use crate::bench::flops::measure_flops;
-pub use crate::bench::increments::{local_sum_steps, own_line_increments, shared_line_increments};
+pub use crate::bench::increments::{
+    bin_items, local_sum_steps, own_line_increments, shared_line_increments,
+};
 pub use crate::bench::lock::{throughput as lock_throughput, Kind as LockKind};
 pub use crate::bench::stream::measure_size;
 pub use crate::cli::clap_error_line;

@@ -45,6 +45,9 @@ pub struct Now {
     pub increments: f64,
     /// Steps of a local sum per second now over the profile's.
     pub local_sums: f64,
+    /// Items per second of the counting sort's loops now over the
+    /// profile's (their times per item divided).
+    pub bin_loops: f64,
     /// Contended lock operations per second on more than one thread now
     /// over the profile's (the times of every contended lock divided).
     pub handoffs: f64,
@@ -60,6 +63,7 @@ impl Default for Now {
             compute: 1.0,
             increments: 1.0,
             local_sums: 1.0,
+            bin_loops: 1.0,
             handoffs: 1.0,
             migrations: 1.0,
         }
@@ -332,6 +336,7 @@ impl<'a> Machine<'a> {
     pub fn bin_item_s(&self, loop_name: &'static str) -> Result<f64, Missing> {
         self.c2c()?
             .bin_item_s(loop_name)
+            .map(|t| t / self.now.bin_loops)
             .ok_or_else(|| missing(format!("the time per item of a {loop_name} loop"), "c2c"))
     }
 

@@ -89,6 +89,13 @@ fn sort_loops_add_to_the_memory_time() {
         demands: vec![bin_loop(BinLoopName::Scatter)],
     };
     assert!((predict(&w, &m, 2).unwrap().seconds - 0.5e-3).abs() < 1e-12);
+    // Paired with loops running twice as fast as profiled: half the time.
+    let now = Now {
+        bin_loops: 2.0,
+        ..Now::default()
+    };
+    let paired = predict(&w, &Machine::paired(&p, now), 2).unwrap();
+    assert!((paired.seconds - 0.25e-3).abs() < 1e-12);
     // A profile from before the loops were calibrated: c2c fixes it.
     let mut old = machine();
     old.sections
