@@ -192,6 +192,14 @@ impl Region {
         unsafe { std::slice::from_raw_parts_mut(self.range.start as *mut u64, self.len / 8) }
     }
 
+    /// The region as `AtomicU32` items (len / 4 of them), the output type
+    /// of [`crate::kernels::bins::scatter`].
+    pub fn atomic_u32s(&mut self) -> &[std::sync::atomic::AtomicU32] {
+        // SAFETY: as in `words_mut`; an AtomicU32 has the size, alignment
+        // and bit validity of a u32.
+        unsafe { std::slice::from_raw_parts(self.range.start as *const _, self.len / 4) }
+    }
+
     /// The region as `f64` values (len / 8 of them).
     pub fn f64s_mut(&mut self) -> &mut [f64] {
         // SAFETY: as in `words_mut`; every bit pattern is an f64.

@@ -15,9 +15,13 @@ use models::profile::mlp::pages_label;
 use models::profile::stream::StreamSection;
 use models::profile::MemoryLevel;
 use models::traffic::{time_at, LevelModel};
+use models::units::Si;
 use models::Estimate;
 
 use crate::machine::{missing, Machine, Missing};
+
+/// Bytes the counting sort's scatter stores per item (a `u32` index).
+pub const SCATTER_ITEM_BYTES: f64 = 4.0;
 
 /// Which value of each measured figure a prediction uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -291,6 +295,32 @@ impl Machine<'_> {
             .iter()
             .find(|c| c.level == level && c.kind != "Instruction")
             .map(|c| c.size_bytes as f64)
+    }
+
+    /// What a scatter's 256 output streams cost per item beyond the caches
+    /// over what the loop model charges for the same loop: the calibrated
+    /// scatter with its output at the DRAM working set, less the same loop
+    /// in L1 and less its output stream ([`SCATTER_ITEM_BYTES`] stored per
+    /// item, with write-allocate) at the streaming rate the memory term
+    /// reads there; never below 0. Beside the profile's figures, the
+    /// breakdown for the explanation.
+    pub fn scatter_streams_s(&self, bound: Bound) -> Result<(f64, String), Missing> {
+        let c2c = self.c2c()?;
+        let (t_dram, bytes, threads) = c2c
+            .scatter_dram_item_s()
+            .ok_or_else(|| missing("the time per item of a scatter beyond the caches", "c2c"))?;
+        let t_l1 = c2c
+            .bin_item_s("scatter")
+            .ok_or_else(|| missing("the time per item of a scatter loop", "c2c"))?;
+        let stream = Traffic::streaming(0.0, SCATTER_ITEM_BYTES);
+        let (t_stream, _) = self.traffic_time(&stream, threads, bytes as f64, bound)?;
+        let excess = (t_dram - t_l1 - t_stream).max(0.0);
+        let how = format!(
+            "Δ = t_DRAM − t_L1 − {SCATTER_ITEM_BYTES} B streamed = {t_dram:.3e} − {t_l1:.3e} − {t_stream:.3e} s \
+             (the calibrated scatter with {} of output per thread, on {threads} thread(s))",
+            Si(bytes as f64, "B")
+        );
+        Ok((excess, how))
     }
 
     /// Name of the level a working set of `per_thread_bytes` per thread

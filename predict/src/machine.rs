@@ -178,7 +178,7 @@ impl<'a> Machine<'a> {
             .ok_or_else(|| missing("the lock section", "lock"))
     }
 
-    fn c2c(&self) -> Result<&'a C2cSection, Missing> {
+    pub(crate) fn c2c(&self) -> Result<&'a C2cSection, Missing> {
         self.profile
             .sections
             .c2c

@@ -17,18 +17,21 @@
 //! * **Bins** (§2.9, §3.5): the two inner loops of the data-parallel
 //!   counting sort ([`crate::kernels::bins`]), a histogram increment and a
 //!   scatter store per item over 256 bins, timed per item on an L1-resident
-//!   sequence, all threads at once.
+//!   sequence, all threads at once; and the scatter again with each
+//!   thread's output at the DRAM working set, where its 256 output streams
+//!   are more than the prefetchers follow.
 
 use std::sync::atomic::AtomicU64;
 
 use anyhow::Result;
 use models::profile::c2c::{Increment, Increments};
 use models::stats::Summary as Stats;
-use models::units::Si;
+use models::units::{binary_bytes, Si};
 
 use super::{sample, Context};
 use crate::kernels::bins::{BinBench, BINS, SEQUENCE};
 use crate::kernels::increment::{bump, LocalTable, OwnLine, SharedLine};
+use crate::mem::{Pages, Region};
 use crate::pin::Team;
 use crate::timer::{measure, Plan};
 
@@ -42,6 +45,9 @@ pub struct Measured {
     pub hist: Stats,
     /// Per item of the scatter loop, all threads.
     pub scatter: Stats,
+    /// Per item of the scatter loop with its output at the DRAM working
+    /// set, all threads, and the output bytes per thread.
+    pub scatter_dram: Option<(u64, Stats)>,
     /// Per increment with counters sharing a line, by thread count.
     pub shared: Vec<(usize, Stats)>,
 }
@@ -59,6 +65,15 @@ pub fn measure_all(
     let local = local_sum_steps(&ctx.all, plan)?;
     let hist = bin_items(&ctx.all, plan, false)?;
     let scatter = bin_items(&ctx.all, plan, true)?;
+    let largest = ctx
+        .known
+        .levels
+        .iter()
+        .filter_map(|l| l.size_bytes)
+        .fold(0.0, f64::max);
+    let per_thread = ctx.dram_bytes(largest) / ctx.all.threads() as u64;
+    let scatter_dram =
+        scatter_items_beyond_caches(&ctx.all, plan, per_thread)?.map(|s| (per_thread, s));
     progress();
     let mut shared = Vec::new();
     for &p in sharers {
@@ -71,6 +86,7 @@ pub fn measure_all(
         local,
         hist,
         scatter,
+        scatter_dram,
         shared,
     })
 }
@@ -85,6 +101,7 @@ impl Measured {
                 per_increment_s: None,
                 per_step_s: None,
                 per_item_s: None,
+                output_bytes: None,
             };
             let slot = match per {
                 "increment" => &mut i.per_increment_s,
@@ -107,6 +124,10 @@ impl Measured {
             local: Some(one("step", &self.local, None)),
             histogram: Some(one("item", &self.hist, Some(BINS))),
             scatter: Some(one("item", &self.scatter, Some(BINS))),
+            scatter_dram: self.scatter_dram.as_ref().map(|(bytes, s)| Increment {
+                output_bytes: Some(*bytes),
+                ..one("item", s, Some(BINS))
+            }),
         }
     }
 
@@ -131,6 +152,13 @@ impl Measured {
             Si(self.hist.median, "s"),
             Si(self.scatter.median, "s"),
         );
+        if let Some((bytes, s)) = &self.scatter_dram {
+            t += &format!(
+                "  scatter with {} of output per thread (DRAM): {} per item\n",
+                binary_bytes(*bytes as f64),
+                Si(s.median, "s"),
+            );
+        }
         t
     }
 }
@@ -184,6 +212,39 @@ pub fn bin_items(team: &Team, plan: &Plan, scatter: bool) -> Result<Stats> {
         })
     })?;
     Ok(m.per_unit.map(|pass| pass / SEQUENCE as f64)?.summary())
+}
+
+/// Seconds per item of the scatter loop on every thread of `team` at once,
+/// each writing its own `per_thread_bytes` of output on huge pages in one
+/// pass ([`BinBench::scatter_through`]); none when that output is too small
+/// to hold a line per bin.
+pub fn scatter_items_beyond_caches(
+    team: &Team,
+    plan: &Plan,
+    per_thread_bytes: u64,
+) -> Result<Option<Stats>> {
+    let states = team.each(|_| -> Result<std::sync::Mutex<(BinBench, Region)>> {
+        let region = Region::new(per_thread_bytes as usize, Pages::Huge)?;
+        Ok(std::sync::Mutex::new((BinBench::default(), region)))
+    });
+    let states = states.into_iter().collect::<Result<Vec<_>>>()?;
+    let items = {
+        let mut s = states[0].lock().unwrap_or_else(|p| p.into_inner());
+        let (bench, region) = &mut *s;
+        bench.layout(region.atomic_u32s().len()).items()
+    };
+    if items == 0 {
+        return Ok(None);
+    }
+    let m = measure(plan, |inner, count| {
+        team.time_batch(&states, inner, count, |s, passes| {
+            let (bench, region) = &mut *s;
+            let out = region.atomic_u32s();
+            let layout = bench.layout(out.len());
+            bench.scatter_through(out, &layout, passes)
+        })
+    })?;
+    Ok(Some(m.per_unit.map(|pass| pass / items as f64)?.summary()))
 }
 
 fn increments<'a>(

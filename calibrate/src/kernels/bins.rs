@@ -62,6 +62,23 @@ pub fn run_starts(hist: &[u32]) -> Vec<u32> {
         .collect()
 }
 
+/// `u32` items per 64-byte line.
+const LINE_ITEMS: usize = 16;
+
+/// Where [`BinBench::scatter_through`] writes: the first slot of each
+/// bin's run, and how many times a pass scatters the sequence.
+pub struct Layout {
+    starts: Vec<u32>,
+    pub rounds: usize,
+}
+
+impl Layout {
+    /// Items one pass writes.
+    pub fn items(&self) -> usize {
+        self.rounds * SEQUENCE
+    }
+}
+
 /// A thread's state for timing the two loops in L1: a fixed pseudo-random
 /// bin sequence, its histogram, cursors and output.
 pub struct BinBench {
@@ -111,6 +128,37 @@ impl BinBench {
         }
     }
 
+    /// How [`BinBench::scatter_through`] lays out an output of `len`
+    /// items: one run per bin, each an odd number of lines long, so that
+    /// the 256 cursors' current lines spread over every set of a 4 KiB-way
+    /// L1. Runs a multiple of 4 KiB long put them all into one set, where
+    /// a C version of this loop took 4× the time per item; the kernel's
+    /// runs, as long as its cells' counts, fall anywhere. The sequence is
+    /// scattered as many times as its fullest bin fits in a run.
+    pub fn layout(&self, len: usize) -> Layout {
+        let lines = len / BINS / LINE_ITEMS;
+        let run = lines.saturating_sub(usize::from(lines.is_multiple_of(2))) * LINE_ITEMS;
+        let mut counts = vec![0usize; BINS];
+        self.bins.iter().for_each(|&b| counts[b as usize] += 1);
+        let fullest = counts.into_iter().max().unwrap_or(1).max(1);
+        Layout {
+            starts: (0..BINS).map(|k| (k * run) as u32).collect(),
+            rounds: run / fullest,
+        }
+    }
+
+    /// Scatters the sequence `layout.rounds` times into `out`, the cursors
+    /// running on through each bin's run, `passes` times over: every item
+    /// of `out`'s runs written once per pass, through 256 output streams.
+    pub fn scatter_through(&mut self, out: &[AtomicU32], layout: &Layout, passes: u64) {
+        for _ in 0..passes {
+            self.cursor.copy_from_slice(&layout.starts);
+            for _ in 0..layout.rounds {
+                scatter(&self.bins, 0, &mut self.cursor, out);
+            }
+        }
+    }
+
     /// The output of the last scatter.
     pub fn output(&self) -> Vec<u32> {
         self.out.iter().map(|x| x.load(Relaxed)).collect()
@@ -120,6 +168,26 @@ impl BinBench {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pass_through_a_large_output_fills_each_run_within_bounds() {
+        let mut b = BinBench::default();
+        let len = 1 << 16;
+        let layout = b.layout(len);
+        // 16 lines per bin would fit; runs of 15 (odd) are taken.
+        assert_eq!(layout.starts[1], 240);
+        assert!(layout.rounds >= 1);
+        let out: Vec<AtomicU32> = (0..len).map(|_| AtomicU32::new(u32::MAX)).collect();
+        b.scatter_through(&out, &layout, 1);
+        let written = out.iter().filter(|x| x.load(Relaxed) != u32::MAX).count();
+        assert_eq!(written, layout.items());
+        // Each bin's items stay inside its own run.
+        for (k, &c) in b.cursor.iter().enumerate() {
+            assert!(c as usize <= (k + 1) * 240);
+        }
+        // Too small an output for one line per bin: nothing to scatter.
+        assert_eq!(b.layout(1000).rounds, 0);
+    }
 
     #[test]
     fn scatter_groups_by_bin_in_order() {

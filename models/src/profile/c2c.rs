@@ -65,6 +65,12 @@ pub struct Increments {
     /// The counting sort's scatter loop.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scatter: Option<Increment>,
+    /// The same scatter loop writing each thread's `output_bytes` at the
+    /// DRAM working set, its bins' runs a line apart from any 4 KiB
+    /// stride: what its output streams cost beyond the caches, where the
+    /// prefetchers do not follow 256 of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scatter_dram: Option<Increment>,
 }
 
 /// One increment-like figure; the time sits under a key naming its unit.
@@ -83,6 +89,9 @@ pub struct Increment {
     /// Seconds per item (binning loops).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub per_item_s: Option<Sample>,
+    /// Bytes of output each thread scattered into (the scatter at DRAM).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_bytes: Option<u64>,
 }
 
 /// The increments' figures as predictions use them: capability estimates
@@ -138,6 +147,18 @@ impl C2cSection {
         }?;
         Some(l.per_item_s.as_ref()?.time().point)
     }
+
+    /// Time per item of the scatter loop writing its output at the DRAM
+    /// working set, per thread with all threads at once, the bytes each
+    /// thread wrote, and how many threads ran it.
+    pub fn scatter_dram_item_s(&self) -> Option<(f64, u64, usize)> {
+        let l = self.increments.as_ref()?.scatter_dram.as_ref()?;
+        Some((
+            l.per_item_s.as_ref()?.time().point,
+            l.output_bytes?,
+            l.threads,
+        ))
+    }
 }
 
 #[cfg(test)]
@@ -151,6 +172,7 @@ mod tests {
             per_increment_s: Some(Sample::new(t, t, t)),
             per_step_s: None,
             per_item_s: None,
+            output_bytes: None,
         }
     }
 
@@ -169,5 +191,6 @@ mod tests {
         assert_eq!(s.increment_s(7), Some((8.0, 8)));
         assert_eq!(s.local_step_s(), None);
         assert_eq!(s.bin_item_s("histogram"), None);
+        assert_eq!(s.scatter_dram_item_s(), None);
     }
 }

@@ -152,6 +152,7 @@ impl Check for Increments {
                 ("local", &self.local),
                 ("histogram", &self.histogram),
                 ("scatter", &self.scatter),
+                ("scatter_dram", &self.scatter_dram),
             ],
         )
     }

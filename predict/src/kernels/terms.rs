@@ -11,7 +11,7 @@ use models::profile::CeilingKernel;
 use models::traffic::Form;
 use models::units::Si;
 
-use super::work::{LockKindName, Term, CHAIN, MEMORY_BANDWIDTH};
+use super::work::{BinLoopName, LockKindName, Term, CHAIN, MEMORY_BANDWIDTH};
 use crate::loop_figures::Bound;
 use crate::machine::{LockKind, Machine, Missing};
 
@@ -395,14 +395,32 @@ pub fn restarts(
 }
 
 /// A counting sort's histogram or scatter loop at its calibrated time per
-/// item in L1 (§2.9).
-pub fn bin_loop(m: &Machine, key: &'static str, items_per_thread: f64) -> Result<Term, Missing> {
+/// item in L1 (§2.9); a scatter whose working set per thread lies beyond
+/// the detected caches adds, per item, what its output streams cost there
+/// over one stream ([`Machine::scatter_streams_s`]).
+pub fn bin_loop(
+    m: &Machine,
+    kind: BinLoopName,
+    items_per_thread: f64,
+    working_set_per_thread: f64,
+    bound: Bound,
+) -> Result<Term, Missing> {
+    let key = kind.key();
     let t = m.bin_item_s(key)?;
+    let level = m.level_of(working_set_per_thread);
+    let (extra, how) = if kind == BinLoopName::Scatter && level == "DRAM" {
+        let (excess, how) = m.scatter_streams_s(bound)?;
+        (excess, format!(" + Δ, {how}"))
+    } else {
+        (0.0, String::new())
+    };
     Ok(Term {
         resource: "load/store",
-        seconds: items_per_thread * t,
+        seconds: items_per_thread * (t + extra),
         explain: format!(
-            "items × t_item = {items_per_thread:.3e} × {t:.3e} s (calibrated {key} loop in L1, §2.9)"
+            "items × {} = {items_per_thread:.3e} × {:.3e} s (calibrated {key} loop in L1{how}; working set in {level}; §2.9)",
+            if how.is_empty() { "t_item" } else { "(t_item + Δ)" },
+            t + extra
         ),
     })
 }

@@ -65,9 +65,14 @@ pub enum Demand {
     /// overlap with the same loop's cache-line transfers, so its time adds
     /// to the memory term instead of competing with it (the ECM model's
     /// T = T_nOL + T_data, for the non-overlapping load/store cycles).
+    /// A scatter whose loop's working set per thread lies beyond the
+    /// detected caches also pays what its 256 output streams cost there
+    /// over one stream (`Machine::scatter_streams_s`), as a stream's
+    /// restarts are charged only at DRAM.
     BinLoop {
         kind: BinLoopName,
         items_per_thread: f64,
+        working_set_per_thread: f64,
     },
     /// Bytes each thread loads again from lines its loop brought in
     /// `window_bytes` of traffic before (0: lines still in L1;
@@ -233,8 +238,10 @@ pub fn predict_at(
             Demand::BinLoop {
                 kind,
                 items_per_thread,
+                working_set_per_thread,
             } => {
-                let t = terms::bin_loop(m, kind.key(), *items_per_thread)?;
+                let t =
+                    terms::bin_loop(m, *kind, *items_per_thread, *working_set_per_thread, bound)?;
                 load_store_s += t.seconds;
                 t
             }

@@ -355,9 +355,10 @@ impl Variant {
     pub fn work(self, n: usize, cells: usize, threads: usize) -> Work {
         let n_f = n as f64;
         let per_thread = |bytes_per_item: f64| n_f * bytes_per_item / threads as f64;
-        let bin_loop = |kind| Demand::BinLoop {
+        let bin_loop = |kind, bytes_per_item| Demand::BinLoop {
             kind,
             items_per_thread: n_f / threads as f64,
+            working_set_per_thread: per_thread(bytes_per_item),
         };
         let demands = match self {
             // The critical sections only load and store list links, as the
@@ -389,8 +390,8 @@ impl Variant {
                     traffic: Traffic::streaming(12.0 * n_f, 8.0 * n_f),
                     per_thread_bytes: per_thread(20.0),
                 },
-                bin_loop(BinLoopName::Histogram),
-                bin_loop(BinLoopName::Scatter),
+                bin_loop(BinLoopName::Histogram, 20.0),
+                bin_loop(BinLoopName::Scatter, 20.0),
             ],
             // Reads x, y and writes next[i]; the head update is a load and
             // a store at the particle's cell, as in a histogram.
@@ -399,7 +400,7 @@ impl Variant {
                     traffic: Traffic::streaming(8.0 * n_f, 4.0 * n_f),
                     per_thread_bytes: per_thread(12.0),
                 },
-                bin_loop(BinLoopName::Histogram),
+                bin_loop(BinLoopName::Histogram, 12.0),
             ],
         };
         Work { demands }

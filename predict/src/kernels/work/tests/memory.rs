@@ -72,6 +72,7 @@ fn sort_loops_add_to_the_memory_time() {
     let bin_loop = |kind| Demand::BinLoop {
         kind,
         items_per_thread: 1e6,
+        working_set_per_thread: 64e3,
     };
     let w = Work {
         demands: vec![
@@ -96,8 +97,49 @@ fn sort_loops_add_to_the_memory_time() {
     };
     let paired = predict(&w, &Machine::paired(&p, now), 2).unwrap();
     assert!((paired.seconds - 0.25e-3).abs() < 1e-12);
+    // Beyond the 1 MiB cache the scatter adds what its output streams cost
+    // over one stream: 2 ns at DRAM, less 0.5 ns in L1, less its 4 B
+    // streamed at the memory term's rate.
+    let beyond = Work {
+        demands: vec![Demand::BinLoop {
+            kind: BinLoopName::Scatter,
+            items_per_thread: 1e6,
+            working_set_per_thread: 64e6,
+        }],
+    };
+    let (streamed, _) = m
+        .traffic_time(
+            &Traffic::streaming(0.0, 4.0),
+            2,
+            64.0 * 1024.0 * 1024.0,
+            Bound::Point,
+        )
+        .unwrap();
+    let want = 1e6 * (2.0e-9 - streamed);
+    let got = predict(&beyond, &m, 2).unwrap().seconds;
+    assert!((got - want).abs() < 1e-12, "{got} against {want}");
+    assert!(streamed > 0.0 && want < 2e-3);
+    // The histogram's counts stay in L1 whatever the working set.
+    let hist = Work {
+        demands: vec![Demand::BinLoop {
+            kind: BinLoopName::Histogram,
+            items_per_thread: 1e6,
+            working_set_per_thread: 64e6,
+        }],
+    };
+    assert!((predict(&hist, &m, 2).unwrap().seconds - 0.25e-3).abs() < 1e-12);
     // A profile from before the loops were calibrated: c2c fixes it.
     let mut old = machine();
+    old.sections
+        .c2c
+        .as_mut()
+        .unwrap()
+        .increments
+        .as_mut()
+        .unwrap()
+        .scatter_dram = None;
+    let e = predict(&beyond, &Machine::new(&old), 2).unwrap_err();
+    assert_eq!(e.fix, "c2c");
     old.sections
         .c2c
         .as_mut()
