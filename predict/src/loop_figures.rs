@@ -92,7 +92,7 @@ pub struct ReuseLevel {
     pub read_Bps: f64,
 }
 
-impl Machine<'_> {
+impl<'a> Machine<'a> {
     /// The traffic model of every size of the STREAM sweep on `threads`
     /// threads (`models::traffic::LevelModel`, built from all the kernels
     /// measured at that size), the DRAM points included, sorted by size.
@@ -214,22 +214,15 @@ impl Machine<'_> {
             .map_or(64.0, |b| b as f64)
     }
 
-    /// The cache level that holds a window of `window_bytes` per thread on
-    /// `threads` threads (a loop's reuse, Kerncraft's layer condition), and
-    /// one thread's read bandwidth there (the STREAM load kernel on its
-    /// plateau); DRAM when no cache holds the window.
+    /// The first level that holds `bytes` per thread on `threads` threads;
+    /// none when the profile has no level without a size (DRAM).
     ///
     /// A level's capacity is the size the OS reports for it when the
     /// latency curve's detected size agrees within a factor of 2 (the
     /// detected edge is only as sharp as the curve's steps), else the
     /// detected size (a VM's OS may report the host's whole L3). The last
     /// cache beyond L1 is shared: each of `threads` threads gets its share.
-    pub fn reuse_level(
-        &self,
-        window_bytes: f64,
-        threads: usize,
-        bound: Bound,
-    ) -> Result<ReuseLevel, Missing> {
+    pub fn holding_level(&self, bytes: f64, threads: usize) -> Option<&'a MemoryLevel> {
         let levels = &self.profile.levels;
         let last_cache = levels.iter().rposition(|l| l.size_bytes.is_some());
         let holds = |i: usize, l: &MemoryLevel| {
@@ -245,19 +238,46 @@ impl Machine<'_> {
                 .reported_size(&l.name)
                 .filter(|&r| r <= 2.0 * detected && 2.0 * r >= detected)
                 .unwrap_or(detected);
-            window_bytes <= capacity / share
+            bytes <= capacity / share
         };
-        let l = levels
+        levels
             .iter()
             .enumerate()
             .find(|&(i, l)| holds(i, l))
             .map(|(_, l)| l)
-            .ok_or_else(|| {
-                missing(
-                    format!("a memory level holding a {window_bytes:.0} B window"),
-                    "latency",
-                )
-            })?;
+    }
+
+    /// Whether `bytes` per thread on `threads` threads lie beyond every
+    /// detected cache ([`Machine::holding_level`]), where the prefetchers'
+    /// figures (restarts, a scatter's streams) were measured.
+    pub fn beyond_caches(&self, bytes: f64, threads: usize) -> bool {
+        self.holding_level(bytes, threads)
+            .map_or(true, |l| l.size_bytes.is_none())
+    }
+
+    /// Name of [`Machine::holding_level`]'s level, "DRAM" beyond them all.
+    pub fn holding_level_name(&self, bytes: f64, threads: usize) -> &'a str {
+        self.holding_level(bytes, threads)
+            .map_or("DRAM", |l| l.name.as_str())
+    }
+
+    /// The cache level that holds a window of `window_bytes` per thread on
+    /// `threads` threads (a loop's reuse, Kerncraft's layer condition), and
+    /// one thread's read bandwidth there (the STREAM load kernel on its
+    /// plateau); DRAM when no cache holds the window
+    /// ([`Machine::holding_level`]).
+    pub fn reuse_level(
+        &self,
+        window_bytes: f64,
+        threads: usize,
+        bound: Bound,
+    ) -> Result<ReuseLevel, Missing> {
+        let l = self.holding_level(window_bytes, threads).ok_or_else(|| {
+            missing(
+                format!("a memory level holding a {window_bytes:.0} B window"),
+                "latency",
+            )
+        })?;
         let read = l.bandwidth_1t_Bps.as_ref().ok_or_else(|| {
             missing(
                 format!("the {} read bandwidth on one thread", l.name),
@@ -321,11 +341,5 @@ impl Machine<'_> {
             Si(bytes as f64, "B")
         );
         Ok((excess, how))
-    }
-
-    /// Name of the level a working set of `per_thread_bytes` per thread
-    /// lives in: the first detected cache level that holds it, else DRAM.
-    pub fn level_of(&self, per_thread_bytes: f64) -> String {
-        self.profile.level_of(per_thread_bytes).to_string()
     }
 }

@@ -48,7 +48,9 @@ impl Report {
             kernel: k.clone(),
             traffic: k.traffic(lines),
             per_thread_bytes,
-            level: m.level_of(per_thread_bytes),
+            level: m
+                .holding_level_name(per_thread_bytes, k.threads)
+                .to_string(),
             ranged,
             measured_s,
             profile: profile.into(),

@@ -92,7 +92,7 @@ pub fn memory(
         explain: format!(
             "{formula} (STREAM kernels at {} per thread, {threads} thread(s), {}; §2.5, §4.4)",
             Si(per_thread_bytes, "B"),
-            m.level_of(per_thread_bytes),
+            m.holding_level_name(per_thread_bytes, threads),
         ),
     })
 }
@@ -367,8 +367,7 @@ pub fn restarts(
     per_thread_bytes: f64,
     bound: Bound,
 ) -> Result<Term, Missing> {
-    let level = m.level_of(per_thread_bytes);
-    let (seconds, explain) = if level == "DRAM" {
+    let (seconds, explain) = if m.beyond_caches(per_thread_bytes, threads) {
         let t = m.restart_s(threads, segment_bytes, bound)?;
         (
             runs_per_thread * t,
@@ -382,8 +381,9 @@ pub fn restarts(
         (
             0.0,
             format!(
-                "{runs_per_thread:.4e} runs of {} in {level}: not charged (restarts are measured at DRAM, where the prefetchers matter)",
-                Si(segment_bytes, "B")
+                "{runs_per_thread:.4e} runs of {} in {}: not charged (restarts are measured at DRAM, where the prefetchers matter)",
+                Si(segment_bytes, "B"),
+                m.holding_level_name(per_thread_bytes, threads),
             ),
         )
     };
@@ -403,11 +403,12 @@ pub fn bin_loop(
     kind: BinLoopName,
     items_per_thread: f64,
     working_set_per_thread: f64,
+    threads: usize,
     bound: Bound,
 ) -> Result<Term, Missing> {
     let key = kind.key();
     let t = m.bin_item_s(key)?;
-    let level = m.level_of(working_set_per_thread);
+    let level = m.holding_level_name(working_set_per_thread, threads);
     let (extra, how) = if kind == BinLoopName::Scatter && level == "DRAM" {
         let (excess, how) = m.scatter_streams_s(bound)?;
         (excess, format!(" + Δ, {how}"))

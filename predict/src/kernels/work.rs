@@ -240,8 +240,14 @@ pub fn predict_at(
                 items_per_thread,
                 working_set_per_thread,
             } => {
-                let t =
-                    terms::bin_loop(m, *kind, *items_per_thread, *working_set_per_thread, bound)?;
+                let t = terms::bin_loop(
+                    m,
+                    *kind,
+                    *items_per_thread,
+                    *working_set_per_thread,
+                    threads,
+                    bound,
+                )?;
                 load_store_s += t.seconds;
                 t
             }

@@ -271,4 +271,11 @@ fn reuse_beyond_l1_brings_its_lines_back_from_the_level_that_holds_them() {
     // beyond it the DRAM level's read bandwidth applies, here unmeasured.
     let e = terms::reuse(&m, 16e6, 4e6, 2, Bound::Point).unwrap_err();
     assert!(e.what.contains("DRAM read bandwidth"), "{e}");
+    // The same rule places the working sets whose restarts and scatters
+    // are charged beyond the caches: 600 KB fits the 1 MiB L2 alone, not
+    // its half.
+    assert_eq!(m.holding_level_name(600e3, 1), "L2");
+    assert!(!m.beyond_caches(600e3, 1));
+    assert!(m.beyond_caches(600e3, 2));
+    assert_eq!(m.holding_level_name(600e3, 2), "DRAM");
 }
