@@ -29,7 +29,7 @@ use models::stats::Summary as Stats;
 use models::units::{binary_bytes, Si};
 
 use super::{sample, Context};
-use crate::kernels::bins::{BinBench, BINS, SEQUENCE};
+use crate::kernels::bins::{BinBench, Layout, BINS, SEQUENCE};
 use crate::kernels::increment::{bump, LocalTable, OwnLine, SharedLine};
 use crate::mem::{Pages, Region};
 use crate::pin::Team;
@@ -223,25 +223,27 @@ pub fn scatter_items_beyond_caches(
     plan: &Plan,
     per_thread_bytes: u64,
 ) -> Result<Option<Stats>> {
-    let states = team.each(|_| -> Result<std::sync::Mutex<(BinBench, Region)>> {
-        let region = Region::new(per_thread_bytes as usize, Pages::Huge)?;
-        Ok(std::sync::Mutex::new((BinBench::default(), region)))
-    });
+    let states = team.each(
+        |_| -> Result<std::sync::Mutex<(BinBench, Region, Layout)>> {
+            let mut region = Region::new(per_thread_bytes as usize, Pages::Huge)?;
+            let bench = BinBench::default();
+            let layout = bench.layout(region.atomic_u32s().len());
+            Ok(std::sync::Mutex::new((bench, region, layout)))
+        },
+    );
     let states = states.into_iter().collect::<Result<Vec<_>>>()?;
-    let items = {
-        let mut s = states[0].lock().unwrap_or_else(|p| p.into_inner());
-        let (bench, region) = &mut *s;
-        bench.layout(region.atomic_u32s().len()).items()
-    };
+    let items = states[0]
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .2
+        .items();
     if items == 0 {
         return Ok(None);
     }
     let m = measure(plan, |inner, count| {
         team.time_batch(&states, inner, count, |s, passes| {
-            let (bench, region) = &mut *s;
-            let out = region.atomic_u32s();
-            let layout = bench.layout(out.len());
-            bench.scatter_through(out, &layout, passes)
+            let (bench, region, layout) = &mut *s;
+            bench.scatter_through(region.atomic_u32s(), layout, passes)
         })
     })?;
     Ok(Some(m.per_unit.map(|pass| pass / items as f64)?.summary()))

@@ -66,9 +66,10 @@ pub struct Increments {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scatter: Option<Increment>,
     /// The same scatter loop writing each thread's `output_bytes` at the
-    /// DRAM working set, its bins' runs a line apart from any 4 KiB
-    /// stride: what its output streams cost beyond the caches, where the
-    /// prefetchers do not follow 256 of them.
+    /// DRAM working set, each bin's run an odd number of lines long (so
+    /// that the 256 current lines spread over the L1's sets): what its
+    /// output streams cost beyond the caches, where the prefetchers do not
+    /// follow 256 of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scatter_dram: Option<Increment>,
 }

@@ -29,7 +29,8 @@
 //!   the local sums they are bound by the core's load and store ports, and
 //!   on the Zen 4 VM they moved by up to 2× between runs of `calibrate`
 //!   an hour apart (0.45–0.60 ns against 0.95–1.10 ns per histogram item)
-//!   while the FMA peak held;
+//!   while the FMA peak held. A scatter's extra cost beyond the caches
+//!   stays the profile's;
 //! * **hand-offs**: for a lock-bound variant on more than one thread, the
 //!   throughput of its kind of lock contended by the variant's threads
 //!   (`mutex` or `spin`, with the profile's critical section), the figure a

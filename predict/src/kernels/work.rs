@@ -65,10 +65,10 @@ pub enum Demand {
     /// overlap with the same loop's cache-line transfers, so its time adds
     /// to the memory term instead of competing with it (the ECM model's
     /// T = T_nOL + T_data, for the non-overlapping load/store cycles).
-    /// A scatter whose loop's working set per thread lies beyond the
-    /// detected caches also pays what its 256 output streams cost there
-    /// over one stream (`Machine::scatter_streams_s`), as a stream's
-    /// restarts are charged only at DRAM.
+    /// A scatter whose loop's working set lies beyond the detected caches
+    /// (`Machine::beyond_caches`) also pays what its 256 output streams
+    /// cost there over one stream (`Machine::scatter_streams_s`), as a
+    /// stream's restarts are charged only there.
     BinLoop {
         kind: BinLoopName,
         items_per_thread: f64,
