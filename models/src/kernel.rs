@@ -114,6 +114,26 @@ impl Precision {
     }
 }
 
+/// One of the counting sort's two inner loops (lecture §2.9 step 2,
+/// §3.5), which `calibrate` times per item over 256 bins: the histogram
+/// (`count[bin] += 1`) and the scatter (`out[cursor[bin]++] = i`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SortLoop {
+    Histogram,
+    Scatter,
+}
+
+impl SortLoop {
+    /// `"histogram"` or `"scatter"`, as the profile names the loops.
+    pub fn key(self) -> &'static str {
+        match self {
+            SortLoop::Histogram => "histogram",
+            SortLoop::Scatter => "scatter",
+        }
+    }
+}
+
 /// A loop described by its work.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LoopKernel {
@@ -140,6 +160,11 @@ pub struct LoopKernel {
     /// contiguously through its whole share.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub segment_iterations: Option<f64>,
+    /// Items of the counting sort's loops each iteration runs, at their
+    /// calibrated time per item (load/store work that adds to the memory
+    /// time); none when absent.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sort_loops: Vec<SortLoop>,
 }
 
 /// Loads per iteration of lines the loop used `window_bytes` of its own

@@ -178,6 +178,63 @@ fn loads_that_hit_l1_again_add_load_port_time() {
 }
 
 #[test]
+fn sort_loops_add_their_items_and_a_scatter_beyond_the_caches_its_streams() {
+    // Without the loops' figures the profile says which calibration
+    // gives them.
+    let scatter = ["--array", "cells:load:4", "--array", "order:store:4"];
+    let mut args = vec!["kernel", "--profile"];
+    let reference = profile();
+    args.push(&reference);
+    args.extend_from_slice(&["--n", "1e6"]);
+    args.extend_from_slice(&scatter);
+    args.extend_from_slice(&["--sort-loop", "scatter"]);
+    assert_bad(&args, "calibrate --only c2c");
+    // The reference profile with the loops timed: 1 ns per histogram
+    // item and 2 ns per scatter item in L1, 6 ns per scatter item with
+    // 64 MiB of output on one thread.
+    let mut p: Value = serde_json::from_str(&std::fs::read_to_string(&reference).unwrap()).unwrap();
+    let item = |s: f64| serde_json::json!({"threads": 1, "bins": 256, "per_item_s": {"median": s}});
+    let mut dram = item(6e-9);
+    dram["output_bytes"] = (64u64 << 20).into();
+    p["sections"]["c2c"]["increments"] = serde_json::json!({
+        "histogram": item(1e-9), "scatter": item(2e-9), "scatter_dram": dram
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let timed = dir.path().join("profile.json");
+    std::fs::write(&timed, p.to_string()).unwrap();
+    let secs = |n: &str, loops: &[&str]| {
+        let mut all = vec![
+            "kernel",
+            "--profile",
+            timed.to_str().unwrap(),
+            "--json",
+            "--n",
+            n,
+        ];
+        all.extend_from_slice(&scatter);
+        for l in loops {
+            all.extend_from_slice(&["--sort-loop", l]);
+        }
+        let o = predict(&all);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["predicted_s"].as_f64().unwrap()
+    };
+    // 8 MB in the 16 MiB L3: each item adds its time in L1 to the
+    // memory time, the histogram's and the scatter's alike.
+    let streamed = secs("1e6", &[]);
+    let one = secs("1e6", &["scatter"]) - streamed;
+    assert!((one - 2e-3).abs() < 1e-9, "{one}");
+    let both = secs("1e6", &["histogram", "scatter"]) - streamed;
+    assert!((both - 3e-3).abs() < 1e-9, "{both}");
+    // 512 MiB beyond the caches: the scatter pays its streams' cost there
+    // too, more per item than in L1.
+    let n = 64.0 * 1024.0 * 1024.0;
+    let beyond = (secs("64Mi", &["scatter"]) - secs("64Mi", &[])) / n;
+    assert!(beyond > 2.5e-9 && beyond < 6e-9, "{beyond}");
+}
+
+#[test]
 fn a_description_file_and_flags_agree() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("triad.json");

@@ -26,6 +26,7 @@ fn kernel(arrays: Vec<ArrayUse>) -> LoopKernel {
         reused_bytes: 0.0,
         windowed_reuse: Vec::new(),
         segment_iterations: None,
+        sort_loops: Vec::new(),
     }
 }
 

@@ -79,6 +79,12 @@ pub struct KernelArgs {
     /// contiguous run per thread).
     #[arg(long, value_parser = crate::args::number)]
     pub segment: Option<f64>,
+    /// One item of the counting sort's histogram or scatter loop per
+    /// iteration (repeat the flag for both), at the profile's calibrated
+    /// time per item over 256 bins; a scatter whose working set lies beyond
+    /// the caches also pays what its 256 output streams cost there.
+    #[arg(long = "sort-loop", value_enum)]
+    pub sort_loops: Vec<SortLoopArg>,
     /// The arrays are backed by 2 MiB pages (random accesses then read the
     /// huge-page latency curve).
     #[arg(long)]
@@ -109,6 +115,21 @@ pub struct KernelArgs {
     /// Folder whose `records.jsonl` --record appends to.
     #[arg(long, default_value = DEFAULT_MEASUREMENTS)]
     pub measurements: PathBuf,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SortLoopArg {
+    Histogram,
+    Scatter,
+}
+
+impl From<SortLoopArg> for models::kernel::SortLoop {
+    fn from(a: SortLoopArg) -> Self {
+        match a {
+            SortLoopArg::Histogram => Self::Histogram,
+            SortLoopArg::Scatter => Self::Scatter,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -163,6 +184,11 @@ fn description(a: &KernelArgs) -> Result<(String, LoopKernel, bool)> {
             a.windowed_reuse.clone()
         },
         segment_iterations: a.segment.or(file.segment),
+        sort_loops: if a.sort_loops.is_empty() {
+            file.sort_loops
+        } else {
+            a.sort_loops.iter().map(|&l| l.into()).collect()
+        },
     };
     k.validate().map_err(|e| BadInput(e.to_string()))?;
     let name = a

@@ -242,5 +242,8 @@ fn extras_phrase(k: &models::kernel::LoopKernel) -> String {
     if let Some(seg) = k.segment_iterations {
         s += &format!(", contiguous runs of {seg} iterations");
     }
+    for l in &k.sort_loops {
+        s += &format!(", one {} item", l.key());
+    }
     s
 }

@@ -1,6 +1,7 @@
 //! A loop description (`models::kernel::LoopKernel`) as the demands the
 //! one model predicts: compute, streamed traffic, random accesses,
-//! loop-carried chains and the loads that hit L1 again. `predict kernel` predicts users' loops through
+//! loop-carried chains, the loads that hit L1 again, stream restarts and
+//! the counting sort's loops. `predict kernel` predicts users' loops through
 //! this, with the same terms as the built-in kernels.
 
 use models::kernel::{Lines, LoopKernel, Traffic};
@@ -66,6 +67,13 @@ pub fn loop_work(k: &LoopKernel, build: Build) -> Work {
             per_thread_bytes: k.per_thread_bytes(lines),
         });
     }
+    for &kind in &k.sort_loops {
+        demands.push(Demand::BinLoop {
+            kind,
+            items_per_thread: k.iterations_per_thread(),
+            working_set_per_thread: k.per_thread_bytes(lines),
+        });
+    }
     for r in k.windowed_reuse.iter().filter(|r| r.bytes > 0.0) {
         demands.push(Demand::Reuse {
             bytes_per_thread: k.iterations_per_thread() * r.bytes,
@@ -89,6 +97,32 @@ pub fn loops_work(loops: &[LoopKernel], build: Build, per_thread_bytes: f64) -> 
             }
             (d @ Demand::Flops { .. }, None) => flops = Some(d),
             (Demand::Memory { traffic: t, .. }, _) => traffic = traffic.plus(t),
+            // The passes share one working set: where it lives decides
+            // what restarts and scatters beyond the caches cost.
+            (
+                Demand::Restarts {
+                    runs_per_thread,
+                    segment_bytes,
+                    ..
+                },
+                _,
+            ) => rest.push(Demand::Restarts {
+                runs_per_thread,
+                segment_bytes,
+                per_thread_bytes,
+            }),
+            (
+                Demand::BinLoop {
+                    kind,
+                    items_per_thread,
+                    ..
+                },
+                _,
+            ) => rest.push(Demand::BinLoop {
+                kind,
+                items_per_thread,
+                working_set_per_thread: per_thread_bytes,
+            }),
             (other, _) => rest.push(other),
         }
     }

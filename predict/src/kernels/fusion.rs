@@ -109,6 +109,7 @@ impl Variant {
             reused_bytes: 0.0,
             windowed_reuse: Vec::new(),
             segment_iterations: None,
+            sort_loops: Vec::new(),
         };
         let pass = |x, y, out| {
             kernel(

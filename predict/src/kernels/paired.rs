@@ -74,7 +74,7 @@ use serde::Serialize;
 
 use super::team::team;
 use super::terms::line_sharers;
-use super::work::{predict, BinLoopName, Demand, LockKindName, Prediction, Work};
+use super::work::{predict, Demand, LockKindName, Prediction, SortLoop, Work};
 use crate::loop_figures::mix_of;
 use crate::machine::{Machine, Missing, Now};
 
@@ -330,7 +330,7 @@ fn bin_loops_drift(
     profile: &Profile,
     plan: &Plan,
 ) -> Result<Option<Drift>> {
-    let mut loops: Vec<BinLoopName> = Vec::new();
+    let mut loops: Vec<SortLoop> = Vec::new();
     for d in &work.demands {
         if let Demand::BinLoop { kind, .. } = d {
             if !loops.contains(kind) {
@@ -345,7 +345,7 @@ fn bin_loops_drift(
     };
     let mut now = 0.0;
     for k in &loops {
-        now += bin_items(team, plan, *k == BinLoopName::Scatter)?
+        now += bin_items(team, plan, *k == SortLoop::Scatter)?
             .low_quantile
             .point;
     }

@@ -121,6 +121,7 @@ impl Variant {
             reused_bytes: (STENCIL_LOADS * 4.0 - old - windowed).max(0.0),
             windowed_reuse,
             segment_iterations: (width + 2 < w).then_some(width as f64),
+            sort_loops: Vec::new(),
         }
     }
 

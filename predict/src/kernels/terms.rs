@@ -11,7 +11,7 @@ use models::profile::CeilingKernel;
 use models::traffic::Form;
 use models::units::Si;
 
-use super::work::{BinLoopName, LockKindName, Term, CHAIN, MEMORY_BANDWIDTH};
+use super::work::{LockKindName, SortLoop, Term, CHAIN, MEMORY_BANDWIDTH};
 use crate::loop_figures::Bound;
 use crate::machine::{LockKind, Machine, Missing};
 
@@ -400,7 +400,7 @@ pub fn restarts(
 /// over one stream ([`Machine::scatter_streams_s`]).
 pub fn bin_loop(
     m: &Machine,
-    kind: BinLoopName,
+    kind: SortLoop,
     items_per_thread: f64,
     working_set_per_thread: f64,
     threads: usize,
@@ -409,7 +409,7 @@ pub fn bin_loop(
     let key = kind.key();
     let t = m.bin_item_s(key)?;
     let level = m.holding_level_name(working_set_per_thread, threads);
-    let (extra, how) = if kind == BinLoopName::Scatter && level == "DRAM" {
+    let (extra, how) = if kind == SortLoop::Scatter && level == "DRAM" {
         let (excess, how) = m.scatter_streams_s(bound)?;
         (excess, format!(" + Δ, {how}"))
     } else {

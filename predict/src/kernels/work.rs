@@ -70,7 +70,7 @@ pub enum Demand {
     /// cost there over one stream (`Machine::scatter_streams_s`), as a
     /// stream's restarts are charged only there.
     BinLoop {
-        kind: BinLoopName,
+        kind: SortLoop,
         items_per_thread: f64,
         working_set_per_thread: f64,
     },
@@ -95,22 +95,7 @@ pub enum Demand {
     },
 }
 
-/// The counting sort's two loops, as they appear in records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum BinLoopName {
-    Histogram,
-    Scatter,
-}
-
-impl BinLoopName {
-    pub fn key(self) -> &'static str {
-        match self {
-            BinLoopName::Histogram => "histogram",
-            BinLoopName::Scatter => "scatter",
-        }
-    }
-}
+pub use models::kernel::SortLoop;
 
 /// Lock kinds as they appear in records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -15,14 +15,15 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use std::sync::Mutex;
 
-use models::kernel::Traffic;
+use models::kernel::{Access, ArrayUse, LoopKernel, Mode, Precision, Traffic};
 
 use calibrate::harness::kernels::{bins, Isa};
 use calibrate::harness::mem::huge_page_vec;
 use calibrate::harness::pin::Team;
 
+use super::described::{loops_work, Build};
 use super::team::split;
-use super::work::{BinLoopName, Demand, LockKindName, Work};
+use super::work::{Demand, LockKindName, SortLoop, Work};
 use super::NoWork;
 
 /// No particle: the end of a cell's list.
@@ -286,6 +287,46 @@ impl CountingSort {
     }
 }
 
+/// The data-parallel sort's passes over `n` particles on `threads` threads,
+/// as loop descriptions: the cells from x and y (8 B loaded, 4 B stored per
+/// particle) with one histogram item each, then one scatter item per
+/// particle (its cell loaded, its index stored): 20 B per particle, 8 B of
+/// them stores.
+pub fn sort_passes(n: usize, threads: usize) -> [LoopKernel; 2] {
+    let u32s = |name: &str, mode| ArrayUse {
+        name: name.into(),
+        mode,
+        bytes: 4.0,
+        access: Access::Strided { stride_bytes: 4.0 },
+    };
+    let pass = |arrays, sort_loop| LoopKernel {
+        n: n as f64,
+        threads,
+        arrays,
+        flops: 0.0,
+        precision: Precision::F32,
+        chain: 0.0,
+        reused_bytes: 0.0,
+        windowed_reuse: Vec::new(),
+        segment_iterations: None,
+        sort_loops: vec![sort_loop],
+    };
+    [
+        pass(
+            vec![
+                u32s("x", Mode::Load),
+                u32s("y", Mode::Load),
+                u32s("cells", Mode::Store),
+            ],
+            SortLoop::Histogram,
+        ),
+        pass(
+            vec![u32s("cells", Mode::Load), u32s("order", Mode::Store)],
+            SortLoop::Scatter,
+        ),
+    ]
+}
+
 /// The serial reference: particle indices per cell, ascending.
 pub fn reference(p: &Particles) -> Vec<Vec<u32>> {
     let mut cells = vec![Vec::new(); p.cells()];
@@ -381,18 +422,16 @@ impl Variant {
                 critical_s: 0.0,
                 data_lines: 0.0,
             }],
-            // Histogram: read x, y (8 B) and write the cell (4 B); scatter:
-            // read the cell (4 B) and write the index (4 B): 20 B per
-            // particle, of which 8 B are stores. Each phase runs one of the
-            // calibrated loops once per particle.
-            Variant::DataParallel => vec![
-                Demand::Memory {
-                    traffic: Traffic::streaming(12.0 * n_f, 8.0 * n_f),
-                    per_thread_bytes: per_thread(20.0),
-                },
-                bin_loop(BinLoopName::Histogram, 20.0),
-                bin_loop(BinLoopName::Scatter, 20.0),
-            ],
+            // The two passes as loop descriptions, the one model users'
+            // loops go through.
+            Variant::DataParallel => {
+                let build = Build {
+                    line_bytes: 64.0,
+                    huge_pages: true,
+                    isa: None,
+                };
+                return loops_work(&sort_passes(n, threads), build, per_thread(20.0));
+            }
             // Reads x, y and writes next[i]; the head update is a load and
             // a store at the particle's cell, as in a histogram.
             Variant::NoSync => vec![
@@ -400,7 +439,7 @@ impl Variant {
                     traffic: Traffic::streaming(8.0 * n_f, 4.0 * n_f),
                     per_thread_bytes: per_thread(12.0),
                 },
-                bin_loop(BinLoopName::Histogram, 12.0),
+                bin_loop(SortLoop::Histogram, 12.0),
             ],
         };
         Work { demands }
@@ -424,6 +463,30 @@ mod tests {
         }
         assert_eq!((sort.starts[0], sort.ends[p.cells() - 1]), (0, 5000));
         assert!(sort.starts[1..].iter().zip(&sort.ends).all(|(a, b)| a == b));
+    }
+
+    #[test]
+    fn the_sort_is_predicted_from_its_passes_descriptions() {
+        let (n, threads) = (1 << 20, 2);
+        let w = Variant::DataParallel.work(n, 256, threads);
+        let n_f = n as f64;
+        let per_thread = 20.0 * n_f / 2.0;
+        let sort_loop = |kind| Demand::BinLoop {
+            kind,
+            items_per_thread: n_f / 2.0,
+            working_set_per_thread: per_thread,
+        };
+        assert_eq!(
+            w.demands,
+            vec![
+                Demand::Memory {
+                    traffic: Traffic::streaming(12.0 * n_f, 8.0 * n_f),
+                    per_thread_bytes: per_thread,
+                },
+                sort_loop(SortLoop::Histogram),
+                sort_loop(SortLoop::Scatter),
+            ]
+        );
     }
 
     #[test]

@@ -77,8 +77,8 @@ fn sort_loops_add_to_the_memory_time() {
     let w = Work {
         demands: vec![
             memory.clone(),
-            bin_loop(BinLoopName::Histogram),
-            bin_loop(BinLoopName::Scatter),
+            bin_loop(SortLoop::Histogram),
+            bin_loop(SortLoop::Scatter),
         ],
     };
     // 800 µs of traffic, then 250 + 500 µs of loops, which add to it.
@@ -87,7 +87,7 @@ fn sort_loops_add_to_the_memory_time() {
     assert!((pr.seconds - 1.55e-3).abs() < 1e-12, "{}", pr.seconds);
     // Without memory traffic, the loops alone.
     let w = Work {
-        demands: vec![bin_loop(BinLoopName::Scatter)],
+        demands: vec![bin_loop(SortLoop::Scatter)],
     };
     assert!((predict(&w, &m, 2).unwrap().seconds - 0.5e-3).abs() < 1e-12);
     // Paired with loops running twice as fast as profiled: half the time.
@@ -102,7 +102,7 @@ fn sort_loops_add_to_the_memory_time() {
     // streamed at the memory term's rate.
     let beyond = Work {
         demands: vec![Demand::BinLoop {
-            kind: BinLoopName::Scatter,
+            kind: SortLoop::Scatter,
             items_per_thread: 1e6,
             working_set_per_thread: 64e6,
         }],
@@ -122,7 +122,7 @@ fn sort_loops_add_to_the_memory_time() {
     // The histogram's counts stay in L1 whatever the working set.
     let hist = Work {
         demands: vec![Demand::BinLoop {
-            kind: BinLoopName::Histogram,
+            kind: SortLoop::Histogram,
             items_per_thread: 1e6,
             working_set_per_thread: 64e6,
         }],
