@@ -87,6 +87,21 @@ pub struct ArrayUse {
     pub access: Access,
 }
 
+impl ArrayUse {
+    /// `bytes` of array `name` per iteration, consecutive iterations
+    /// side by side.
+    pub fn contiguous(name: &str, mode: Mode, bytes: f64) -> Self {
+        Self {
+            name: name.into(),
+            mode,
+            bytes,
+            access: Access::Strided {
+                stride_bytes: bytes,
+            },
+        }
+    }
+}
+
 /// Floating-point precision of the loop's arithmetic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
@@ -298,6 +313,23 @@ pub struct RandomAccesses {
 }
 
 impl LoopKernel {
+    /// `n` iterations on `threads` threads over `arrays` and nothing else:
+    /// no flops (f64), no chain, no reuse, contiguous runs, no sort loops.
+    pub fn streaming(n: f64, threads: usize, arrays: Vec<ArrayUse>) -> Self {
+        Self {
+            n,
+            threads,
+            arrays,
+            flops: 0.0,
+            precision: Precision::F64,
+            chain: 0.0,
+            reused_bytes: 0.0,
+            windowed_reuse: Vec::new(),
+            segment_iterations: None,
+            sort_loops: Vec::new(),
+        }
+    }
+
     /// Checks the description; every fault is named as the flags name it.
     pub fn validate(&self) -> Result<(), DescriptionError> {
         positive("--n", self.n)?;

@@ -17,16 +17,8 @@ fn contiguous(name: &str, mode: Mode) -> ArrayUse {
 
 fn kernel(arrays: Vec<ArrayUse>) -> LoopKernel {
     LoopKernel {
-        n: 1000.0,
-        threads: 2,
-        arrays,
         flops: 2.0,
-        precision: Precision::F64,
-        chain: 0.0,
-        reused_bytes: 0.0,
-        windowed_reuse: Vec::new(),
-        segment_iterations: None,
-        sort_loops: Vec::new(),
+        ..LoopKernel::streaming(1000.0, 2, arrays)
     }
 }
 

@@ -8,7 +8,7 @@
 
 use calibrate::harness::kernels::Isa;
 use calibrate::harness::mem::huge_page_vec;
-use models::kernel::{Access, ArrayUse, LoopKernel, Mode, Precision};
+use models::kernel::{ArrayUse, LoopKernel, Mode, Precision};
 use models::locality::{FUSED, THREE_PASS_EACH};
 
 use anyhow::{ensure, Result};
@@ -93,23 +93,11 @@ impl Variant {
     /// of two loads and a store each, or the fused loop's four loads and a
     /// store (§2.7.2), over `n_per_thread` f32 elements per thread.
     pub fn loops(self, n_per_thread: usize, threads: usize) -> Vec<LoopKernel> {
-        let f32 = |name: &str, mode| ArrayUse {
-            name: name.into(),
-            mode,
-            bytes: 4.0,
-            access: Access::Strided { stride_bytes: 4.0 },
-        };
+        let f32 = |name: &str, mode| ArrayUse::contiguous(name, mode, 4.0);
         let kernel = |arrays, flops| LoopKernel {
-            n: (n_per_thread * threads) as f64,
-            threads,
-            arrays,
             flops,
             precision: Precision::F32,
-            chain: 0.0,
-            reused_bytes: 0.0,
-            windowed_reuse: Vec::new(),
-            segment_iterations: None,
-            sort_loops: Vec::new(),
+            ..LoopKernel::streaming((n_per_thread * threads) as f64, threads, arrays)
         };
         let pass = |x, y, out| {
             kernel(

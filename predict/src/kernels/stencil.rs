@@ -11,7 +11,7 @@
 
 use calibrate::harness::kernels::Isa;
 use calibrate::harness::mem::huge_page_vec;
-use models::kernel::{Access, ArrayUse, LoopKernel, Mode, Precision, Reuse};
+use models::kernel::{ArrayUse, LoopKernel, Mode, Precision, Reuse};
 use models::locality::{stencil_reuse_window, stencil_traffic, STENCIL_FLOPS, STENCIL_LOADS};
 
 use anyhow::{ensure, Result};
@@ -98,30 +98,23 @@ impl Variant {
         } else {
             (0.0, Vec::new())
         };
-        let array = |name: &str, mode, bytes: f64| ArrayUse {
-            name: name.into(),
-            mode,
-            bytes,
-            access: Access::Strided {
-                stride_bytes: bytes,
-            },
-        };
         let old = t.bytes_per_elem - 4.0 + halo;
         let windowed: f64 = windowed_reuse.iter().map(|r| r.bytes).sum();
+        let arrays = vec![
+            ArrayUse::contiguous("old", Mode::Load, old),
+            ArrayUse::contiguous("new", Mode::Store, 4.0),
+        ];
         LoopKernel {
-            n: (rows * w.saturating_sub(2) * threads) as f64,
-            threads,
-            arrays: vec![
-                array("old", Mode::Load, old),
-                array("new", Mode::Store, 4.0),
-            ],
             flops: STENCIL_FLOPS,
             precision: Precision::F32,
-            chain: 0.0,
             reused_bytes: (STENCIL_LOADS * 4.0 - old - windowed).max(0.0),
             windowed_reuse,
             segment_iterations: (width + 2 < w).then_some(width as f64),
-            sort_loops: Vec::new(),
+            ..LoopKernel::streaming(
+                (rows * w.saturating_sub(2) * threads) as f64,
+                threads,
+                arrays,
+            )
         }
     }
 

@@ -15,7 +15,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use std::sync::Mutex;
 
-use models::kernel::{Access, ArrayUse, LoopKernel, Mode, Precision, Traffic};
+use models::kernel::{ArrayUse, LoopKernel, Mode, Traffic};
 
 use calibrate::harness::kernels::{bins, Isa};
 use calibrate::harness::mem::huge_page_vec;
@@ -293,23 +293,10 @@ impl CountingSort {
 /// particle (its cell loaded, its index stored): 20 B per particle, 8 B of
 /// them stores.
 pub fn sort_passes(n: usize, threads: usize) -> [LoopKernel; 2] {
-    let u32s = |name: &str, mode| ArrayUse {
-        name: name.into(),
-        mode,
-        bytes: 4.0,
-        access: Access::Strided { stride_bytes: 4.0 },
-    };
+    let u32s = |name: &str, mode| ArrayUse::contiguous(name, mode, 4.0);
     let pass = |arrays, sort_loop| LoopKernel {
-        n: n as f64,
-        threads,
-        arrays,
-        flops: 0.0,
-        precision: Precision::F32,
-        chain: 0.0,
-        reused_bytes: 0.0,
-        windowed_reuse: Vec::new(),
-        segment_iterations: None,
         sort_loops: vec![sort_loop],
+        ..LoopKernel::streaming(n as f64, threads, arrays)
     };
     [
         pass(

@@ -129,25 +129,20 @@ fn sort_loops_add_to_the_memory_time() {
     };
     assert!((predict(&hist, &m, 2).unwrap().seconds - 0.25e-3).abs() < 1e-12);
     // A profile from before the loops were calibrated: c2c fixes it.
+    fn loops(p: &mut Profile) -> &mut models::profile::c2c::Increments {
+        p.sections
+            .c2c
+            .as_mut()
+            .unwrap()
+            .increments
+            .as_mut()
+            .unwrap()
+    }
     let mut old = machine();
-    old.sections
-        .c2c
-        .as_mut()
-        .unwrap()
-        .increments
-        .as_mut()
-        .unwrap()
-        .scatter_dram = None;
+    loops(&mut old).scatter_dram = None;
     let e = predict(&beyond, &Machine::new(&old), 2).unwrap_err();
     assert_eq!(e.fix, "c2c");
-    old.sections
-        .c2c
-        .as_mut()
-        .unwrap()
-        .increments
-        .as_mut()
-        .unwrap()
-        .scatter = None;
+    loops(&mut old).scatter = None;
     let e = predict(&w, &Machine::new(&old), 2).unwrap_err();
     assert_eq!(e.fix, "c2c");
 }
