@@ -104,7 +104,8 @@ pub struct KernelArgs {
     #[arg(long, value_parser = crate::args::time)]
     pub time: Option<Time>,
     /// Re-measure now the profile figures the prediction leans on (the
-    /// STREAM bandwidth at the loop's level and mix, the FMA peak) and add
+    /// STREAM bandwidth at the loop's level and mix, the FMA peak, the
+    /// counting sort's loops it runs) and add
     /// the prediction on the machine as it runs now: run it right after
     /// timing the loop.
     #[arg(long)]
