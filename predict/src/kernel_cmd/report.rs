@@ -129,7 +129,7 @@ impl Report {
             );
         }
         if let Some((drifts, seconds)) = &self.paired {
-            for d in [&drifts.memory, &drifts.compute].into_iter().flatten() {
+            for d in drifts.measured() {
                 let _ = writeln!(
                     s,
                     "  re-measured now: {}: {} against the profile's {} (×{:.2})",

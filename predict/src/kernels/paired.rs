@@ -141,8 +141,8 @@ impl Paired {
         predict(work, &Machine::paired(profile, self.now()), threads)
     }
 
-    /// The re-measured figures that moved by more than [`CHANGED`].
-    pub fn changed(&self) -> Vec<&Drift> {
+    /// Every figure re-measured.
+    pub fn measured(&self) -> impl Iterator<Item = &Drift> {
         [
             &self.memory,
             &self.compute,
@@ -154,8 +154,13 @@ impl Paired {
         ]
         .into_iter()
         .flatten()
-        .filter(|d| (d.ratio() - 1.0).abs() > CHANGED)
-        .collect()
+    }
+
+    /// The re-measured figures that moved by more than [`CHANGED`].
+    pub fn changed(&self) -> Vec<&Drift> {
+        self.measured()
+            .filter(|d| (d.ratio() - 1.0).abs() > CHANGED)
+            .collect()
     }
 }
 
