@@ -1,0 +1,79 @@
+//! The paired re-measure: which profile point is measured again, and how
+//! the drifts scale the roofs.
+
+use super::*;
+use models::profile::stream::StreamSweep;
+
+fn point(kernel: &str, bytes: u64, threads: Option<usize>) -> StreamPoint {
+    StreamPoint::with_bandwidth_wa(kernel, bytes, threads, 1e10)
+}
+
+fn section() -> StreamSection {
+    let sweep = |b| ["copy", "triad", "load"].map(|k| point(k, b, None));
+    StreamSection {
+        dram_bytes: Some(1 << 30),
+        sweeps: vec![StreamSweep {
+            threads: 2,
+            points: [sweep(32 << 10), sweep(1 << 20), sweep(64 << 20)].concat(),
+        }],
+        dram: ["copy", "triad", "load"]
+            .map(|k| point(k, 512 << 20, Some(2)))
+            .to_vec(),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn the_nearest_size_and_mix_of_the_profile_are_re_measured() {
+    let s = section();
+    // A read-only loop at 700 KiB per thread: the load kernel at 1 MiB.
+    let read = Traffic::streaming(8.0, 0.0);
+    let (p, k) = nearest_point(&s, 2, 700e3, &read).unwrap();
+    assert_eq!((p.per_thread_bytes, k), (1 << 20, StreamKernel::Load));
+    // One load and one store with write-allocate: copy's mix, at 32 KiB.
+    let copy_like = Traffic {
+        load_bytes: 8.0,
+        store_bytes: 8.0,
+        allocate_bytes: 8.0,
+    };
+    let (p, k) = nearest_point(&s, 2, 20e3, &copy_like).unwrap();
+    assert_eq!((p.per_thread_bytes, k), (32 << 10, StreamKernel::Copy));
+    // Beyond the sweep: the DRAM point.
+    let (p, _) = nearest_point(&s, 2, 100e6, &read).unwrap();
+    assert_eq!(p.per_thread_bytes, 512 << 20);
+    // No sweep on that thread count.
+    assert!(nearest_point(&s, 1, 1e6, &read).is_none());
+}
+
+#[test]
+fn drifts_scale_the_roofs_and_flag_a_changed_machine() {
+    let d = |now: f64| Drift {
+        what: "x".into(),
+        profile: 10.0,
+        now,
+        unit: "B/s",
+    };
+    let p = Paired {
+        memory: Some(d(8.0)),
+        compute: Some(d(10.5)),
+        increments: Some(d(20.0)),
+        local_sums: None,
+        bin_loops: Some(d(5.0)),
+        handoffs: None,
+        migrations: None,
+    };
+    assert_eq!(
+        p.now(),
+        Now {
+            memory: 0.8,
+            compute: 1.05,
+            increments: 2.0,
+            local_sums: 1.0,
+            bin_loops: 0.5,
+            handoffs: 1.0,
+            migrations: 1.0,
+        }
+    );
+    assert_eq!(p.changed().len(), 3);
+    assert_eq!(Paired::default().now(), Now::default());
+}
