@@ -65,12 +65,7 @@ pub fn measure_all(
     let local = local_sum_steps(&ctx.all, plan)?;
     let hist = bin_items(&ctx.all, plan, false)?;
     let scatter = bin_items(&ctx.all, plan, true)?;
-    let largest = ctx
-        .known
-        .levels
-        .iter()
-        .filter_map(|l| l.size_bytes)
-        .fold(0.0, f64::max);
+    let largest = ctx.known_caches().iter().map(|c| c.1).fold(0.0, f64::max);
     let per_thread = ctx.dram_bytes(largest) / ctx.all.threads() as u64;
     let scatter_dram =
         scatter_items_beyond_caches(&ctx.all, plan, per_thread)?.map(|s| (per_thread, s));
