@@ -22,13 +22,17 @@
 # back to back and prints, for each summary figure, max/min over the runs
 # (targets: <= 1.10 for one-thread figures, <= 1.15 for all-thread ones),
 # how many runs left it unreliable, the disturbed batches, and the wall
-# time of each run (target <= 15 s). With KEEP=DIR the five profiles are
-# copied to DIR, to read a figure that moved.
+# time of each run (target <= 15 s). After each run likwid-bench's triad
+# (one thread and all) and scripts/c2c.c measure the host again, so the
+# triads and c2c show the reference's own max/min over the same minutes
+# beside calibrate's. With KEEP=DIR the five profiles and the reference
+# figures are copied to DIR, to read a figure that moved.
 #
 # Usage: scripts/bench_calibrate.sh            (ROUNDS=7 DRAM_SIZE=1GB)
 #        scripts/bench_calibrate.sh repeat     (the repeatability section only)
 # Needs: likwid (likwid-bench), gcc, jq, /usr/bin/time (the repeatability
-# section alone needs only jq). Run on a quiet machine: a busy host still
+# section alone needs only jq, and shows the references when likwid-bench
+# and gcc are there). Run on a quiet machine: a busy host still
 # moves the figures, and the repeatability section says how much.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,24 +45,62 @@ OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 CAL=target/release/calibrate
 
+# The widest ISA likwid-bench has kernels for.
+if grep -qw avx512f /proc/cpuinfo; then ISA=avx512_fma
+elif grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo; then ISA=avx_fma
+else ISA=sse; fi
+STREAM_K=stream_$ISA
+TRIAD4_K=triad_$ISA
+PEAK_K=peakflops_$ISA
+[ "$ISA" = sse ] && PEAK_K=peakflops_sse
+# likwid's update and store kernels carry no _fma suffix.
+UPDATE_K=update_${ISA%_fma}
+STORE_K=store_${ISA%_fma}
+
+likwid_bw() { likwid-bench -t "$1" -W "N:$2:$3" 2>/dev/null | awk '/^MByte\/s:/ { print $2 * 1e6 }'; }
+likwid_flops() { likwid-bench -t "$1" -W "N:$2:$3" 2>/dev/null | awk '/^MFlops\/s:/ { print $2 * 1e6 }'; }
+
+# reference_figures PROFILE: the host's own drift, measured right after a
+# calibrate run by the reference tools: likwid-bench's triad at the DRAM
+# size the profile used, on one thread and on all, and scripts/c2c.c's
+# one-way core-to-core latency. Prints "key value" lines for what is there.
+reference_figures() {
+    local kb
+    kb=$(jq '.sections.stream.dram_bytes // empty | . / 1000 | floor' "$1")
+    if command -v likwid-bench >/dev/null && [ -n "$kb" ]; then
+        echo "stream_triad_1t_Bps $(likwid_bw "$STREAM_K" "${kb}kB" 1)"
+        echo "stream_triad_Bps $(likwid_bw "$STREAM_K" "${kb}kB" "$THREADS")"
+    fi
+    if [ -x "$OUT/c2c" ] && [ "$THREADS" -ge 2 ]; then
+        echo "core_to_core_latency_s $("$OUT/c2c" | awk '{ print $1 * 1e-9 }')"
+    fi
+}
+
 # repeatability: REPEAT_RUNS `calibrate --quick` back to back; per summary
 # figure max/min over the runs that gave it (an unreliable figure is null,
-# and counted instead), against its target.
+# and counted instead), against its target. After each run the reference
+# tools measure the triads and c2c again (reference_figures): their max/min
+# is the host's drift over the same minutes, and the max/min of calibrate /
+# reference per run says whether calibrate followed the host or moved on
+# its own (near 1: it followed).
 repeatability() {
     local i t0 t1 times=() load
     load=$(cut -d' ' -f1-3 /proc/loadavg)
+    command -v gcc >/dev/null && gcc -O2 -pthread -o "$OUT/c2c" scripts/c2c.c
     for i in $(seq "$REPEAT_RUNS"); do
         t0=$(date +%s.%N)
         "$CAL" --quick --out "$OUT/repeat-$i.json" >/dev/null 2>&1
         t1=$(date +%s.%N)
         times+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')")
+        reference_figures "$OUT/repeat-$i.json" >"$OUT/ref-$i.txt"
         if [ -n "${KEEP:-}" ]; then
-            mkdir -p "$KEEP" && cp "$OUT/repeat-$i.json" "$KEEP/"
+            mkdir -p "$KEEP" && cp "$OUT/repeat-$i.json" "$OUT/ref-$i.txt" "$KEEP/"
         fi
     done
     echo "Repeatability: $REPEAT_RUNS x calibrate --quick on $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo) (load average before: $load, after: $(cut -d' ' -f1-3 /proc/loadavg))"
-    printf '%-24s %-4s %12s %12s %8s %7s %11s %10s\n' figure kind min max max/min target unreliable disturbed
-    local key kind target vals n lo hi r unrel dist verdict
+    echo "reference: likwid-bench $STREAM_K at the profile's DRAM size, scripts/c2c.c; cal/ref: max/min of calibrate / reference per run"
+    printf '%-24s %-4s %12s %12s %8s %7s %11s %10s %9s %8s\n' figure kind min max max/min target unreliable disturbed reference cal/ref
+    local key kind target vals n lo hi r unrel dist verdict refs ref_r track
     for key in stream_triad_1t_Bps peak_flops_f64_1t l1_latency_s dram_latency_s \
                stream_triad_Bps peak_flops_f64 core_to_core_latency_s t_crit_s; do
         case $key in *_1t|*_1t_*|l1_*|dram_*) kind=1t; target=1.10 ;; *) kind=all; target=1.15 ;; esac
@@ -73,7 +115,17 @@ repeatability() {
         lo=$(echo "$vals" | sort -g | head -1); hi=$(echo "$vals" | sort -g | tail -1)
         r=$(awk -v a="$hi" -v b="$lo" 'BEGIN { printf "%.3f", a / b }')
         verdict=$(awk -v r="$r" -v t="$target" 'BEGIN { print (r <= t) ? "ok" : "MISSED" }')
-        printf '%-24s %-4s %12.4g %12.4g %8s %7s %8s/%-2s %10s  %s\n' "$key" "$kind" "$lo" "$hi" "$r" "$target" "$unrel" "$REPEAT_RUNS" "$dist" "$verdict"
+        # Pairs "calibrate reference" of the runs where both gave a figure.
+        refs=$(for i in $(seq "$REPEAT_RUNS"); do
+            paste -d' ' <(jq -r ".summary.$key // empty" "$OUT/repeat-$i.json") \
+                <(awk -v k="$key" '$1 == k && $2 != "" { print $2 }' "$OUT/ref-$i.txt")
+        done | awk 'NF == 2')
+        ref_r=-; track=-
+        if [ "$(echo "$refs" | grep -c . || true)" -ge 2 ]; then
+            ref_r=$(echo "$refs" | awk 'NR == 1 || $2 < lo { lo = $2 } NR == 1 || $2 > hi { hi = $2 } END { printf "%.3f", hi / lo }')
+            track=$(echo "$refs" | awk '{ q = $1 / $2 } NR == 1 || q < lo { lo = q } NR == 1 || q > hi { hi = q } END { printf "%.3f", hi / lo }')
+        fi
+        printf '%-24s %-4s %12.4g %12.4g %8s %7s %8s/%-2s %10s %9s %8s  %s\n' "$key" "$kind" "$lo" "$hi" "$r" "$target" "$unrel" "$REPEAT_RUNS" "$dist" "$ref_r" "$track" "$verdict"
     done
     echo "calibrate --quick wall time per run: ${times[*]} s (target <= 15 s)"
 }
@@ -92,17 +144,6 @@ done
 cargo build --release -p calibrate >&2
 gcc -O2 -o "$OUT/chase" scripts/chase.c
 
-# The widest ISA likwid-bench has kernels for.
-if grep -qw avx512f /proc/cpuinfo; then ISA=avx512_fma
-elif grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo; then ISA=avx_fma
-else ISA=sse; fi
-STREAM_K=stream_$ISA
-TRIAD4_K=triad_$ISA
-PEAK_K=peakflops_$ISA
-[ "$ISA" = sse ] && PEAK_K=peakflops_sse
-# likwid's update and store kernels carry no _fma suffix.
-UPDATE_K=update_${ISA%_fma}
-STORE_K=store_${ISA%_fma}
 
 # DRAM working set as calibrate sizes it (quick latency sweep), and the L2
 # size the OS reports (the L2 reading of a curve is less stable on a busy
@@ -117,8 +158,6 @@ median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
 si() { awk -v v="$1" -v u="$2" 'BEGIN { s = ""; if (v >= 1e9) { v /= 1e9; s = "G" } else if (v >= 1e6) { v /= 1e6; s = "M" } else if (v < 1e-6) { v *= 1e9; s = "n" }; printf "%.3g %s%s", v, s, u }'; }
 
-likwid_bw() { likwid-bench -t "$1" -W "N:$2:$3" 2>/dev/null | awk '/^MByte\/s:/ { print $2 * 1e6 }'; }
-likwid_flops() { likwid-bench -t "$1" -W "N:$2:$3" 2>/dev/null | awk '/^MFlops\/s:/ { print $2 * 1e6 }'; }
 cal_point() { "$CAL" point "$@" --json | jq '.value'; }
 
 # compare NAME UNIT TARGET "calibrate command" "reference command"
