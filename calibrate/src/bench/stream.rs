@@ -15,8 +15,8 @@
 //! distinct byte mix, [`Kernel::DISTINCT_MIXES`]) from 16 KiB per thread,
 //! 2 points per octave (1 with `--quick`), up to the DRAM working set
 //! max(128 MiB, 8 × largest detected cache, 2 × largest OS-reported cache)
-//! in total, capped by the memory budget, and one size is dropped before
-//! the next is made (from the same resident memory, `crate::mem::pool`).
+//! in total, capped by the memory budget. Each team's regions are made
+//! once, at the DRAM size, and every smaller point runs on their start.
 //!
 //! Every point's bandwidth is the capability estimate of its clean timings
 //! (the high quantile of the rates, `models::stats::capability`); the
@@ -26,7 +26,8 @@
 //! Cᵢ, per core) holds the working sets from 2·Cᵢ₋₁ to Cᵢ / (2·s), s being
 //! the number of the run's threads that share that level according to the
 //! OS (1 for one thread). DRAM's bandwidth is measured at the DRAM working
-//! set itself.
+//! set itself, in short bursts spread over the sweep and once at its end,
+//! all timings pooled ([`DRAM_BURSTS`]).
 //!
 //! At the DRAM working set the copy also runs in segments of 1 to 64 KiB
 //! against the contiguous copy, for what a stream's restart costs
@@ -103,6 +104,15 @@ pub struct KernelPoint {
 }
 
 impl KernelPoint {
+    fn new(kernel: Kernel, per_thread_bytes: u64, team: &Team, rates: &Sample) -> Self {
+        Self {
+            kernel,
+            per_thread_bytes,
+            threads: team.threads(),
+            bandwidth: rates.summary(),
+        }
+    }
+
     /// The bandwidth (capability estimate), counted as STREAM does.
     pub fn best(&self) -> f64 {
         self.bandwidth.capability(Better::Higher).point
@@ -156,25 +166,39 @@ pub fn measure_size(
     pages: Pages,
     plan: &Plan,
 ) -> Result<Vec<KernelPoint>> {
-    let isa = Isa::detect();
     let regions = regions(team, per_thread_bytes, pages)?;
-    let mut out = Vec::new();
-    for &kernel in kernels {
-        let n = kernel.elems_for(per_thread_bytes as usize);
-        let m = measure(plan, |inner, count| {
-            team.time_batch(&regions, inner, count, |r, sweeps| {
-                black_box(run(isa, kernel, r.f64s_mut(), n, sweeps));
-            })
-        })?;
-        let bytes = kernel.bytes_per_elem() * n as f64 * team.threads() as f64;
-        out.push(KernelPoint {
-            kernel,
-            per_thread_bytes,
-            threads: team.threads(),
-            bandwidth: m.per_unit.map(|s| bytes / s)?.summary(),
-        });
-    }
-    Ok(out)
+    let rates = rates_in(team, &regions, per_thread_bytes, kernels, plan)?;
+    Ok(kernels
+        .iter()
+        .zip(rates)
+        .map(|(&kernel, rates)| KernelPoint::new(kernel, per_thread_bytes, team, &rates))
+        .collect())
+}
+
+/// The per-timing bandwidths (B/s, STREAM counting) of each of `kernels`
+/// on every thread of `team`, each thread on the first `per_thread_bytes`
+/// of its region.
+fn rates_in(
+    team: &Team,
+    regions: &[Mutex<Region>],
+    per_thread_bytes: u64,
+    kernels: &[Kernel],
+    plan: &Plan,
+) -> Result<Vec<Sample>> {
+    let isa = Isa::detect();
+    kernels
+        .iter()
+        .map(|&kernel| {
+            let n = kernel.elems_for(per_thread_bytes as usize);
+            let m = measure(plan, |inner, count| {
+                team.time_batch(regions, inner, count, |r, sweeps| {
+                    black_box(run(isa, kernel, r.f64s_mut(), n, sweeps));
+                })
+            })?;
+            let bytes = kernel.bytes_per_elem() * n as f64 * team.threads() as f64;
+            Ok(m.per_unit.map(|s| bytes / s)?)
+        })
+        .collect()
 }
 
 /// A level's plateau in per-thread bytes, and the points on it.
@@ -329,8 +353,11 @@ impl Bench for Stream {
 }
 
 /// Each of `kernels` at every size of `grids`, on each team, in size
-/// order. The working sets come from the pool of resident memory
-/// ([`crate::mem::pool`]), so no point waits for the host's faults.
+/// order, every point on the start of the team's DRAM-sized regions
+/// (allocated once, from the pool of resident memory, [`crate::mem::pool`],
+/// so no point waits for the host's faults). The DRAM point is also
+/// measured in [`DRAM_BURSTS`] short bursts spread over the team's sweep,
+/// and its timings are pooled with theirs (see [`dram_point`]).
 fn sweep(
     ctx: &Context,
     teams: &[&Team],
@@ -343,26 +370,96 @@ fn sweep(
         .bar("stream", grids.iter().map(|g| g.len() as u64).sum());
     let mut sweeps = Vec::new();
     for (team, grid) in teams.iter().zip(grids) {
+        let Some((&top, below)) = grid.split_last() else {
+            continue;
+        };
+        let regions = regions(team, top, Pages::Huge)?;
+        let burst_after = burst_points(below.len());
+        let mut bursts: Vec<Vec<Sample>> = vec![Vec::new(); kernels.len()];
         let mut points = Vec::new();
-        for &size in grid {
+        for (i, &size) in below.iter().enumerate() {
             bar.set_message(format!(
                 "{} × {}",
                 team.threads(),
                 binary_bytes(size as f64)
             ));
-            // The DRAM point (the largest) gets the full plan; the plateau
-            // points, which are pooled per level, at most SWEEP_REPS and no
-            // re-measuring.
-            let p = if Some(&size) == grid.last() {
-                *plan
-            } else {
-                plan.with_reps(plan.reps.min(SWEEP_REPS)).without_retry()
-            };
-            points.extend(measure_size(team, size, kernels, Pages::Huge, &p)?);
+            // The plateau points are pooled per level: at most SWEEP_REPS
+            // timings and no re-measuring.
+            let p = plan.with_reps(plan.reps.min(SWEEP_REPS)).without_retry();
+            let rates = rates_in(team, &regions, size, kernels, &p)?;
+            points.extend(
+                kernels
+                    .iter()
+                    .zip(&rates)
+                    .map(|(&k, r)| KernelPoint::new(k, size, team, r)),
+            );
+            if burst_after.contains(&i) {
+                let p = plan.with_reps(BURST_REPS).without_retry();
+                for (b, r) in bursts
+                    .iter_mut()
+                    .zip(rates_in(team, &regions, top, kernels, &p)?)
+                {
+                    b.push(r);
+                }
+            }
             bar.inc(1);
         }
+        bar.set_message(format!("{} × {}", team.threads(), binary_bytes(top as f64)));
+        let own = rates_in(team, &regions, top, kernels, plan)?;
+        for ((&kernel, mut b), own) in kernels.iter().zip(bursts).zip(own) {
+            b.push(own);
+            points.push(dram_point(kernel, top, team, &b)?);
+        }
+        bar.inc(1);
         sweeps.push(points);
     }
     bar.finish_and_clear();
     Ok(sweeps)
+}
+
+/// Short measurements of the DRAM point spread over a team's sweep.
+///
+/// A shared host's memory bandwidth moves within a second: 40 one-thread
+/// triads of 128 MiB back to back (0.2 s each) on the Zen 4 VM read 19.6 to
+/// 27.8 GB/s, where the best of each five in a row read 24.2 to 27.8. A
+/// DRAM figure whose timings all come from one fraction of a second
+/// carries the host's state of that moment; spread over the sweep, its
+/// capability estimate describes the run.
+pub const DRAM_BURSTS: usize = 3;
+
+/// Kept timings of one DRAM burst.
+const BURST_REPS: usize = 5;
+
+/// The indexes of the `points` sizes below the DRAM one after which a
+/// DRAM burst runs: [`DRAM_BURSTS`] of them, evenly spread (fewer when the
+/// sweep has fewer points).
+fn burst_points(points: usize) -> Vec<usize> {
+    let mut at: Vec<usize> = (1..=DRAM_BURSTS)
+        .map(|k| k * points / (DRAM_BURSTS + 1))
+        .filter(|&i| i < points)
+        .collect();
+    at.dedup();
+    at
+}
+
+/// The DRAM point of `kernel`: its bursts' timings and its own (the last
+/// of `timings`) pooled, the disturbed ones counted
+/// ([`super::bursts::pool`]; a burst too disturbed to be trusted is left
+/// out).
+fn dram_point(kernel: Kernel, top: u64, team: &Team, timings: &[Sample]) -> Result<KernelPoint> {
+    let (pooled, _) = super::bursts::pool(timings, |_| true)?;
+    Ok(KernelPoint::new(kernel, top, team, &pooled))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bursts_spread_evenly_over_the_sweep() {
+        assert_eq!(burst_points(13), vec![3, 6, 9]);
+        assert_eq!(burst_points(4), vec![1, 2, 3]);
+        assert_eq!(burst_points(2), vec![0, 1]);
+        assert!(burst_points(0).is_empty());
+    }
 }
