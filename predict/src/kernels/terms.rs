@@ -353,12 +353,13 @@ pub fn reuse(
     })
 }
 
-/// T_restart = runs × t_restart(S): each time a thread's streams jump to
-/// a new place (a tile's next row) the prefetchers must find them again,
-/// and the thread loses what STREAM's copy run in segments of S bytes lost
-/// per run against the contiguous copy, on as many threads
+/// T_restart = s × runs × t_restart(S): each time a thread's streams jump
+/// to a new place (a tile's next row) the prefetchers must find them
+/// again, and the thread loses what STREAM's copy run in segments of S
+/// bytes lost per run against the contiguous copy, on as many threads
 /// (`StreamSection::restart_s`). Measured at the DRAM working set, it is
-/// charged to working sets beyond the detected caches only.
+/// charged in the share s of the working set's lines that come from DRAM
+/// ([`Machine::dram_share`]).
 pub fn restarts(
     m: &Machine,
     runs_per_thread: f64,
@@ -367,12 +368,13 @@ pub fn restarts(
     per_thread_bytes: f64,
     bound: Bound,
 ) -> Result<Term, Missing> {
-    let (seconds, explain) = if m.beyond_caches(per_thread_bytes, threads) {
+    let (share, how) = m.dram_share(per_thread_bytes, threads, bound)?;
+    let (seconds, explain) = if share > 0.0 {
         let t = m.restart_s(threads, segment_bytes, bound)?;
         (
-            runs_per_thread * t,
+            share * runs_per_thread * t,
             format!(
-                "runs × t_restart = {runs_per_thread:.4e} × {} (runs of {}, segmented copy against contiguous at DRAM, {threads} thread(s))",
+                "s × runs × t_restart = {share:.2} × {runs_per_thread:.4e} × {} (runs of {}, segmented copy against contiguous at DRAM, {threads} thread(s); {how})",
                 Si(t, "s"),
                 Si(segment_bytes, "B"),
             ),
@@ -381,9 +383,8 @@ pub fn restarts(
         (
             0.0,
             format!(
-                "{runs_per_thread:.4e} runs of {} in {}: not charged (restarts are measured at DRAM, where the prefetchers matter)",
+                "{runs_per_thread:.4e} runs of {}: not charged (restarts are measured at DRAM, where the prefetchers matter; {how})",
                 Si(segment_bytes, "B"),
-                m.holding_level_name(per_thread_bytes, threads),
             ),
         )
     };
@@ -395,9 +396,10 @@ pub fn restarts(
 }
 
 /// A counting sort's histogram or scatter loop at its calibrated time per
-/// item in L1 (§2.9); a scatter whose working set per thread lies beyond
-/// the detected caches adds, per item, what its output streams cost there
-/// over one stream ([`Machine::scatter_streams_s`]).
+/// item in L1 (§2.9); a scatter adds, per item, what its 256 output
+/// streams cost beyond the caches over one stream
+/// ([`Machine::scatter_streams_s`]), in the share of its working set's
+/// lines that come from DRAM ([`Machine::dram_share`]).
 pub fn bin_loop(
     m: &Machine,
     kind: SortLoop,
@@ -409,18 +411,22 @@ pub fn bin_loop(
     let key = kind.key();
     let t = m.bin_item_s(key)?;
     let level = m.holding_level_name(working_set_per_thread, threads);
-    let (extra, how) = if kind == SortLoop::Scatter && level == "DRAM" {
-        let (excess, how) = m.scatter_streams_s(bound)?;
-        (excess, format!(" + Δ, {how}"))
-    } else {
-        (0.0, String::new())
+    let (extra, how) = match kind {
+        SortLoop::Scatter => match m.dram_share(working_set_per_thread, threads, bound)? {
+            (share, _) if share == 0.0 => (0.0, String::new()),
+            (share, how_share) => {
+                let (excess, how) = m.scatter_streams_s(bound)?;
+                (share * excess, format!(" + s·Δ, {how_share}; {how}"))
+            }
+        },
+        SortLoop::Histogram => (0.0, String::new()),
     };
     Ok(Term {
         resource: "load/store",
         seconds: items_per_thread * (t + extra),
         explain: format!(
             "items × {} = {items_per_thread:.3e} × {:.3e} s (calibrated {key} loop in L1{how}; working set in {level}; §2.9)",
-            if how.is_empty() { "t_item" } else { "(t_item + Δ)" },
+            if how.is_empty() { "t_item" } else { "(t_item + s·Δ)" },
             t + extra
         ),
     })

@@ -65,10 +65,10 @@ pub enum Demand {
     /// overlap with the same loop's cache-line transfers, so its time adds
     /// to the memory term instead of competing with it (the ECM model's
     /// T = T_nOL + T_data, for the non-overlapping load/store cycles).
-    /// A scatter whose loop's working set lies beyond the detected caches
-    /// (`Machine::beyond_caches`) also pays what its 256 output streams
-    /// cost there over one stream (`Machine::scatter_streams_s`), as a
-    /// stream's restarts are charged only there.
+    /// A scatter also pays what its 256 output streams cost beyond the
+    /// caches over one stream (`Machine::scatter_streams_s`), in the share
+    /// of its loop's working set that comes from DRAM
+    /// (`Machine::dram_share`), as a stream's restarts do.
     BinLoop {
         kind: SortLoop,
         items_per_thread: f64,

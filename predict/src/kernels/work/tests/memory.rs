@@ -204,17 +204,15 @@ fn streams_that_restart_at_dram_lose_the_measured_time_per_run() {
         predict(&work(64e6), &Machine::new(&p), 2).unwrap_err().fix,
         "stream"
     );
-    p.sections
-        .insert_json(
-            "stream",
-            json!({"sweeps": [], "restarts": [
-                {"threads": 2, "segment_bytes": 4096.0, "per_thread_bytes": 64e6,
-                 "per_segment_s": {"point": 100e-9, "lo": 90e-9, "hi": 110e-9}},
-                {"threads": 2, "segment_bytes": 16384.0, "per_thread_bytes": 64e6,
-                 "per_segment_s": {"point": 300e-9, "lo": 250e-9, "hi": 350e-9}}
-            ]}),
-        )
-        .unwrap();
+    let restarts = json!([
+        {"threads": 2, "segment_bytes": 4096.0, "per_thread_bytes": 64e6,
+         "per_segment_s": {"point": 100e-9, "lo": 90e-9, "hi": 110e-9}},
+        {"threads": 2, "segment_bytes": 16384.0, "per_thread_bytes": 64e6,
+         "per_segment_s": {"point": 300e-9, "lo": 250e-9, "hi": 350e-9}}
+    ]);
+    let mut stream = serde_json::to_value(p.sections.stream.as_ref().unwrap()).unwrap();
+    stream["restarts"] = restarts;
+    p.sections.insert_json("stream", stream.clone()).unwrap();
     let m = Machine::new(&p);
     // 8 KiB lies halfway (in log) between 4 and 16 KiB: 200 ns a run.
     let pr = predict(&work(64e6), &m, 2).unwrap();
@@ -227,6 +225,28 @@ fn streams_that_restart_at_dram_lose_the_measured_time_per_run() {
     // Within the 1 MiB L2 nothing is charged.
     let pr = predict(&work(512e3), &m, 2).unwrap();
     assert!(pr.terms[0].seconds == 0.0 && pr.terms[0].explain.contains("L2"));
+    // Beyond the cache but where the sweep still streams faster than
+    // DRAM: loads at 160 GB/s at 512 KiB per thread, 100 GB/s at 8 MiB
+    // and 50 GB/s at DRAM. The cache's 1 MiB lies a quarter of the way
+    // (in log size) from 512 KiB to 8 MiB, so t(C) = 1/160 + (1/100 −
+    // 1/160)/4 ns per B, and s = (1/100 − t(C)) / (1/50 − t(C)) = 9/41 of
+    // the lines come from DRAM; only they pay.
+    let points = stream["sweeps"][0]["points"].as_array_mut().unwrap();
+    for (bytes, rate) in [(524288.0, 160e9), (8388608.0, 100e9)] {
+        points.push(json!({"kernel": "load", "per_thread_bytes": bytes, "bandwidth_write_allocate_Bps": rate}));
+    }
+    p.sections.insert_json("stream", stream).unwrap();
+    let m = Machine::new(&p);
+    let (share, how) = m.dram_share(8388608.0, 2, Bound::Point).unwrap();
+    assert!((share - 9.0 / 41.0).abs() < 1e-9, "{share}: {how}");
+    assert_eq!(m.dram_share(512e3, 2, Bound::Point).unwrap().0, 0.0);
+    assert_eq!(m.dram_share(64e6, 2, Bound::Point).unwrap().0, 1.0);
+    let pr = predict(&work(8388608.0), &m, 2).unwrap();
+    assert!(
+        (pr.seconds - share * 1000.0 * 200e-9).abs() < 1e-12,
+        "{} against s = {share}",
+        pr.seconds
+    );
 }
 
 #[test]
@@ -266,11 +286,8 @@ fn reuse_beyond_l1_brings_its_lines_back_from_the_level_that_holds_them() {
     // beyond it the DRAM level's read bandwidth applies, here unmeasured.
     let e = terms::reuse(&m, 16e6, 4e6, 2, Bound::Point).unwrap_err();
     assert!(e.what.contains("DRAM read bandwidth"), "{e}");
-    // The same rule places the working sets whose restarts and scatters
-    // are charged beyond the caches: 600 KB fits the 1 MiB L2 alone, not
-    // its half.
+    // The same rule places the working sets the explanations name: 600 KB
+    // fits the 1 MiB L2 alone, not its half.
     assert_eq!(m.holding_level_name(600e3, 1), "L2");
-    assert!(!m.beyond_caches(600e3, 1));
-    assert!(m.beyond_caches(600e3, 2));
     assert_eq!(m.holding_level_name(600e3, 2), "DRAM");
 }
