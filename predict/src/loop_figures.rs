@@ -221,7 +221,7 @@ impl<'a> Machine<'a> {
             .levels
             .iter()
             .enumerate()
-            .find(|&(i, _)| self.capacity(i, threads).is_none_or(|c| bytes <= c))
+            .find(|&(i, _)| self.capacity(i, threads).map_or(true, |c| bytes <= c))
             .map(|(_, l)| l)
     }
 

@@ -411,15 +411,16 @@ pub fn bin_loop(
     let key = kind.key();
     let t = m.bin_item_s(key)?;
     let level = m.holding_level_name(working_set_per_thread, threads);
-    let (extra, how) = match kind {
-        SortLoop::Scatter => match m.dram_share(working_set_per_thread, threads, bound)? {
-            (share, _) if share == 0.0 => (0.0, String::new()),
-            (share, how_share) => {
-                let (excess, how) = m.scatter_streams_s(bound)?;
-                (share * excess, format!(" + s·Δ, {how_share}; {how}"))
-            }
-        },
-        SortLoop::Histogram => (0.0, String::new()),
+    let share = match kind {
+        SortLoop::Scatter => Some(m.dram_share(working_set_per_thread, threads, bound)?),
+        SortLoop::Histogram => None,
+    };
+    let (extra, how) = match share {
+        Some((share, how_share)) if share > 0.0 => {
+            let (excess, how) = m.scatter_streams_s(bound)?;
+            (share * excess, format!(" + s·Δ, {how_share}; {how}"))
+        }
+        _ => (0.0, String::new()),
     };
     Ok(Term {
         resource: "load/store",
