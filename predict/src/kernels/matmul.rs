@@ -6,7 +6,7 @@
 //! careful C implementation does. Its compute term uses the profile's dgemm
 //! ceiling, the rate that micro-kernel reaches on cache-resident operands.
 
-use calibrate::harness::kernels::dgemm::dgemm;
+use calibrate::harness::kernels::dgemm::{dgemm, LineAligned};
 use models::kernel::Traffic;
 use models::profile::CeilingKernel;
 
@@ -17,23 +17,20 @@ use super::work::{Demand, Work};
 use super::{measurement, thread_counts, Kernel, Measurement, Options};
 use crate::error::BadInput;
 
-/// Square matrices, row-major.
+/// Square matrices, row-major, each starting a cache line as the dgemm
+/// ceiling's operands do ([`LineAligned`]).
 pub struct Matrices {
     pub n: usize,
-    pub a: Vec<f64>,
-    pub b: Vec<f64>,
+    pub a: LineAligned,
+    pub b: LineAligned,
 }
 
 impl Matrices {
     /// Entries with few significant bits, so sums of products are exact in
     /// f64 and every summation order gives the same C.
     pub fn new(n: usize) -> Self {
-        let a = (0..n * n)
-            .map(|k| ((k * 7 + 3) % 17) as f64 - 8.0)
-            .collect();
-        let b = (0..n * n)
-            .map(|k| ((k * 5 + 1) % 13) as f64 - 6.0)
-            .collect();
+        let a = LineAligned::new(n * n, |k| ((k * 7 + 3) % 17) as f64 - 8.0);
+        let b = LineAligned::new(n * n, |k| ((k * 5 + 1) % 13) as f64 - 6.0);
         Self { n, a, b }
     }
 }
@@ -88,7 +85,7 @@ impl Kernel for Matmul {
             let m = Matrices::new(n);
             let team = team(threads)?;
             let cols = split(n, threads);
-            let states = per_thread(&team, |t| vec![0.0; n * cols[t].len()]);
+            let states = per_thread(&team, |t| LineAligned::new(n * cols[t].len(), |_| 0.0));
             let s = time_states(&team, &o.plan, &states, |t, c| {
                 multiply_cols(&m, cols[t].clone(), c)
             })?;
