@@ -35,11 +35,9 @@ fn missing_figures_say_which_calibration_fixes_them() {
     assert!(e.to_string().contains("calibrate --only lock"), "{e}");
 }
 
-#[test]
-fn random_accesses_overlap_k_misses_per_core() {
-    let p = machine();
-    let m = Machine::new(&p);
-    let w = Work {
+/// 1e6 random line reads over a 64 MiB region on 4 KiB pages.
+fn random_reads() -> Work {
+    Work {
         demands: vec![Demand::Random {
             accesses: RandomAccesses {
                 lines: 1e6,
@@ -48,7 +46,14 @@ fn random_accesses_overlap_k_misses_per_core() {
             },
             huge_pages: false,
         }],
-    };
+    }
+}
+
+#[test]
+fn random_accesses_overlap_k_misses_per_core() {
+    let p = machine();
+    let m = Machine::new(&p);
+    let w = random_reads();
     // 1e6 lines · 100 ns / (10 misses in flight · 2 threads) = 5 ms,
     // above the 64 MB of lines at the DRAM read roof (1.28 ms).
     let pr = predict(&w, &m, 2).unwrap();
@@ -73,16 +78,7 @@ fn random_accesses_take_the_concurrency_of_their_page_size() {
     let m = Machine::new(&p);
     assert_eq!(m.miss_concurrency(true).unwrap(), 10.0);
     assert_eq!(m.miss_concurrency(false).unwrap(), 5.0);
-    let w = Work {
-        demands: vec![Demand::Random {
-            accesses: RandomAccesses {
-                lines: 1e6,
-                region_bytes: 67108864.0,
-                written: false,
-            },
-            huge_pages: false,
-        }],
-    };
+    let w = random_reads();
     // 1e6 lines · 100 ns / (5 · 2 threads) = 10 ms.
     let pr = predict(&w, &m, 2).unwrap();
     assert!((pr.seconds - 10e-3).abs() < 1e-12, "{}", pr.seconds);
