@@ -95,8 +95,14 @@ pub struct ReuseLevel {
 impl<'a> Machine<'a> {
     /// The traffic model of every size of the STREAM sweep on `threads`
     /// threads (`models::traffic::LevelModel`, built from all the kernels
-    /// measured at that size), the DRAM points included, sorted by size.
+    /// measured at that size), the DRAM points included, sorted by size;
+    /// leaning on the summary's triad of that many threads.
     fn level_curve(&self, threads: usize, bound: Bound) -> Result<Vec<(f64, LevelModel)>, Missing> {
+        self.lean_on(if threads == 1 {
+            "stream_triad_1t_Bps"
+        } else {
+            "stream_triad_Bps"
+        });
         let s = self.stream()?;
         let curve = s.level_curve(threads, |k| mix_of(s, k), |e| bound.of_rate(e));
         if curve.is_empty() {
@@ -118,11 +124,6 @@ impl<'a> Machine<'a> {
         per_thread_bytes: f64,
         bound: Bound,
     ) -> Result<(f64, LevelModel), Missing> {
-        self.lean_on(if threads == 1 {
-            "stream_triad_1t_Bps"
-        } else {
-            "stream_triad_Bps"
-        });
         let curve = self.level_curve(threads, bound)?;
         let (seconds, level) =
             time_at(&curve, per_thread_bytes, traffic).expect("a curve with points");
@@ -283,11 +284,13 @@ impl<'a> Machine<'a> {
             .map(|p| p.per_thread_bytes as f64)
             .fold(per_thread_bytes, f64::max);
         let read = Traffic::streaming(1.0, 0.0);
+        let curve = self.level_curve(threads, bound)?;
         let t = |bytes: f64| {
-            self.traffic_time(&read, threads, bytes, bound)
-                .map(|(t, _)| t)
+            time_at(&curve, bytes, &read)
+                .expect("a curve with points")
+                .0
         };
-        let (t_w, t_c, t_d) = (t(per_thread_bytes)?, t(cache)?, t(dram)?);
+        let (t_w, t_c, t_d) = (t(per_thread_bytes), t(cache), t(dram));
         let share = if t_d > t_c {
             ((t_w - t_c) / (t_d - t_c)).clamp(0.0, 1.0)
         } else {
