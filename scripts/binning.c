@@ -6,8 +6,10 @@
 // (clamped like the kernel's) and a private histogram; one thread turns the
 // histograms into each thread's first slot per cell (cells in order, threads
 // in order within a cell); then each thread scatters its particle indices.
-// Arrays on 2 MiB-aligned memory offered transparent huge pages, first
-// touched by the thread that uses them. Prints the median time of one sort
+// Arrays laid out as calibrate's STREAM arrays and the kernel's are: array
+// j starts j * (8 KiB + 64 B) modulo 64 KiB after a 2 MiB boundary, on
+// memory offered transparent huge pages, first touched by the thread that
+// uses them. Prints the median time of one sort
 // over REPS sorts, in seconds, after checking the result is grouped by cell.
 //
 // Build: gcc -O3 -march=native -fopenmp binning.c -o binning
@@ -24,16 +26,22 @@
 #define CELLS (SIDE * SIDE)
 #define BLOCK 1024
 #define HUGE (2u << 20)
+#define STAGGER (8192u + 64u)
+#define STAGGER_PERIOD 65536u
 
-static void *huge_alloc(size_t bytes) {
-    size_t rounded = (bytes + HUGE - 1) / HUGE * HUGE;
+// Array number `slot` of `bytes`: its start differs from the other
+// slots' below 4 KiB, so loads of one and stores to another at the same
+// index do not alias. Never freed: the process sorts once and exits.
+static void *array_alloc(size_t bytes, unsigned slot) {
+    size_t offset = slot * STAGGER % STAGGER_PERIOD;
+    size_t rounded = (offset + bytes + HUGE - 1) / HUGE * HUGE;
     void *p = NULL;
-    if (posix_memalign(&p, HUGE, rounded ? rounded : HUGE)) {
+    if (posix_memalign(&p, HUGE, rounded)) {
         perror("posix_memalign");
         exit(1);
     }
     madvise(p, rounded, MADV_HUGEPAGE);
-    return p;
+    return (char *)p + offset;
 }
 
 static inline uint32_t axis(float v) {
@@ -52,9 +60,9 @@ int main(int argc, char **argv) {
     size_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : (1u << 20);
     int reps = argc > 2 ? atoi(argv[2]) : 31;
     int threads = omp_get_max_threads();
-    float *x = huge_alloc(n * sizeof(float)), *y = huge_alloc(n * sizeof(float));
-    uint32_t *cells = huge_alloc(n * sizeof(uint32_t));
-    uint32_t *order = huge_alloc(n * sizeof(uint32_t));
+    float *x = array_alloc(n * sizeof(float), 0), *y = array_alloc(n * sizeof(float), 1);
+    uint32_t *cells = array_alloc(n * sizeof(uint32_t), 2);
+    uint32_t *order = array_alloc(n * sizeof(uint32_t), 3);
     uint32_t (*hist)[CELLS] = calloc(threads, sizeof *hist);
     uint32_t (*cursor)[CELLS] = calloc(threads, sizeof *cursor);
     uint32_t s = 12345u;

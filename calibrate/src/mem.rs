@@ -37,7 +37,9 @@ use core_affinity::CoreId;
 use crate::pin::{current_cpu, pin_current, process_cpus};
 use crate::sysinfo::node_cpus;
 
+pub mod array;
 pub mod pool;
+pub use array::Array;
 use pool::{Range, POOL};
 
 /// Size and alignment of an x86-64 huge page, 2 MiB.
@@ -105,29 +107,6 @@ pub struct Region {
 unsafe impl Send for Region {}
 // SAFETY: `&Region` only gives read access (`as_slice`); writes need `&mut`.
 unsafe impl Sync for Region {}
-
-/// `n` values `f(0), f(1), ...` in a vector whose buffer is offered
-/// transparent huge pages before its first touch, as [`Region`] does for
-/// the STREAM kernels: kernels on ordinary vectors then get the TLB reach
-/// the calibrated bandwidths were measured with. Only the whole huge pages
-/// inside the buffer are advised; the advice is a hint, and a kernel
-/// without THP just runs on small pages.
-pub fn huge_page_vec<T>(n: usize, f: impl FnMut(usize) -> T) -> Vec<T> {
-    let mut v = Vec::with_capacity(n);
-    let base = v.as_mut_ptr() as usize;
-    let start = base.next_multiple_of(HUGE_PAGE_BYTES);
-    let end = (base + n * std::mem::size_of::<T>()) / HUGE_PAGE_BYTES * HUGE_PAGE_BYTES;
-    if end > start {
-        // SAFETY: [start, end) lies inside the vector's allocation of
-        // n·size_of::<T>() bytes from `base`; madvise only changes the
-        // paging policy of those untouched pages.
-        unsafe {
-            libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
-        }
-    }
-    v.extend((0..n).map(f));
-    v
-}
 
 impl Region {
     /// `len` bytes (rounded up to whole huge pages) with `pages` policy,
@@ -379,14 +358,6 @@ fn anon_huge_bytes(smaps: &str, addr: usize) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn huge_page_vectors_hold_their_values() {
-        let v = huge_page_vec(3 << 20, |i| i as u32);
-        assert_eq!(v.len(), 3 << 20);
-        assert!(v.iter().enumerate().all(|(i, &x)| x == i as u32));
-        assert!(huge_page_vec(0, |_| 0u8).is_empty());
-    }
 
     #[test]
     fn regions_are_aligned_zeroed_and_writable() {

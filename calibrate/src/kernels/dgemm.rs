@@ -3,6 +3,8 @@
 //! `predict`'s blocked matmul, and of the dgemm ceiling, which runs it on
 //! operands that fit in cache.
 
+use crate::mem::Array;
+
 /// C = A·B for row-major slices: A is m×k with row stride `lda`, B is k×n
 /// with row stride `ldb`, C is m×n with row stride `ldc`.
 ///
@@ -53,67 +55,26 @@ pub fn dgemm(
     }
 }
 
-/// Bytes of a cache line, the alignment of [`LineAligned`] values.
-const LINE_BYTES: usize = 64;
-
-/// `f64` values whose first one starts a cache line. The allocator starts
-/// a large `Vec` 16 bytes into a page, so every row of a matrix with a
-/// line-multiple stride then starts 16 bytes into a line: on the Zen 4 VM
-/// a 1024³ dgemm ran at 45–47 GFLOP/s on matrices 16 or 32 bytes off a line
-/// and at 52–54 GFLOP/s on line-aligned ones (one thread, alternated).
-pub struct LineAligned {
-    buf: Vec<f64>,
-    start: usize,
-    len: usize,
-}
-
-impl LineAligned {
-    /// `len` values `f(0), f(1), ...`, the first at a line boundary.
-    pub fn new(len: usize, mut f: impl FnMut(usize) -> f64) -> Self {
-        let pad = LINE_BYTES / std::mem::size_of::<f64>();
-        let mut buf = vec![0.0; len + pad];
-        let start = buf.as_ptr().align_offset(LINE_BYTES);
-        buf[start..start + len]
-            .iter_mut()
-            .enumerate()
-            .for_each(|(i, x)| *x = f(i));
-        Self { buf, start, len }
-    }
-}
-
-impl std::ops::Deref for LineAligned {
-    type Target = [f64];
-    fn deref(&self) -> &[f64] {
-        &self.buf[self.start..self.start + self.len]
-    }
-}
-
-impl std::ops::DerefMut for LineAligned {
-    fn deref_mut(&mut self) -> &mut [f64] {
-        &mut self.buf[self.start..self.start + self.len]
-    }
-}
-
 /// Side of the dgemm ceiling's square matrices: three of them take
 /// 3·128²·8 B = 384 KiB, which the private caches of current server cores
 /// hold, so the ceiling is the in-core rate of dense linear algebra.
 pub const CEILING_N: usize = 128;
 
-/// One thread's operands for the dgemm ceiling, line-aligned as the
-/// matmul kernel's are.
+/// One thread's operands for the dgemm ceiling, laid out as the matmul
+/// kernel's are ([`Array`]).
 pub struct CeilingOperands {
-    a: LineAligned,
-    b: LineAligned,
-    c: LineAligned,
+    a: Array<f64>,
+    b: Array<f64>,
+    c: Array<f64>,
 }
 
 impl Default for CeilingOperands {
     fn default() -> Self {
         let n2 = CEILING_N * CEILING_N;
         Self {
-            a: LineAligned::new(n2, |i| (i % 7) as f64 - 3.0),
-            b: LineAligned::new(n2, |i| (i % 5) as f64 - 2.0),
-            c: LineAligned::new(n2, |_| 0.0),
+            a: Array::new(n2, 0, |i| (i % 7) as f64 - 3.0),
+            b: Array::new(n2, 1, |i| (i % 5) as f64 - 2.0),
+            c: Array::new(n2, 2, |_| 0.0),
         }
     }
 }
@@ -151,18 +112,6 @@ mod tests {
     fn short_slices_are_refused() {
         let mut c = [0.0; 4];
         dgemm((2, 2, 2), &[1.0; 4], 2, &[1.0; 3], 2, &mut c, 2);
-    }
-
-    #[test]
-    fn line_aligned_values_start_a_line() {
-        for len in [1, 7, 1000] {
-            let mut v = LineAligned::new(len, |i| i as f64);
-            assert_eq!(v.as_ptr() as usize % LINE_BYTES, 0);
-            assert_eq!(v.len(), len);
-            assert_eq!(v[len - 1], (len - 1) as f64);
-            v[0] = -1.0;
-            assert_eq!(v[0], -1.0);
-        }
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! (5, or 6). Both are bandwidth-bound far left of the ridge point.
 
 use calibrate::harness::kernels::Isa;
-use calibrate::harness::mem::huge_page_vec;
+use calibrate::harness::mem::Array;
 use models::kernel::{ArrayUse, LoopKernel, Mode, Precision};
 use models::locality::{FUSED, THREE_PASS_EACH};
 
@@ -24,29 +24,29 @@ use crate::record::Record;
 
 /// One thread's arrays.
 pub struct Arrays {
-    pub a: Vec<f32>,
-    pub b: Vec<f32>,
-    pub c: Vec<f32>,
-    pub d: Vec<f32>,
-    pub e: Vec<f32>,
-    pub t1: Vec<f32>,
-    pub t2: Vec<f32>,
+    pub a: Array<f32>,
+    pub b: Array<f32>,
+    pub c: Array<f32>,
+    pub d: Array<f32>,
+    pub e: Array<f32>,
+    pub t1: Array<f32>,
+    pub t2: Array<f32>,
 }
 
 impl Arrays {
     /// `n` elements each, with values that depend on the global index so a
     /// misplaced element shows in the checks.
     pub fn new(n: usize, offset: usize) -> Self {
-        let f = |k: f32| huge_page_vec(n, |i| ((offset + i) % 1024) as f32 * 1e-3 + k);
-        let zeros = || huge_page_vec(n, |_| 0.0);
+        let f = |slot, k: f32| Array::new(n, slot, |i| ((offset + i) % 1024) as f32 * 1e-3 + k);
+        let zeros = |slot| Array::new(n, slot, |_| 0.0);
         Self {
-            a: f(0.0),
-            b: f(1.0),
-            c: f(0.5),
-            d: f(2.0),
-            e: zeros(),
-            t1: zeros(),
-            t2: zeros(),
+            a: f(0, 0.0),
+            b: f(1, 1.0),
+            c: f(2, 0.5),
+            d: f(3, 2.0),
+            e: zeros(4),
+            t1: zeros(5),
+            t2: zeros(6),
         }
     }
 

@@ -6,7 +6,8 @@
 //! careful C implementation does. Its compute term uses the profile's dgemm
 //! ceiling, the rate that micro-kernel reaches on cache-resident operands.
 
-use calibrate::harness::kernels::dgemm::{dgemm, LineAligned};
+use calibrate::harness::kernels::dgemm::dgemm;
+use calibrate::harness::mem::Array;
 use models::kernel::Traffic;
 use models::profile::CeilingKernel;
 
@@ -17,20 +18,20 @@ use super::work::{Demand, Work};
 use super::{measurement, thread_counts, Kernel, Measurement, Options};
 use crate::error::BadInput;
 
-/// Square matrices, row-major, each starting a cache line as the dgemm
-/// ceiling's operands do ([`LineAligned`]).
+/// Square matrices, row-major, laid out as the dgemm ceiling's operands
+/// are ([`Array`]).
 pub struct Matrices {
     pub n: usize,
-    pub a: LineAligned,
-    pub b: LineAligned,
+    pub a: Array<f64>,
+    pub b: Array<f64>,
 }
 
 impl Matrices {
     /// Entries with few significant bits, so sums of products are exact in
     /// f64 and every summation order gives the same C.
     pub fn new(n: usize) -> Self {
-        let a = LineAligned::new(n * n, |k| ((k * 7 + 3) % 17) as f64 - 8.0);
-        let b = LineAligned::new(n * n, |k| ((k * 5 + 1) % 13) as f64 - 6.0);
+        let a = Array::new(n * n, 0, |k| ((k * 7 + 3) % 17) as f64 - 8.0);
+        let b = Array::new(n * n, 1, |k| ((k * 5 + 1) % 13) as f64 - 6.0);
         Self { n, a, b }
     }
 }
@@ -85,7 +86,7 @@ impl Kernel for Matmul {
             let m = Matrices::new(n);
             let team = team(threads)?;
             let cols = split(n, threads);
-            let states = per_thread(&team, |t| LineAligned::new(n * cols[t].len(), |_| 0.0));
+            let states = per_thread(&team, |t| Array::new(n * cols[t].len(), 2, |_| 0.0));
             let s = time_states(&team, &o.plan, &states, |t, c| {
                 multiply_cols(&m, cols[t].clone(), c)
             })?;

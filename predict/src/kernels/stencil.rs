@@ -10,7 +10,7 @@
 //! when three full rows already fit, it predicts no gain.
 
 use calibrate::harness::kernels::Isa;
-use calibrate::harness::mem::huge_page_vec;
+use calibrate::harness::mem::Array;
 use models::kernel::{ArrayUse, LoopKernel, Mode, Precision, Reuse};
 use models::locality::{stencil_reuse_window, stencil_traffic, STENCIL_FLOPS, STENCIL_LOADS};
 
@@ -28,21 +28,21 @@ use crate::error::BadInput;
 pub struct Band {
     pub rows: usize,
     pub w: usize,
-    pub src: Vec<f32>,
-    pub dst: Vec<f32>,
+    pub src: Array<f32>,
+    pub dst: Array<f32>,
 }
 
 impl Band {
     /// A band whose values depend on the global row and column.
     pub fn new(rows: usize, w: usize, first_row: usize) -> Self {
-        let src = huge_page_vec((rows + 2) * w, |k| {
+        let src = Array::new((rows + 2) * w, 0, |k| {
             let (i, j) = (first_row + k / w, k % w);
             ((i * 31 + j * 17) % 97) as f32 * 0.01
         });
         Self {
             rows,
             w,
-            dst: huge_page_vec((rows + 2) * w, |_| 0.0),
+            dst: Array::new((rows + 2) * w, 1, |_| 0.0),
             src,
         }
     }
@@ -237,7 +237,7 @@ mod tests {
 
     fn reference(band: &Band) -> Vec<f32> {
         let w = band.w;
-        let mut out = band.dst.clone();
+        let mut out = band.dst.to_vec();
         for i in 1..=band.rows {
             for j in 1..w - 1 {
                 let s = &band.src;
@@ -259,7 +259,7 @@ mod tests {
             let want = reference(&band);
             sweep(v, &mut band);
             assert_eq!(
-                band.src, want,
+                *band.src, *want,
                 "{v:?} (after the swap, src holds the result)"
             );
         }

@@ -27,7 +27,7 @@
 
 use std::ops::Range;
 
-use calibrate::harness::mem::huge_page_vec;
+use calibrate::harness::mem::Array;
 
 /// Bytes of one grid element.
 pub const ELEM_BYTES: usize = std::mem::size_of::<f64>();
@@ -181,10 +181,10 @@ pub struct Block {
     pub y0: usize,
     pub x0: usize,
     /// The current values, (ry+2) × (rx+2), row-major.
-    pub cur: Vec<f64>,
+    pub cur: Array<f64>,
     /// The next sweep's values (same shape; its frame mirrors `cur`'s
     /// boundary so that swapping keeps the boundary in place).
-    pub next: Vec<f64>,
+    pub next: Array<f64>,
 }
 
 impl Block {
@@ -194,8 +194,8 @@ impl Block {
     pub fn new(n: usize, ry: usize, rx: usize, y0: usize, x0: usize) -> Self {
         let ld = rx + 2;
         let len = (ry + 2) * ld;
-        let cur = huge_page_vec(len, |k| initial_value(n, y0 + k / ld, x0 + k % ld));
-        let next = huge_page_vec(len, |k| cur[k]);
+        let cur = Array::new(len, 0, |k| initial_value(n, y0 + k / ld, x0 + k % ld));
+        let next = Array::new(len, 1, |k| cur[k]);
         Self {
             n,
             ry,

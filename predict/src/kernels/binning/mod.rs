@@ -18,7 +18,7 @@ use std::sync::Mutex;
 use models::kernel::{ArrayUse, LoopKernel, Mode, Traffic};
 
 use calibrate::harness::kernels::{bins, Isa};
-use calibrate::harness::mem::huge_page_vec;
+use calibrate::harness::mem::Array;
 use calibrate::harness::pin::{SpinBarrier, Team};
 
 use super::described::{loops_work, Build};
@@ -31,8 +31,8 @@ pub const NIL: u32 = u32::MAX;
 
 /// Particles in the unit square and the cell grid.
 pub struct Particles {
-    pub x: Vec<f32>,
-    pub y: Vec<f32>,
+    pub x: Array<f32>,
+    pub y: Array<f32>,
     /// Cells per side; `side²` cells in all.
     pub side: usize,
 }
@@ -54,8 +54,8 @@ impl Particles {
             s = s.wrapping_mul(1664525).wrapping_add(1013904223);
             (s >> 8) as f32 * (1.0 / (1u32 << 24) as f32)
         };
-        let (mut x, mut y) = (huge_page_vec(n, |_| 0.0), huge_page_vec(n, |_| 0.0));
-        for (x, y) in x.iter_mut().zip(&mut y) {
+        let (mut x, mut y) = (Array::new(n, 0, |_| 0.0), Array::new(n, 1, |_| 0.0));
+        for (x, y) in x.iter_mut().zip(y.iter_mut()) {
             *x = next();
             *y = next();
         }
@@ -231,8 +231,8 @@ pub struct Bounds {
 pub struct CountingSort {
     ranges: Vec<Range<usize>>,
     /// Each thread's cells and histogram.
-    parts: Vec<Mutex<(Vec<u32>, Vec<u32>)>>,
-    pub order: Vec<AtomicU32>,
+    parts: Vec<Mutex<(Array<u32>, Vec<u32>)>>,
+    pub order: Array<AtomicU32>,
     pub starts: Vec<u32>,
     pub ends: Vec<u32>,
 }
@@ -241,11 +241,11 @@ impl CountingSort {
     pub fn new(p: &Particles, team: &Team) -> Self {
         let ranges = split(p.len(), team.threads());
         let parts =
-            team.each(|t| Mutex::new((huge_page_vec(ranges[t].len(), |_| 0), vec![0; p.cells()])));
+            team.each(|t| Mutex::new((Array::new(ranges[t].len(), 2, |_| 0), vec![0; p.cells()])));
         Self {
             ranges,
             parts,
-            order: huge_page_vec(p.len(), |_| AtomicU32::new(0)),
+            order: Array::new(p.len(), 3, |_| AtomicU32::new(0)),
             starts: vec![0; p.cells()],
             ends: vec![0; p.cells()],
         }
