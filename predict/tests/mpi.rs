@@ -207,9 +207,10 @@ fn a_profile_gives_predictions_and_csv() {
     if !mpirun_on_path() {
         return;
     }
-    // Triad 12 GB/s on all cores, 9 GB/s on one; one network regime
-    // T0 = 1 µs, B = 5 GB/s; overlap 0.5; 2 CPUs (the model's unit tests
-    // use the same machine).
+    // A copy sweep of 24 GB/s on 2 threads and 12 GB/s on one, L1, L2
+    // and L3 of 32 KiB, 1 MiB and 32 MiB; one network regime T0 = 1 µs,
+    // B = 5 GB/s; overlap 0.5; 2 CPUs (the model's unit tests use the
+    // same machine).
     let profile = reference("stencil-profile.json");
     let dir = tempfile::tempdir().unwrap();
     let csv = dir.path().join("out.csv");
@@ -233,7 +234,8 @@ fn a_profile_gives_predictions_and_csv() {
         assert!(pred > 0.0);
         assert!((err - (pred - meas) / meas).abs() < 1e-9 * err.abs().max(1.0));
         assert!(!r["binding"].as_str().unwrap().is_empty());
-        assert_eq!(r["model"]["memory"]["level"], "DRAM");
+        // 2·22·42·8 B per rank.
+        assert_eq!(r["model"]["level"], "L1");
         assert!(r["verified"].is_null(), "not checked without --verify");
     }
     assert_eq!(rs[1]["model"]["overlap_fraction"], 0.5);

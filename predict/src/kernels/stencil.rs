@@ -65,49 +65,59 @@ impl Variant {
     }
 
     /// The sweep as a loop description, the language of `predict
-    /// kernel`: `rows` × (`w` − 2) updates per thread, each 5 f32 flops,
-    /// reading the old grid and storing one f32 of the new. What it reads
-    /// per update depends on the reuse of the three-row window in the
-    /// largest cache (`cache_bytes`, shared, so each thread's window gets
-    /// 1/threads of it): one new element when the window fits, plus its
-    /// band's two halo rows spread over its `rows` output rows (2/rows
-    /// more reads per update than an endless grid); otherwise all three
-    /// inputs from below. Of the five loads of an update (20 bytes), those
-    /// the old grid's traffic leaves out are loaded again: the left and
-    /// right neighbours from lines in L1 (`reused_bytes`), the row above
-    /// and the update's own row, when the window fits, from lines a row's
-    /// traffic back (`windowed_reuse`, Kerncraft's layer condition on the
-    /// traversed width). Tiles narrower than the row restart the thread's
-    /// streams at every row of every tile (`segment_iterations`).
-    pub fn described(self, rows: usize, w: usize, threads: usize, cache_bytes: f64) -> LoopKernel {
+    /// kernel`: `rows` × (`w` − 2) updates per thread of numbers of
+    /// `precision`, each 5 flops, reading the old grid and storing one
+    /// number of the new. What it reads per update depends on the reuse of
+    /// the three-row window in the largest cache (`cache_bytes`, shared, so
+    /// each thread's window gets 1/threads of it): one new element when the
+    /// window fits, plus its band's two halo rows spread over its `rows`
+    /// output rows (2/rows more reads per update than an endless grid);
+    /// otherwise all three inputs from below. Of the five loads of an
+    /// update, those the old grid's traffic leaves out are loaded again: the
+    /// left and right neighbours from lines in L1 (`reused_bytes`), the row
+    /// above and the update's own row, when the window fits, from lines a
+    /// row's traffic back (`windowed_reuse`, Kerncraft's layer condition on
+    /// the traversed width). Tiles narrower than the row restart the
+    /// thread's streams at every row of every tile (`segment_iterations`).
+    /// The MPI ghost stencil's sweep of a rank's block is the row-major
+    /// sweep of f64 (`crate::mpi_stencil::model`).
+    pub fn described(
+        self,
+        rows: usize,
+        w: usize,
+        threads: usize,
+        cache_bytes: f64,
+        precision: Precision,
+    ) -> LoopKernel {
         let width = match self {
             Variant::RowMajor => w,
             Variant::Tiled(tw) => tw.min(w),
         };
+        let e = precision.bytes() as f64;
         let share = cache_bytes / threads.max(1) as f64;
-        let t = stencil_traffic(width as f64, 4.0, share, false).expect("positive sizes");
+        let t = stencil_traffic(width as f64, e, share, false).expect("positive sizes");
         let (halo, windowed_reuse) = if t.reuse_fits {
-            let window = stencil_reuse_window(width as f64, 4.0).expect("positive sizes");
+            let window = stencil_reuse_window(width as f64, e).expect("positive sizes");
             (
-                2.0 * 4.0 / rows as f64,
+                2.0 * e / rows as f64,
                 vec![Reuse {
-                    bytes: 2.0 * 4.0,
+                    bytes: 2.0 * e,
                     window_bytes: window,
                 }],
             )
         } else {
             (0.0, Vec::new())
         };
-        let old = t.bytes_per_elem - 4.0 + halo;
+        let old = t.bytes_per_elem - e + halo;
         let windowed: f64 = windowed_reuse.iter().map(|r| r.bytes).sum();
         let arrays = vec![
             ArrayUse::contiguous("old", Mode::Load, old),
-            ArrayUse::contiguous("new", Mode::Store, 4.0),
+            ArrayUse::contiguous("new", Mode::Store, e),
         ];
         LoopKernel {
             flops: STENCIL_FLOPS,
-            precision: Precision::F32,
-            reused_bytes: (STENCIL_LOADS * 4.0 - old - windowed).max(0.0),
+            precision,
+            reused_bytes: (STENCIL_LOADS * e - old - windowed).max(0.0),
             windowed_reuse,
             segment_iterations: (width + 2 < w).then_some(width as f64),
             ..LoopKernel::streaming(
@@ -121,15 +131,22 @@ impl Variant {
     /// Declared work of one sweep: [`Self::described`] through the loop
     /// model, with the band's two grids (and halo rows) as the working set
     /// per thread.
-    pub fn work(self, rows: usize, w: usize, threads: usize, cache_bytes: f64) -> Work {
+    pub fn work(
+        self,
+        rows: usize,
+        w: usize,
+        threads: usize,
+        cache_bytes: f64,
+        precision: Precision,
+    ) -> Work {
         let build = Build {
             line_bytes: 64.0,
             huge_pages: true,
             isa: None,
         };
-        let per_thread_bytes = (2 * (rows + 2) * w * 4) as f64;
+        let per_thread_bytes = (2 * (rows + 2) * w * precision.bytes()) as f64;
         loops_work(
-            &[self.described(rows, w, threads, cache_bytes)],
+            &[self.described(rows, w, threads, cache_bytes, precision)],
             build,
             per_thread_bytes,
         )
@@ -217,7 +234,7 @@ impl Kernel for Stencil {
                 let work = o
                     .cache_bytes
                     .clone()
-                    .map(|c| v.work(rows, w, threads, c))
+                    .map(|c| v.work(rows, w, threads, c, Precision::F32))
                     .map_err(NoWork::from);
                 let variant = format!("{}@{w}", v.name());
                 out.push(measurement("stencil", &variant, threads, w, s, work, true).pair(o));
@@ -234,6 +251,7 @@ impl Kernel for Stencil {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use models::kernel::Precision::F32;
 
     fn reference(band: &Band) -> Vec<f32> {
         let w = band.w;
@@ -268,21 +286,25 @@ mod tests {
     #[test]
     fn model_predicts_no_gain_when_rows_fit() {
         let cache = 2.0 * 1048576.0;
-        let rows_fit = Variant::RowMajor.work(64, 4096, 1, cache).bytes();
-        let tiled = Variant::Tiled(512).work(64, 4096, 1, cache).bytes();
+        let rows_fit = Variant::RowMajor.work(64, 4096, 1, cache, F32).bytes();
+        let tiled = Variant::Tiled(512).work(64, 4096, 1, cache, F32).bytes();
         assert_eq!(rows_fit, tiled);
         // Wide rows: 3 reads + 1 write against 1 read + 1 write, plus the
         // tiled band's two halo rows: 16 B against 8 + 2·4/4 = 10 B per
         // update in a 4-row band, 8.5 B in a 16-row one.
-        let wide = |rows| Variant::RowMajor.work(rows, 1 << 21, 1, cache).bytes();
-        let wide_tiled = |rows| Variant::Tiled(16384).work(rows, 1 << 21, 1, cache).bytes();
+        let wide = |rows| Variant::RowMajor.work(rows, 1 << 21, 1, cache, F32).bytes();
+        let wide_tiled = |rows| {
+            Variant::Tiled(16384)
+                .work(rows, 1 << 21, 1, cache, F32)
+                .bytes()
+        };
         assert_eq!(wide(4) / wide_tiled(4), 1.6);
         assert_eq!(wide(16) / wide_tiled(16), 16.0 / 8.5);
         // Rows of 64 Ki f32 need a 768 KiB window: one thread's fits in a
         // 1 MiB shared cache, but not four threads' windows at once.
         let cache = 1048576.0;
-        let one = Variant::RowMajor.work(4, 1 << 16, 1, cache).bytes();
-        let four = Variant::RowMajor.work(4, 1 << 16, 4, cache).bytes();
+        let one = Variant::RowMajor.work(4, 1 << 16, 1, cache, F32).bytes();
+        let four = Variant::RowMajor.work(4, 1 << 16, 4, cache, F32).bytes();
         assert_eq!(four / (4.0 * one), 1.6);
     }
 
@@ -291,7 +313,7 @@ mod tests {
         use crate::kernels::work::Demand;
         // Rows that overflow a 1 MiB cache: three reads from below, one
         // store and its write-allocate read per update.
-        let w = Variant::RowMajor.work(8, 1 << 20, 2, 1048576.0);
+        let w = Variant::RowMajor.work(8, 1 << 20, 2, 1048576.0, F32);
         let updates = (8 * ((1 << 20) - 2) * 2) as f64;
         let traffic = w
             .demands
@@ -331,7 +353,7 @@ mod tests {
         // (4·4096 − 2)·4 B; left and right (8 B less the halo's share)
         // from L1. A 512-wide tile shrinks the window to the tile.
         let windows = |v: Variant| {
-            v.work(16, 4096, 2, 32.0 * 1048576.0)
+            v.work(16, 4096, 2, 32.0 * 1048576.0, F32)
                 .demands
                 .iter()
                 .filter_map(|d| match d {
@@ -356,16 +378,16 @@ mod tests {
         let cache = 32.0 * 1048576.0;
         assert_eq!(
             Variant::RowMajor
-                .described(16, 4096, 2, cache)
+                .described(16, 4096, 2, cache, F32)
                 .segments_per_thread(),
             None
         );
         // 16 rows of 4094 updates in tiles of 512: 128 runs of 2 KiB
         // (512 f32 of the new grid, the narrowest stream).
-        let tiled = Variant::Tiled(512).described(16, 4096, 2, cache);
+        let tiled = Variant::Tiled(512).described(16, 4096, 2, cache, F32);
         assert_eq!(tiled.segments_per_thread(), Some((128.0, 2048.0)));
         // A tile as wide as the row is the row-major sweep.
-        let whole = Variant::Tiled(4096).described(16, 4096, 2, cache);
+        let whole = Variant::Tiled(4096).described(16, 4096, 2, cache, F32);
         assert_eq!(whole.segments_per_thread(), None);
     }
 }

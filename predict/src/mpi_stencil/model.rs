@@ -1,58 +1,32 @@
 //! The predicted time of one iteration of each variant, from the machine
 //! profile (lecture §2.2, §3.1, §4.1).
 //!
-//! # Computation: bytes over bandwidth
+//! # Computation: the one loop model
 //!
-//! The sweep is bandwidth-bound (5 flops per 24 bytes, §3.1). With the three
-//! rows the 5-point stencil touches staying in cache from one row to the
-//! next, each update reads one new `f64` of the old grid, writes one of the
-//! new grid and first reads that line (write-allocate): b = 24 bytes per
-//! update. A rank's sweep takes
+//! A rank's sweep of its ry × rx block is the row-major 5-point sweep that
+//! the thread stencil describes (`crate::kernels::stencil::Variant::described`),
+//! on f64: ry rows of rx + 2 values, the two edge columns fixed, the R
+//! ranks on the busiest host as its threads, and the rank's two arrays,
+//! 2·(ry+2)·(rx+2)·8 bytes, as each one's working set. The model that
+//! predicts every built-in kernel and every user's loop
+//! (`crate::kernels::work::predict`) predicts it:
 //!
-//! t_comp = ry·rx·(b / B_proc + t_reuse)
+//! * the streamed traffic: per update one new `f64` of the old grid while
+//!   the three-row window fits the rank's share of the largest cache (three
+//!   otherwise), one stored, and the store's write-allocate read, at the
+//!   rates the STREAM level curve gives that load/store mix on R threads
+//!   at that working set per thread (§2.5, §4.4);
+//! * the update's other loads, which hit lines fetched before: left and
+//!   right in L1, the row above and the update's own row within the
+//!   layer condition's window of (4·(rx+2) − 2)·8 bytes, in the level that
+//!   holds it (Kerncraft's layer condition); their load-port time adds to
+//!   the traffic (ECM's non-overlapping in-core part);
+//! * 5 flops per update against the f64 compute ceiling.
 //!
-//! for its ry × rx block (the largest block, which the others wait for).
-//! t_reuse is the time of the update's four other loads (up, left, centre,
-//! right: 5 loads of 8 bytes less the one new element), the same term as a
-//! loop description's reused loads (`crate::kernels::terms::reuse`):
-//!
-//! * left and right (16 B) hit lines of the same row already in L1: the
-//!   core still issues them, and that load-port time does not overlap the
-//!   line transfers (ECM's in-core part), 16 B / B_L1;
-//! * the row above and the update's own row (16 B) were brought in one and
-//!   two rows' traffic before. They hit L1 only while L1 holds that window,
-//!   (4·(rx+2) − 2)·8 bytes (Kerncraft's layer condition,
-//!   `models::locality::stencil_reuse_window`): 16 B / B_L1 then; else their
-//!   lines come back from L2, 16 B · (1/B_L1 + 1/B_L2).
-//!
-//! B_L1 and B_L2 are one thread's read bandwidths of those levels; without
-//! B_L1 the term is left out and said so.
-//! B_proc, the bandwidth one rank gets, is that of its working set
-//! 2·(ry+2)·(rx+2)·8 bytes, R ranks sharing the busiest host:
-//!
-//! * the STREAM copy sweep on R threads with write-allocate, read at that
-//!   working set per thread as the thread kernels read it
-//!   ([`crate::machine::Machine::stream_bw_wa`]), divided by R: copy moves
-//!   the sweep's bytes, one read and one write with its write-allocate read
-//!   per element. The level named is the one whose size holds the working
-//!   set (the last, shared, level holding size/R), a label only;
-//! * without a sweep on R threads, the memory level the working set fits
-//!   in:
-//! * a cache level of `profile.levels` with a measured bandwidth: its read
-//!   bandwidth, min(B_1thread·s, B_all/R), s = min(1, CPUs/R) the share of
-//!   a core each rank gets (the one-thread figure for a single rank). The
-//!   last (largest) cache level is taken as shared by the R ranks (the
-//!   working set must fit in size/R), the others as private. Read bandwidth
-//!   is an optimistic figure for a kernel that also stores;
-//! * otherwise DRAM: STREAM triad from `summary` (all cores and one
-//!   thread), with the same per-rank share, times 32/24 because STREAM
-//!   counts 24 bytes per triad element where the memory moves 32 (the
-//!   write-allocate read), so that B_proc is in bytes really moved, like b;
-//!   failing that, the DRAM level's read bandwidth.
-//!
-//! Not modelled: the fixed cost of a sweep (a few tens of nanoseconds per
-//! row and per MPI call), which dominates grids of a few dozen points a
-//! side.
+//! The slowest of these binds; t_comp is that time for the largest block,
+//! which the others wait for. Not modelled: the fixed cost of a sweep (a
+//! few tens of nanoseconds per row and per MPI call), which dominates
+//! grids of a few dozen points a side.
 //!
 //! # Communication: T(n) = T0 + n/B per message
 //!
@@ -91,17 +65,17 @@
 //! contiguous writes, under 1% of the sweep for blocks of 64 rows and more)
 //! and the residual reduction, which is timed apart from the iterations.
 //!
-//! The binding resource is memory bandwidth when t_comp is at least the
-//! exposed communication t_comm − hidden, otherwise the network: its
-//! latency when start-ups make up half of t_comm or more, else its
-//! bandwidth.
+//! The sweep's binding resource binds (with the level that holds the
+//! working set) when t_comp is at least the exposed communication
+//! t_comm − hidden, otherwise the network: its latency when start-ups make
+//! up half of t_comm or more, else its bandwidth.
 
-use models::locality::{stencil_reuse_window, STENCIL_LOADS};
+use models::kernel::Precision;
 use models::profile::Profile;
 use serde::Serialize;
 
-use crate::kernels::terms::reuse;
-use crate::loop_figures::Bound;
+use crate::kernels::stencil::Variant as Sweep;
+use crate::kernels::work;
 use crate::machine::Machine;
 
 use super::grid::ELEM_BYTES;
@@ -113,20 +87,8 @@ pub const BYTES_PER_UPDATE: f64 = 24.0;
 /// Bytes per update as kernels count them (STREAM's way): one read of the
 /// old grid and one write of the new, no write-allocate.
 pub const COUNTED_BYTES_PER_UPDATE: f64 = 16.0;
-/// Bytes per update loaded again from lines of the same row, in L1: left
-/// and right.
-pub const NEIGHBOUR_BYTES_PER_UPDATE: f64 = 2.0 * ELEM_BYTES as f64;
-/// Bytes per update loaded again from the row above and the update's own
-/// row, a row's traffic or two back; with the one new element (the row
-/// below) and the neighbours, all of `models::locality::STENCIL_LOADS`.
-pub const ROW_BYTES_PER_UPDATE: f64 =
-    (STENCIL_LOADS - 1.0) * ELEM_BYTES as f64 - NEIGHBOUR_BYTES_PER_UPDATE;
-/// STREAM triad moves 32 bytes per element where it counts 24.
-const TRIAD_WRITE_ALLOCATE: f64 = 32.0 / 24.0;
 
-mod memory;
 mod network;
-pub use memory::{memory, Memory};
 use network::message_cost;
 pub use network::{regime_for, MessageCost};
 
@@ -137,6 +99,15 @@ pub struct Missing {
     pub what: String,
     /// The command that measures it.
     pub fix: String,
+}
+
+impl From<crate::machine::Missing> for Missing {
+    fn from(m: crate::machine::Missing) -> Self {
+        Self {
+            what: m.what,
+            fix: format!("calibrate --only {}", m.fix),
+        }
+    }
 }
 
 impl std::fmt::Display for Missing {
@@ -166,19 +137,21 @@ pub struct Prediction {
     pub hidden_s: f64,
     /// The inner sweep that can overlap the messages.
     pub inner_compute_s: f64,
-    /// Seconds per update, b / B_proc + t_reuse.
+    /// Seconds per update, t_comp / (ry·rx).
     pub update_s: f64,
-    /// Its part for the loads of lines fetched before, t_reuse (0 when the
-    /// profile lacks B_L1).
-    pub reuse_s: f64,
-    pub bytes_per_update: f64,
-    pub memory: Memory,
+    /// A rank's working set, both arrays with their frames, bytes.
+    pub working_set_bytes: f64,
+    /// The memory level that holds it (a label).
+    pub level: String,
+    /// The sweep as the loop model predicts it: each term and what binds.
+    pub sweep: work::Prediction,
     pub messages: Vec<MessageCost>,
     /// The f used (non-blocking variants).
     pub overlap_fraction: Option<f64>,
-    /// "memory bandwidth (DRAM)", "network latency (T0)", "network bandwidth".
+    /// The sweep's binding with its level, e.g. "memory + load/store
+    /// (DRAM)", or "network latency (T0)" or "network bandwidth".
     pub binding: String,
-    /// Caveats (an assumed overlap, a fallback bandwidth).
+    /// Caveats (an assumed overlap).
     pub notes: Vec<String>,
 }
 
@@ -218,11 +191,11 @@ fn messages(
         .collect()
 }
 
-/// What bounds the iteration: the memory when the sweep outlasts the
+/// What bounds the iteration: the `sweep`'s binding when it outlasts the
 /// exposed communication, else the network's start-ups when they are at
 /// least half of it, else its bandwidth.
 fn binding(
-    mem: &Memory,
+    sweep: &str,
     messages: &[MessageCost],
     compute_s: f64,
     comm_s: f64,
@@ -230,7 +203,7 @@ fn binding(
 ) -> String {
     let exposed = comm_s - hidden_s;
     if compute_s >= exposed {
-        return format!("memory bandwidth ({})", mem.level);
+        return sweep.to_string();
     }
     let startups: f64 = messages
         .iter()
@@ -253,27 +226,15 @@ pub fn predict(profile: &Profile, s: &Setup) -> Result<Prediction, Missing> {
     let ry = split(s.n, py, 0).1;
     let rx = split(s.n, px, 0).1;
     let ws = 2.0 * ((ry + 2) * (rx + 2) * ELEM_BYTES) as f64;
-    let mem = memory(profile, ws, s.ranks_per_host)?;
-    let mut notes = Vec::new();
-    let window = stencil_reuse_window((rx + 2) as f64, ELEM_BYTES as f64)
-        .expect("a block is at least one column wide");
     let machine = Machine::new(profile);
-    let reuse_s = [
-        (NEIGHBOUR_BYTES_PER_UPDATE, 0.0),
-        (ROW_BYTES_PER_UPDATE, window),
-    ]
-    .into_iter()
-    .map(|(bytes, window)| reuse(&machine, bytes, window, s.ranks_per_host, Bound::Point))
-    .map(|t| t.map(|t| t.seconds))
-    .sum::<Result<f64, _>>()
-    .unwrap_or_else(|m| {
-        notes.push(format!(
-            "the loads of lines fetched before are not charged: {m}"
-        ));
-        0.0
-    });
-    let update_s = BYTES_PER_UPDATE / mem.bandwidth_Bps + reuse_s;
-    let compute_s = (ry * rx) as f64 * update_s;
+    let ranks = s.ranks_per_host.max(1);
+    let cache = machine.largest_cache_bytes()?;
+    let work = Sweep::RowMajor.work(ry, rx + 2, ranks, cache, Precision::F64);
+    let sweep = work::predict(&work, &machine, ranks)?;
+    let level = machine.holding_level_name(ws, ranks).to_string();
+    let update_s = sweep.seconds / (ry * rx) as f64;
+    let compute_s = sweep.seconds;
+    let mut notes = Vec::new();
 
     let horizontal = (px - 1).min(2) as f64;
     let messages = messages(profile, s, rx, ry)?;
@@ -300,7 +261,8 @@ pub fn predict(profile: &Profile, s: &Setup) -> Result<Prediction, Missing> {
         }
     };
     let time_s = compute_s + comm_s - hidden_s;
-    let binding = binding(&mem, &messages, compute_s, comm_s, hidden_s);
+    let sweep_binding = format!("{} ({level})", sweep.binding);
+    let binding = binding(&sweep_binding, &messages, compute_s, comm_s, hidden_s);
     Ok(Prediction {
         time_s,
         compute_s,
@@ -308,9 +270,9 @@ pub fn predict(profile: &Profile, s: &Setup) -> Result<Prediction, Missing> {
         hidden_s,
         inner_compute_s,
         update_s,
-        reuse_s,
-        bytes_per_update: BYTES_PER_UPDATE,
-        memory: mem,
+        working_set_bytes: ws,
+        level,
+        sweep,
         messages,
         overlap_fraction,
         binding,

@@ -1,20 +1,48 @@
 use super::*;
-use models::profile::{MemoryLevel, Network, NetworkRegime, Provenance};
+use models::profile::{
+    CeilingKernel, ComputeCeiling, MemoryLevel, Network, NetworkRegime, Provenance,
+};
 use models::Estimate;
 
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-12 * b.abs().max(1e-300)
 }
 
-/// Triad 12 GB/s on all cores, 9 GB/s on one; one network regime
-/// T0 = 1 µs, B = 5 GB/s; overlap 0.5; 2 CPUs.
+/// Two CPUs. A STREAM copy sweep moving 24 GB/s with write-allocate on
+/// two threads and 12 GB/s on one at every working set: copy loads a third
+/// of those bytes and stores a third, so its read and write roofs are 8 and
+/// 4 GB/s. L1 of 32 KiB read at 64 GB/s by one thread, L2 of 1 MiB at
+/// 32 GB/s, a shared L3 of 32 MiB at 20 GB/s; an f64 peak of 1 TFLOP/s
+/// that never binds. One network regime T0 = 1 µs, B = 5 GB/s; overlap 0.5.
 fn profile() -> Profile {
     let mut p = Profile::new(Provenance {
         logical_cpus: 2,
         ..Default::default()
     });
-    p.summary.stream_triad_Bps = Some(12e9);
-    p.summary.stream_triad_1t_Bps = Some(9e9);
+    p.levels = vec![
+        MemoryLevel::cache("L1", 32768.0, 64e9),
+        MemoryLevel::cache("L2", 1048576.0, 32e9),
+        MemoryLevel::cache("L3", 32.0 * 1048576.0, 20e9),
+    ];
+    for threads in [1, 2] {
+        p.ceilings.push(ComputeCeiling {
+            name: "f64 fma".into(),
+            precision: "f64".into(),
+            isa: "avx2".into(),
+            fma: true,
+            threads,
+            flops: Estimate::exact(1e12),
+            kernel: CeilingKernel::Registers,
+        });
+    }
+    let copy = |bytes: f64, bw: f64| serde_json::json!({"kernel": "copy", "per_thread_bytes": bytes, "bandwidth_write_allocate_Bps": bw});
+    let sweep = |threads: usize, bw: f64| serde_json::json!({"threads": threads, "points": [copy(16384.0, bw), copy(268435456.0, bw)]});
+    p.sections
+        .insert_json(
+            "stream",
+            serde_json::json!({"sweeps": [sweep(1, 12e9), sweep(2, 24e9)]}),
+        )
+        .unwrap();
     p.network = Some(Network {
         transport: "test".into(),
         hosts: vec![],
@@ -40,80 +68,66 @@ fn setup(n: usize, p: usize, variant: Variant) -> Setup {
     }
 }
 
-#[test]
-fn blocking_on_two_ranks_exact_numbers() {
-    // Block 500 x 1000; B_proc = min(9e9, 12e9/2) * 4/3 = 8e9;
-    // t_update = 24/8e9 = 3 ns; t_comp = 5e5 * 3 ns = 1.5 ms.
-    // Two sequential rows of 8000 B: 2 * (1 µs + 8000/5e9) = 5.2 µs.
-    let pr = predict(&profile(), &setup(1000, 2, Variant::Blocking)).unwrap();
-    assert!(close(pr.memory.bandwidth_Bps, 8e9));
-    assert!(close(pr.update_s, 3e-9));
-    assert!(close(pr.compute_s, 1.5e-3));
-    assert!(close(pr.comm_s, 5.2e-6));
-    assert_eq!(pr.hidden_s, 0.0);
-    assert!(close(pr.time_s, 1.5052e-3));
-    assert_eq!(pr.binding, "memory bandwidth (DRAM)");
-}
+/// The sweep of N = 1000 on 2 ranks: blocks of 500 × 1000, 1e6 updates
+/// in all. Per update the old grid's traffic is one f64 and the two halo
+/// rows' share, 8 + 2·8/500 = 8.032 B (the three-row window, 24 kB, fits
+/// the L3's half), then 8 B stored and 8 B allocated: the read roof binds,
+/// 8.032 MB / 8 GB/s = 1.004 ms. Each rank loads 40 B per update: left,
+/// right and the rest of the halo rows' share, 40 − 8.032 − 16 = 15.968 B,
+/// hit L1; the row above and the own row (16 B) hit L1 too, since the
+/// layer condition's (4·1002 − 2)·8 = 32,048 B fits its 32 KiB. 5e5
+/// updates × 31.968 B at 64 GB/s = 0.24975 ms, added to the traffic.
+const SWEEP_1000_ON_2: f64 = 1.004e-3 + 0.24975e-3;
 
 #[test]
-fn the_stream_sweep_decides_where_it_was_measured() {
-    // A copy sweep on 2 threads: 60 GB/s at 4 MiB per thread, 20 GB/s
-    // at 64 MiB (DRAM beyond). With a 32 MiB shared L3, 8 MiB per rank
-    // fits (a label) and reads the sweep between its two points.
-    let mut p = profile();
-    p.levels.push(MemoryLevel {
-        name: "L3".into(),
-        size_bytes: Some(32.0 * 1048576.0),
-        latency_s: None,
-        bandwidth_1t_Bps: None,
-        bandwidth_Bps: Some(Estimate::exact(100e9)),
-    });
-    p.sections
-        .insert_json(
-            "stream",
-            serde_json::json!({"sweeps": [{"threads": 2, "points": [
-                {"kernel": "copy", "per_thread_bytes": 4194304.0, "bandwidth_write_allocate_Bps": 60e9},
-                {"kernel": "copy", "per_thread_bytes": 67108864.0, "bandwidth_write_allocate_Bps": 20e9}
-            ]}]}),
-        )
-        .unwrap();
-    let m = memory(&p, 4194304.0, 2).unwrap();
-    assert!(close(m.bandwidth_Bps, 30e9));
-    assert_eq!(m.level, "L3");
-    // Halfway in log-size from 4 to 64 MiB (16 MiB): 40 GB/s, / 2 ranks.
-    let m = memory(&p, 16.0 * 1048576.0, 2).unwrap();
-    assert!((m.bandwidth_Bps - 20e9).abs() < 1.0, "{}", m.bandwidth_Bps);
-    assert_eq!(m.level, "L3");
-    // No sweep on 4 threads: the level's bandwidth, as before.
-    let m = memory(&p, 1048576.0, 4).unwrap();
-    assert!(close(m.bandwidth_Bps, 25e9), "{}", m.bandwidth_Bps);
+fn blocking_on_two_ranks_exact_numbers() {
+    // Two sequential rows of 8000 B: 2 * (1 µs + 8000/5e9) = 5.2 µs.
+    let pr = predict(&profile(), &setup(1000, 2, Variant::Blocking)).unwrap();
+    assert!(close(pr.compute_s, SWEEP_1000_ON_2), "{}", pr.compute_s);
+    assert!(close(pr.update_s, SWEEP_1000_ON_2 / 5e5));
+    assert!(close(pr.comm_s, 5.2e-6));
+    assert_eq!(pr.hidden_s, 0.0);
+    assert!(close(pr.time_s, SWEEP_1000_ON_2 + 5.2e-6));
+    // 2·502·1002·8 B per rank fits the L3's half (a label).
+    assert_eq!(pr.working_set_bytes, 8_048_064.0);
+    assert_eq!(pr.binding, "memory + load/store (L3)");
+    assert!(pr
+        .sweep
+        .terms
+        .iter()
+        .any(|t| t.explain.contains("the read roof binds")));
 }
 
 #[test]
 fn nonblocking_hides_half_of_one_exchange() {
     // One row each way: 2 * 1 µs + 8000/5e9 = 3.6 µs; inner rows
-    // 498 x 1000 x 3 ns; hidden = min(0.5 * 3.6 µs, 1.494 ms) = 1.8 µs.
+    // 498 x 1000 updates; hidden = min(0.5 * 3.6 µs, inner) = 1.8 µs.
     let pr = predict(&profile(), &setup(1000, 2, Variant::Nonblocking)).unwrap();
     assert!(close(pr.comm_s, 3.6e-6));
-    assert!(close(pr.inner_compute_s, 1.494e-3));
+    assert!(close(pr.inner_compute_s, 498e3 * SWEEP_1000_ON_2 / 5e5));
     assert!(close(pr.hidden_s, 1.8e-6));
-    assert!(close(pr.time_s, 1.5e-3 + 1.8e-6));
+    assert!(close(pr.time_s, SWEEP_1000_ON_2 + 1.8e-6));
     assert_eq!(pr.overlap_fraction, Some(0.5));
 }
 
 #[test]
 fn two_d_on_four_ranks_counts_rows_and_columns() {
-    // 2x2 blocks of 500 x 500; 4 ranks on 2 CPUs: share 1/2, so
-    // B_proc = min(9e9 * 0.5, 12e9 / 4) * 4/3 = 4e9, t_update = 6 ns.
-    // One row and one column of 4000 B, exchanged:
-    // 2 * (2 * 1 µs + 0.8 µs) = 5.6 µs.
-    let pr = predict(&profile(), &setup(1000, 4, Variant::TwoD)).unwrap();
-    assert!(close(pr.memory.bandwidth_Bps, 4e9));
-    assert!(close(pr.compute_s, 250_000.0 * 6e-9));
+    // 2x2 blocks of 500 x 500 on two hosts of 2 ranks each. One row and
+    // one column of 4000 B, exchanged: 2 * (2 * 1 µs + 0.8 µs) = 5.6 µs.
+    let s = Setup {
+        ranks_per_host: 2,
+        ..setup(1000, 4, Variant::TwoD)
+    };
+    let pr = predict(&profile(), &s).unwrap();
+    assert!(close(pr.compute_s, 250_000.0 * pr.update_s));
     assert!(close(pr.comm_s, 5.6e-6));
     assert!(close(pr.hidden_s, 2.8e-6));
     // Blocking on 4 ranks in a chain: 4 sequential rows of 8000 B.
-    let pb = predict(&profile(), &setup(1000, 4, Variant::Blocking)).unwrap();
+    let s = Setup {
+        ranks_per_host: 2,
+        ..setup(1000, 4, Variant::Blocking)
+    };
+    let pb = predict(&profile(), &s).unwrap();
     assert!(close(pb.comm_s, 4.0 * 2.6e-6));
 }
 
@@ -126,92 +140,45 @@ fn small_grids_with_slow_networks_are_network_bound() {
 }
 
 #[test]
-fn a_cache_resident_block_uses_its_level() {
-    let mut p = profile();
-    p.levels.push(MemoryLevel {
-        name: "L2".into(),
-        size_bytes: Some(1e6),
-        latency_s: None,
-        bandwidth_1t_Bps: Some(Estimate::exact(50e9)),
-        bandwidth_Bps: Some(Estimate::exact(100e9)),
-    });
-    p.levels.push(MemoryLevel {
-        name: "L3".into(),
-        size_bytes: Some(32e6),
-        latency_s: None,
-        bandwidth_1t_Bps: Some(Estimate::exact(30e9)),
-        bandwidth_Bps: Some(Estimate::exact(40e9)),
-    });
-    // N = 100 on 2 ranks: 2 * 52 * 102 * 8 = 84.9 kB fits L2.
-    let m = predict(&p, &setup(100, 2, Variant::Blocking))
-        .unwrap()
-        .memory;
-    assert_eq!((m.level.as_str(), m.bandwidth_Bps), ("L2", 50e9));
-    // N = 1000: 8 MB per rank exceeds L2 but fits 32 MB / 2 of L3.
-    let m = predict(&p, &setup(1000, 2, Variant::Blocking))
-        .unwrap()
-        .memory;
-    assert_eq!((m.level.as_str(), m.bandwidth_Bps), ("L3", 20e9));
-    // N = 2000: 32 MB per rank goes to DRAM.
-    let m = predict(&p, &setup(2000, 2, Variant::Blocking))
-        .unwrap()
-        .memory;
-    assert_eq!(m.level, "DRAM");
-}
-
-#[test]
-fn loads_that_hit_l1_add_their_load_port_time() {
-    // Without the L1 read bandwidth the term is left out, and said so.
-    let pr = predict(&profile(), &setup(1000, 2, Variant::Blocking)).unwrap();
-    assert_eq!(pr.reuse_s, 0.0);
-    assert!(
-        pr.notes.iter().any(|n| n.contains("fetched before")),
-        "{:?}",
-        pr.notes
-    );
-    // 32 B per update at 64 GB/s: 0.5 ns on top of 3 ns.
-    let mut p = profile();
-    p.levels.push(MemoryLevel {
-        name: "L1".into(),
-        size_bytes: Some(32768.0),
-        latency_s: None,
-        bandwidth_1t_Bps: Some(Estimate::exact(64e9)),
-        bandwidth_Bps: None,
-    });
-    let pr = predict(&p, &setup(1000, 2, Variant::Blocking)).unwrap();
-    assert!(close(pr.reuse_s, 0.5e-9));
-    assert!(close(pr.update_s, 3.5e-9));
-    assert!(close(pr.compute_s, 1.75e-3));
+fn the_level_that_holds_a_block_names_it() {
+    // N = 100 on 2 ranks: 2 * 52 * 102 * 8 = 84.9 kB per rank fits L2;
+    // N = 8000: 2 * 4002 * 8002 * 8 = 512 MB goes to DRAM.
+    let level = |n| {
+        predict(&profile(), &setup(n, 2, Variant::Blocking))
+            .unwrap()
+            .level
+    };
+    assert_eq!(level(100), "L2");
+    assert_eq!(level(1000), "L3");
+    assert_eq!(level(8000), "DRAM");
 }
 
 #[test]
 fn rows_beyond_the_l1_window_come_back_from_l2() {
-    use models::profile::ReportedCache;
-    let mut p = profile();
-    let level = MemoryLevel::cache;
-    p.levels = vec![level("L1", 32768.0, 64e9), level("L2", 1048576.0, 32e9)];
-    p.provenance.os_reported_caches = vec![ReportedCache {
-        level: 1,
-        kind: "Data".into(),
-        size_bytes: 32768,
-        line_bytes: Some(64),
-    }];
-    // N = 1000 on 2 ranks: a window of (4·1002 − 2)·8 = 32,048 B fits
-    // L1: 32 B at 64 GB/s.
-    let pr = predict(&p, &setup(1000, 2, Variant::Blocking)).unwrap();
-    assert!(close(pr.reuse_s, 0.5e-9));
-    // N = 1024: 32,816 B does not; the row above and the own row
-    // (16 B) come back from L2 at 32 GB/s as well.
-    let pr = predict(&p, &setup(1024, 2, Variant::Blocking)).unwrap();
-    assert!(close(pr.reuse_s, 0.5e-9 + 0.5e-9), "{}", pr.reuse_s);
+    // N = 1024 on 2 ranks: a window of (4·1026 − 2)·8 = 32,816 B does
+    // not fit the 32 KiB L1; the row above and the own row (16 B per
+    // update) are loaded, then come back from L2 at 32 GB/s.
+    let pr = predict(&profile(), &setup(1024, 2, Variant::Blocking)).unwrap();
+    let windowed = pr
+        .sweep
+        .terms
+        .iter()
+        .find(|t| t.explain.contains("L2 holds it"))
+        .expect("a term for the window in L2");
+    let per_rank = 512.0 * 1024.0 * 16.0;
+    assert!(close(
+        windowed.seconds,
+        per_rank * (1.0 / 64e9 + 1.0 / 32e9)
+    ));
 }
 
 #[test]
-fn one_rank_gets_the_one_thread_bandwidth() {
-    // 9 GB/s x 4/3 = 12 GB/s: 2 ns per update, no messages.
+fn one_rank_reads_the_one_thread_sweep() {
+    // 1e6 updates of 8 + 2·8/1000 B at the one-thread read roof, 4 GB/s:
+    // 2.004 ms; 31.984 B of L1 loads each at 64 GB/s: 0.49975 ms. No
+    // messages.
     let pr = predict(&profile(), &setup(1000, 1, Variant::Nonblocking)).unwrap();
-    assert!(close(pr.memory.bandwidth_Bps, 12e9));
-    assert!(close(pr.time_s, 1e6 * 2e-9));
+    assert!(close(pr.time_s, 2.004e-3 + 0.49975e-3), "{}", pr.time_s);
     assert!(pr.messages.is_empty());
 }
 
@@ -226,11 +193,9 @@ fn missing_figures_name_their_fix() {
     );
     // One rank needs no network.
     assert!(predict(&p, &setup(100, 1, Variant::Blocking)).is_ok());
-    let e = predict(
-        &Profile::new(Provenance::default()),
-        &setup(100, 1, Variant::Blocking),
-    )
-    .unwrap_err();
+    // Without a sweep on the ranks' count the sweep cannot be predicted.
+    p.sections.stream = None;
+    let e = predict(&p, &setup(100, 1, Variant::Blocking)).unwrap_err();
     assert!(e.to_string().contains("calibrate --only stream"), "{e}");
 }
 
