@@ -63,7 +63,7 @@ use models::stats::{Better, Sample, Summary as Stats};
 use models::units::binary_bytes;
 use models::Estimate;
 
-use super::{noisy_points_note, sample, size_grid, Bench, Context, Outcome};
+use super::{noisy_points_note, sample, size_grid, Bench, Context, NamedSize, Outcome};
 use crate::config::RESIDENT_FACTOR;
 use crate::kernels::stream::{run, words_for_all, Kernel};
 use crate::kernels::Isa;
@@ -71,6 +71,7 @@ use crate::mem::{Pages, Region};
 use crate::pin::Team;
 use crate::timer::{measure, Plan};
 
+mod edge;
 mod report;
 mod restarts;
 use report::{bound_warnings, dram_headlines, dram_table, memory_levels, section};
@@ -330,7 +331,9 @@ impl Bench for Stream {
         ));
         out.warnings.extend(bound_warnings(ctx, &sweeps));
 
-        // Levels: caches from their plateaus, DRAM from its point.
+        // Levels: caches from their plateaus, DRAM from its point; the
+        // last cache as far as streaming sees it.
+        let caches = streaming_caches(ctx, &mut out, caches, &sweeps[0], &dram);
         let mut levels = Vec::new();
         for (sweep, team) in sweeps.iter().zip(&teams) {
             levels.extend(plateaus(ctx, &caches, sweep, team.threads()));
@@ -350,6 +353,52 @@ impl Bench for Stream {
         out.table = dram_table(ctx, &dram, dram_total);
         Ok(out)
     }
+}
+
+/// `caches` with the edge one thread's loads show beyond the last of them
+/// ([`edge::streaming_edge`], [`edge::with_streaming_edge`]), said in a
+/// note when it moves or adds a level.
+fn streaming_caches(
+    ctx: &Context,
+    out: &mut Outcome,
+    caches: Vec<NamedSize>,
+    one_thread: &[KernelPoint],
+    dram: &[&KernelPoint],
+) -> Vec<NamedSize> {
+    let loads: Vec<(f64, f64)> = one_thread
+        .iter()
+        .filter(|p| p.kernel == Kernel::Load)
+        .map(|p| (p.per_thread_bytes as f64, p.best()))
+        .collect();
+    let dram_bw = dram
+        .iter()
+        .find(|p| p.threads == 1 && p.kernel == Kernel::Load)
+        .map(|p| p.best());
+    let (Some((last, size)), Some(dram_bw)) = (caches.last(), dram_bw) else {
+        return caches;
+    };
+    let Some(edge) = edge::streaming_edge(&loads, *size, dram_bw) else {
+        return caches;
+    };
+    let os_levels: Vec<u32> = ctx
+        .sys
+        .caches
+        .iter()
+        .filter(|c| c.reported.kind != "Instruction")
+        .map(|c| c.reported.level)
+        .collect();
+    let sized = edge::with_streaming_edge(&caches, &os_levels, edge);
+    out.notes.push(format!(
+        "one thread's loads leave the last cache at {} per thread, where the pointer chase left its {last} at {}: {}",
+        binary_bytes(edge),
+        binary_bytes(*size),
+        if sized.len() > caches.len() {
+            format!("{} of that size added", sized[sized.len() - 1].0)
+        } else {
+            format!("{last} sized so")
+        }
+    ));
+    sized
 }
 
 /// Each of `kernels` at every size of `grids`, on each team, in size
