@@ -4,7 +4,7 @@
 use models::identity::MachineId;
 use models::profile::c2c::C2cSection;
 use models::profile::lock::{HandOff, LockSection};
-use models::profile::stream::{StreamGap, StreamSection};
+use models::profile::stream::StreamSection;
 use models::profile::{CeilingKernel, Profile, Sample};
 use thiserror::Error;
 
@@ -184,38 +184,6 @@ impl<'a> Machine<'a> {
             .c2c
             .as_ref()
             .ok_or_else(|| missing("the c2c section", "c2c"))
-    }
-
-    /// Bandwidth of STREAM kernel `kernel` ("copy", "scale", "add", "triad",
-    /// "load") on `threads` threads for a working set of `per_thread_bytes`
-    /// per thread, counting write-allocate traffic (the bytes the memory
-    /// really moves with ordinary stores).
-    ///
-    /// The measured sweep decides, not the detected level sizes: a working
-    /// set inside the sweep reads the curve, interpolated linearly in
-    /// log-size between its two nearest points; one beyond the sweep (or at
-    /// least the DRAM size) uses the DRAM figure. On a VM the pointer chase
-    /// can see only part of a shared L3 that streaming loops still use,
-    /// and the sweep shows where the bandwidth really falls.
-    pub fn stream_bw_wa(
-        &self,
-        kernel: &str,
-        threads: usize,
-        per_thread_bytes: f64,
-    ) -> Result<f64, Missing> {
-        self.lean_on(if threads == 1 {
-            "stream_triad_1t_Bps"
-        } else {
-            "stream_triad_Bps"
-        });
-        let what = || format!("STREAM {kernel} bandwidth on {threads} thread(s)");
-        self.stream()?
-            .bandwidth_wa(kernel, threads, per_thread_bytes)
-            .map(|bw| bw * self.now.memory)
-            .map_err(|gap| match gap {
-                StreamGap::Dram => missing(what() + " at the DRAM size", "stream"),
-                StreamGap::Sweep => missing(what(), "stream"),
-            })
     }
 
     /// FLOP/s of the highest `kernel` ceiling for `precision` ("f32"/"f64")

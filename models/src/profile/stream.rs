@@ -123,15 +123,6 @@ pub struct StreamLevel {
     pub read_bandwidth_Bps: Estimate,
 }
 
-/// Why a STREAM bandwidth cannot be read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StreamGap {
-    /// No sweep point of that kernel on that thread count.
-    Sweep,
-    /// No DRAM point of that kernel on that thread count.
-    Dram,
-}
-
 impl StreamPoint {
     /// A point known by its write-allocate bandwidth alone, as hand-written
     /// profiles and tests give it; `threads` is set for a DRAM point.
@@ -197,41 +188,6 @@ impl StreamSection {
         self.dram.iter().filter(move |p| p.threads == Some(threads))
     }
 
-    /// Bandwidth of kernel `kernel` on `threads` threads for a working set
-    /// of `per_thread_bytes` per thread, counted with write-allocate
-    /// traffic. A working set inside the sweep reads the curve, linear in
-    /// log-size between its two nearest points; one beyond the sweep (or
-    /// of at least the DRAM working set) takes the DRAM figure.
-    pub fn bandwidth_wa(
-        &self,
-        kernel: &str,
-        threads: usize,
-        per_thread_bytes: f64,
-    ) -> Result<f64, StreamGap> {
-        let dram = || {
-            self.dram_points(threads)
-                .find(|p| p.kernel == kernel)
-                .map(|p| p.bandwidth_write_allocate_Bps)
-                .ok_or(StreamGap::Dram)
-        };
-        let dram_total = self.dram_bytes.map_or(f64::INFINITY, |b| b as f64);
-        if per_thread_bytes * threads as f64 >= dram_total {
-            return dram();
-        }
-        let mut curve: Vec<(f64, f64)> = self
-            .sweep_points(threads)
-            .filter(|p| p.kernel == kernel)
-            .map(|p| (p.per_thread_bytes as f64, p.bandwidth_write_allocate_Bps))
-            .collect();
-        curve.sort_by(|a, b| a.0.total_cmp(&b.0));
-        match curve.as_slice() {
-            [] => Err(StreamGap::Sweep),
-            [.., last] if per_thread_bytes > last.0 => dram(),
-            [first, ..] if per_thread_bytes <= first.0 => Ok(first.1),
-            points => Ok(log_interpolate(points, per_thread_bytes)),
-        }
-    }
-
     /// The traffic model of every size of the sweep on `threads` threads
     /// (`crate::traffic::LevelModel`, fitted to all the kernels measured at
     /// that size), the DRAM points included, sorted by size: the
@@ -289,10 +245,6 @@ impl StreamSection {
 mod tests {
     use super::*;
 
-    fn point(kernel: &str, bytes: u64, bw: f64, threads: Option<usize>) -> StreamPoint {
-        StreamPoint::with_bandwidth_wa(kernel, bytes, threads, bw)
-    }
-
     #[test]
     fn restarts_read_the_curve_of_the_nearest_thread_count() {
         let r = |threads, kib: f64, ns: f64| StreamRestart {
@@ -323,25 +275,8 @@ mod tests {
     }
 
     #[test]
-    fn bandwidth_reads_the_sweep_then_dram() {
-        let s = StreamSection {
-            dram_bytes: Some(1 << 30),
-            sweeps: vec![StreamSweep {
-                threads: 1,
-                points: vec![
-                    point("triad", 1 << 14, 100.0, None),
-                    point("triad", 1 << 16, 50.0, None),
-                ],
-            }],
-            dram: vec![point("triad", 1 << 30, 10.0, Some(1))],
-            ..Default::default()
-        };
-        assert_eq!(s.bandwidth_wa("triad", 1, 1000.0), Ok(100.0));
-        assert!((s.bandwidth_wa("triad", 1, 32768.0).unwrap() - 75.0).abs() < 1e-9);
-        assert_eq!(s.bandwidth_wa("triad", 1, 1e6), Ok(10.0));
-        assert_eq!(s.bandwidth_wa("triad", 1, 2e9), Ok(10.0));
-        assert_eq!(s.bandwidth_wa("copy", 1, 1e3), Err(StreamGap::Sweep));
-        assert_eq!(s.bandwidth_wa("triad", 2, 2e9), Err(StreamGap::Dram));
+    fn a_section_without_byte_counts_has_no_mix() {
+        let s = StreamSection::default();
         assert_eq!(s.mix("triad"), None);
     }
 }

@@ -12,7 +12,7 @@
 //!   at the profile's sweep size nearest (in log-size) the variant's
 //!   working set per thread, or at the profile's DRAM size when the working
 //!   set lies beyond the sweep, as the model reads the level
-//!   ([`models::profile::stream::StreamSection::bandwidth_wa`]);
+//!   (`crate::loop_figures`' level curve);
 //! * **compute**: the register FMA peak of the variant's precision;
 //! * **increments**: the time per increment of a counter, on its own line
 //!   or on one line with the variant's other sharers, as `calibrate`'s c2c
