@@ -48,6 +48,21 @@ impl Band {
     }
 }
 
+/// A band's shape for its loop description: `rows` output rows per
+/// thread of `w` numbers of `precision`, the two edge columns fixed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Shape {
+    pub rows: usize,
+    pub w: usize,
+    pub precision: Precision,
+}
+
+impl Shape {
+    pub fn new(rows: usize, w: usize, precision: Precision) -> Self {
+        Self { rows, w, precision }
+    }
+}
+
 /// Row-major or tiled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Variant {
@@ -81,14 +96,8 @@ impl Variant {
     /// thread's streams at every row of every tile (`segment_iterations`).
     /// The MPI ghost stencil's sweep of a rank's block is the row-major
     /// sweep of f64 (`crate::mpi_stencil::model`).
-    pub fn described(
-        self,
-        rows: usize,
-        w: usize,
-        threads: usize,
-        cache_bytes: f64,
-        precision: Precision,
-    ) -> LoopKernel {
+    pub fn described(self, shape: Shape, threads: usize, cache_bytes: f64) -> LoopKernel {
+        let Shape { rows, w, precision } = shape;
         let width = match self {
             Variant::RowMajor => w,
             Variant::Tiled(tw) => tw.min(w),
@@ -131,14 +140,8 @@ impl Variant {
     /// Declared work of one sweep: [`Self::described`] through the loop
     /// model, with the band's two grids (and halo rows) as the working set
     /// per thread.
-    pub fn work(
-        self,
-        rows: usize,
-        w: usize,
-        threads: usize,
-        cache_bytes: f64,
-        precision: Precision,
-    ) -> Work {
+    pub fn work(self, shape: Shape, threads: usize, cache_bytes: f64) -> Work {
+        let Shape { rows, w, precision } = shape;
         let build = Build {
             line_bytes: 64.0,
             huge_pages: true,
@@ -146,7 +149,7 @@ impl Variant {
         };
         let per_thread_bytes = (2 * (rows + 2) * w * precision.bytes()) as f64;
         loops_work(
-            &[self.described(rows, w, threads, cache_bytes, precision)],
+            &[self.described(shape, threads, cache_bytes)],
             build,
             per_thread_bytes,
         )
@@ -234,7 +237,7 @@ impl Kernel for Stencil {
                 let work = o
                     .cache_bytes
                     .clone()
-                    .map(|c| v.work(rows, w, threads, c, Precision::F32))
+                    .map(|c| v.work(Shape::new(rows, w, Precision::F32), threads, c))
                     .map_err(NoWork::from);
                 let variant = format!("{}@{w}", v.name());
                 out.push(measurement("stencil", &variant, threads, w, s, work, true).pair(o));
@@ -286,16 +289,24 @@ mod tests {
     #[test]
     fn model_predicts_no_gain_when_rows_fit() {
         let cache = 2.0 * 1048576.0;
-        let rows_fit = Variant::RowMajor.work(64, 4096, 1, cache, F32).bytes();
-        let tiled = Variant::Tiled(512).work(64, 4096, 1, cache, F32).bytes();
+        let rows_fit = Variant::RowMajor
+            .work(Shape::new(64, 4096, F32), 1, cache)
+            .bytes();
+        let tiled = Variant::Tiled(512)
+            .work(Shape::new(64, 4096, F32), 1, cache)
+            .bytes();
         assert_eq!(rows_fit, tiled);
         // Wide rows: 3 reads + 1 write against 1 read + 1 write, plus the
         // tiled band's two halo rows: 16 B against 8 + 2·4/4 = 10 B per
         // update in a 4-row band, 8.5 B in a 16-row one.
-        let wide = |rows| Variant::RowMajor.work(rows, 1 << 21, 1, cache, F32).bytes();
+        let wide = |rows| {
+            Variant::RowMajor
+                .work(Shape::new(rows, 1 << 21, F32), 1, cache)
+                .bytes()
+        };
         let wide_tiled = |rows| {
             Variant::Tiled(16384)
-                .work(rows, 1 << 21, 1, cache, F32)
+                .work(Shape::new(rows, 1 << 21, F32), 1, cache)
                 .bytes()
         };
         assert_eq!(wide(4) / wide_tiled(4), 1.6);
@@ -303,8 +314,12 @@ mod tests {
         // Rows of 64 Ki f32 need a 768 KiB window: one thread's fits in a
         // 1 MiB shared cache, but not four threads' windows at once.
         let cache = 1048576.0;
-        let one = Variant::RowMajor.work(4, 1 << 16, 1, cache, F32).bytes();
-        let four = Variant::RowMajor.work(4, 1 << 16, 4, cache, F32).bytes();
+        let one = Variant::RowMajor
+            .work(Shape::new(4, 1 << 16, F32), 1, cache)
+            .bytes();
+        let four = Variant::RowMajor
+            .work(Shape::new(4, 1 << 16, F32), 4, cache)
+            .bytes();
         assert_eq!(four / (4.0 * one), 1.6);
     }
 
@@ -313,7 +328,7 @@ mod tests {
         use crate::kernels::work::Demand;
         // Rows that overflow a 1 MiB cache: three reads from below, one
         // store and its write-allocate read per update.
-        let w = Variant::RowMajor.work(8, 1 << 20, 2, 1048576.0, F32);
+        let w = Variant::RowMajor.work(Shape::new(8, 1 << 20, F32), 2, 1048576.0);
         let updates = (8 * ((1 << 20) - 2) * 2) as f64;
         let traffic = w
             .demands
@@ -353,7 +368,7 @@ mod tests {
         // (4·4096 − 2)·4 B; left and right (8 B less the halo's share)
         // from L1. A 512-wide tile shrinks the window to the tile.
         let windows = |v: Variant| {
-            v.work(16, 4096, 2, 32.0 * 1048576.0, F32)
+            v.work(Shape::new(16, 4096, F32), 2, 32.0 * 1048576.0)
                 .demands
                 .iter()
                 .filter_map(|d| match d {
@@ -378,16 +393,16 @@ mod tests {
         let cache = 32.0 * 1048576.0;
         assert_eq!(
             Variant::RowMajor
-                .described(16, 4096, 2, cache, F32)
+                .described(Shape::new(16, 4096, F32), 2, cache)
                 .segments_per_thread(),
             None
         );
         // 16 rows of 4094 updates in tiles of 512: 128 runs of 2 KiB
         // (512 f32 of the new grid, the narrowest stream).
-        let tiled = Variant::Tiled(512).described(16, 4096, 2, cache, F32);
+        let tiled = Variant::Tiled(512).described(Shape::new(16, 4096, F32), 2, cache);
         assert_eq!(tiled.segments_per_thread(), Some((128.0, 2048.0)));
         // A tile as wide as the row is the row-major sweep.
-        let whole = Variant::Tiled(4096).described(16, 4096, 2, cache, F32);
+        let whole = Variant::Tiled(4096).described(Shape::new(16, 4096, F32), 2, cache);
         assert_eq!(whole.segments_per_thread(), None);
     }
 }

@@ -74,7 +74,7 @@ use models::kernel::Precision;
 use models::profile::Profile;
 use serde::Serialize;
 
-use crate::kernels::stencil::Variant as Sweep;
+use crate::kernels::stencil::{Shape, Variant as Sweep};
 use crate::kernels::work;
 use crate::machine::Machine;
 
@@ -229,7 +229,8 @@ pub fn predict(profile: &Profile, s: &Setup) -> Result<Prediction, Missing> {
     let machine = Machine::new(profile);
     let ranks = s.ranks_per_host.max(1);
     let cache = machine.largest_cache_bytes()?;
-    let work = Sweep::RowMajor.work(ry, rx + 2, ranks, cache, Precision::F64);
+    let shape = Shape::new(ry, rx + 2, Precision::F64);
+    let work = Sweep::RowMajor.work(shape, ranks, cache);
     let sweep = work::predict(&work, &machine, ranks)?;
     let level = machine.holding_level_name(ws, ranks).to_string();
     let update_s = sweep.seconds / (ry * rx) as f64;
