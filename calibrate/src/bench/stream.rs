@@ -63,7 +63,7 @@ use models::stats::{Better, Sample, Summary as Stats};
 use models::units::binary_bytes;
 use models::Estimate;
 
-use super::{noisy_points_note, sample, size_grid, Bench, Context, NamedSize, Outcome};
+use super::{noisy_points_note, sample, size_grid, Bench, Context, Outcome};
 use crate::config::RESIDENT_FACTOR;
 use crate::kernels::stream::{run, words_for_all, Kernel};
 use crate::kernels::Isa;
@@ -74,8 +74,11 @@ use crate::timer::{measure, Plan};
 mod edge;
 mod report;
 mod restarts;
+mod sweep;
 use report::{bound_warnings, dram_headlines, dram_table, memory_levels, section};
 use restarts::measure_restarts;
+use sweep::sweep;
+pub use sweep::DRAM_BURSTS;
 
 /// Smallest per-thread working set of the sweep, bytes.
 pub const FIRST_BYTES: u64 = 16 << 10;
@@ -168,7 +171,18 @@ pub fn measure_size(
     plan: &Plan,
 ) -> Result<Vec<KernelPoint>> {
     let regions = regions(team, per_thread_bytes, pages)?;
-    let rates = rates_in(team, &regions, per_thread_bytes, kernels, plan)?;
+    points_in(team, &regions, per_thread_bytes, kernels, plan)
+}
+
+/// [`rates_in`] as one point per kernel.
+fn points_in(
+    team: &Team,
+    regions: &[Mutex<Region>],
+    per_thread_bytes: u64,
+    kernels: &[Kernel],
+    plan: &Plan,
+) -> Result<Vec<KernelPoint>> {
+    let rates = rates_in(team, regions, per_thread_bytes, kernels, plan)?;
     Ok(kernels
         .iter()
         .zip(rates)
@@ -333,7 +347,7 @@ impl Bench for Stream {
 
         // Levels: caches from their plateaus, DRAM from its point; the
         // last cache as far as streaming sees it.
-        let caches = streaming_caches(ctx, &mut out, caches, &sweeps[0], &dram);
+        let caches = edge::caches_with_edge(ctx, &mut out, caches, &sweeps[0], &dram);
         let mut levels = Vec::new();
         for (sweep, team) in sweeps.iter().zip(&teams) {
             levels.extend(plateaus(ctx, &caches, sweep, team.threads()));
@@ -352,163 +366,5 @@ impl Bench for Stream {
         )));
         out.table = dram_table(ctx, &dram, dram_total);
         Ok(out)
-    }
-}
-
-/// `caches` with the edge one thread's loads show beyond the last of them
-/// ([`edge::streaming_edge`], [`edge::with_streaming_edge`]), said in a
-/// note when it moves or adds a level.
-fn streaming_caches(
-    ctx: &Context,
-    out: &mut Outcome,
-    caches: Vec<NamedSize>,
-    one_thread: &[KernelPoint],
-    dram: &[&KernelPoint],
-) -> Vec<NamedSize> {
-    let loads: Vec<(f64, f64)> = one_thread
-        .iter()
-        .filter(|p| p.kernel == Kernel::Load)
-        .map(|p| (p.per_thread_bytes as f64, p.best()))
-        .collect();
-    let dram_bw = dram
-        .iter()
-        .find(|p| p.threads == 1 && p.kernel == Kernel::Load)
-        .map(|p| p.best());
-    let (Some((last, size)), Some(dram_bw)) = (caches.last(), dram_bw) else {
-        return caches;
-    };
-    let Some(edge) = edge::streaming_edge(&loads, *size, dram_bw) else {
-        return caches;
-    };
-    let os_levels: Vec<u32> = ctx
-        .sys
-        .caches
-        .iter()
-        .filter(|c| c.reported.kind != "Instruction")
-        .map(|c| c.reported.level)
-        .collect();
-    let sized = edge::with_streaming_edge(&caches, &os_levels, edge);
-    out.notes.push(format!(
-        "one thread's loads leave the last cache at {} per thread, where the pointer chase left its {last} at {}: {}",
-        binary_bytes(edge),
-        binary_bytes(*size),
-        if sized.len() > caches.len() {
-            format!("{} of that size added", sized[sized.len() - 1].0)
-        } else {
-            format!("{last} sized so")
-        }
-    ));
-    sized
-}
-
-/// Each of `kernels` at every size of `grids`, on each team, in size
-/// order, every point on the start of the team's DRAM-sized regions
-/// (allocated once, from the pool of resident memory, [`crate::mem::pool`],
-/// so no point waits for the host's faults). The DRAM point is also
-/// measured in [`DRAM_BURSTS`] short bursts spread over the team's sweep,
-/// and its timings are pooled with theirs (see [`dram_point`]).
-fn sweep(
-    ctx: &Context,
-    teams: &[&Team],
-    grids: &[Vec<u64>],
-    kernels: &[Kernel],
-) -> Result<Vec<Vec<KernelPoint>>> {
-    let plan = &ctx.config.plan;
-    let bar = ctx
-        .progress
-        .bar("stream", grids.iter().map(|g| g.len() as u64).sum());
-    let mut sweeps = Vec::new();
-    for (team, grid) in teams.iter().zip(grids) {
-        let Some((&top, below)) = grid.split_last() else {
-            continue;
-        };
-        let regions = regions(team, top, Pages::Huge)?;
-        let burst_after = burst_points(below.len());
-        let mut bursts: Vec<Vec<Sample>> = vec![Vec::new(); kernels.len()];
-        let mut points = Vec::new();
-        for (i, &size) in below.iter().enumerate() {
-            bar.set_message(format!(
-                "{} × {}",
-                team.threads(),
-                binary_bytes(size as f64)
-            ));
-            // The plateau points are pooled per level: at most SWEEP_REPS
-            // timings and no re-measuring.
-            let p = plan.with_reps(plan.reps.min(SWEEP_REPS)).without_retry();
-            let rates = rates_in(team, &regions, size, kernels, &p)?;
-            points.extend(
-                kernels
-                    .iter()
-                    .zip(&rates)
-                    .map(|(&k, r)| KernelPoint::new(k, size, team, r)),
-            );
-            if burst_after.contains(&i) {
-                let p = plan.with_reps(BURST_REPS).without_retry();
-                for (b, r) in bursts
-                    .iter_mut()
-                    .zip(rates_in(team, &regions, top, kernels, &p)?)
-                {
-                    b.push(r);
-                }
-            }
-            bar.inc(1);
-        }
-        bar.set_message(format!("{} × {}", team.threads(), binary_bytes(top as f64)));
-        let own = rates_in(team, &regions, top, kernels, plan)?;
-        for ((&kernel, mut b), own) in kernels.iter().zip(bursts).zip(own) {
-            b.push(own);
-            points.push(dram_point(kernel, top, team, &b)?);
-        }
-        bar.inc(1);
-        sweeps.push(points);
-    }
-    bar.finish_and_clear();
-    Ok(sweeps)
-}
-
-/// Short measurements of the DRAM point spread over a team's sweep.
-///
-/// A shared host's memory bandwidth moves within a second: 40 one-thread
-/// triads of 128 MiB back to back (0.2 s each) on the Zen 4 VM read 19.6 to
-/// 27.8 GB/s, where the best of each five in a row read 24.2 to 27.8. A
-/// DRAM figure whose timings all come from one fraction of a second
-/// carries the host's state of that moment; spread over the sweep, its
-/// capability estimate describes the run.
-pub const DRAM_BURSTS: usize = 3;
-
-/// Kept timings of one DRAM burst.
-const BURST_REPS: usize = 5;
-
-/// The indexes of the `points` sizes below the DRAM one after which a
-/// DRAM burst runs: [`DRAM_BURSTS`] of them, evenly spread (fewer when the
-/// sweep has fewer points).
-fn burst_points(points: usize) -> Vec<usize> {
-    let mut at: Vec<usize> = (1..=DRAM_BURSTS)
-        .map(|k| k * points / (DRAM_BURSTS + 1))
-        .filter(|&i| i < points)
-        .collect();
-    at.dedup();
-    at
-}
-
-/// The DRAM point of `kernel`: its bursts' timings and its own (the last
-/// of `timings`) pooled, the disturbed ones counted
-/// ([`super::bursts::pool`]; a burst too disturbed to be trusted is left
-/// out).
-fn dram_point(kernel: Kernel, top: u64, team: &Team, timings: &[Sample]) -> Result<KernelPoint> {
-    let (pooled, _) = super::bursts::pool(timings, |_| true)?;
-    Ok(KernelPoint::new(kernel, top, team, &pooled))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn bursts_spread_evenly_over_the_sweep() {
-        assert_eq!(burst_points(13), vec![3, 6, 9]);
-        assert_eq!(burst_points(4), vec![1, 2, 3]);
-        assert_eq!(burst_points(2), vec![0, 1]);
-        assert!(burst_points(0).is_empty());
     }
 }

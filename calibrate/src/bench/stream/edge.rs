@@ -19,7 +19,11 @@
 //! level the OS reports when the chase did not find it
 //! ([`with_streaming_edge`]). No level the OS does not report is made up.
 
-use crate::bench::NamedSize;
+use models::units::binary_bytes;
+
+use super::KernelPoint;
+use crate::bench::{Context, NamedSize, Outcome};
+use crate::kernels::stream::Kernel;
 
 /// A plateau is a cache level only when its bandwidth is at least this
 /// many times DRAM's: the steps between levels are larger (L3 to DRAM is
@@ -76,6 +80,53 @@ pub fn with_streaming_edge(caches: &[NamedSize], os_levels: &[u32], edge: f64) -
         (_, None) => {}
     }
     out
+}
+
+/// `caches` with the edge one thread's loads show beyond the last of them
+/// ([`streaming_edge`], [`with_streaming_edge`]), said in a note when it
+/// moves or adds a level. `one_thread` is the one-thread sweep, `dram`
+/// the DRAM points.
+pub(super) fn caches_with_edge(
+    ctx: &Context,
+    out: &mut Outcome,
+    caches: Vec<NamedSize>,
+    one_thread: &[KernelPoint],
+    dram: &[&KernelPoint],
+) -> Vec<NamedSize> {
+    let loads: Vec<(f64, f64)> = one_thread
+        .iter()
+        .filter(|p| p.kernel == Kernel::Load)
+        .map(|p| (p.per_thread_bytes as f64, p.best()))
+        .collect();
+    let dram_bw = dram
+        .iter()
+        .find(|p| p.threads == 1 && p.kernel == Kernel::Load)
+        .map(|p| p.best());
+    let (Some((last, size)), Some(dram_bw)) = (caches.last(), dram_bw) else {
+        return caches;
+    };
+    let Some(edge) = streaming_edge(&loads, *size, dram_bw) else {
+        return caches;
+    };
+    let os_levels: Vec<u32> = ctx
+        .sys
+        .caches
+        .iter()
+        .filter(|c| c.reported.kind != "Instruction")
+        .map(|c| c.reported.level)
+        .collect();
+    let sized = with_streaming_edge(&caches, &os_levels, edge);
+    out.notes.push(format!(
+        "one thread's loads leave the last cache at {} per thread, where the pointer chase left its {last} at {}: {}",
+        binary_bytes(edge),
+        binary_bytes(*size),
+        if sized.len() > caches.len() {
+            format!("{} of that size added", sized[sized.len() - 1].0)
+        } else {
+            format!("{last} sized so")
+        }
+    ));
+    sized
 }
 
 #[cfg(test)]

@@ -1,0 +1,119 @@
+//! The STREAM sweep of each team: every kernel at every working set, on
+//! regions made once at the DRAM size, with the DRAM point measured in
+//! bursts spread over the sweep and pooled.
+
+use anyhow::Result;
+use models::stats::Sample;
+use models::units::binary_bytes;
+
+use super::{points_in, rates_in, regions, KernelPoint, SWEEP_REPS};
+use crate::bench::{bursts, Context};
+use crate::kernels::stream::Kernel;
+use crate::mem::Pages;
+use crate::pin::Team;
+
+/// Each of `kernels` at every size of `grids`, on each team, in size
+/// order, every point on the start of the team's DRAM-sized regions
+/// (allocated once, from the pool of resident memory, [`crate::mem::pool`],
+/// so no point waits for the host's faults). The DRAM point is also
+/// measured in [`DRAM_BURSTS`] short bursts spread over the team's sweep,
+/// and its timings are pooled with theirs (see [`dram_point`]).
+pub(super) fn sweep(
+    ctx: &Context,
+    teams: &[&Team],
+    grids: &[Vec<u64>],
+    kernels: &[Kernel],
+) -> Result<Vec<Vec<KernelPoint>>> {
+    let plan = &ctx.config.plan;
+    let bar = ctx
+        .progress
+        .bar("stream", grids.iter().map(|g| g.len() as u64).sum());
+    let mut sweeps = Vec::new();
+    for (team, grid) in teams.iter().zip(grids) {
+        let Some((&top, below)) = grid.split_last() else {
+            continue;
+        };
+        let regions = regions(team, top, Pages::Huge)?;
+        let burst_after = burst_points(below.len());
+        let mut bursts: Vec<Vec<Sample>> = vec![Vec::new(); kernels.len()];
+        let mut points = Vec::new();
+        for (i, &size) in below.iter().enumerate() {
+            bar.set_message(format!(
+                "{} × {}",
+                team.threads(),
+                binary_bytes(size as f64)
+            ));
+            // The plateau points are pooled per level: at most SWEEP_REPS
+            // timings and no re-measuring.
+            let p = plan.with_reps(plan.reps.min(SWEEP_REPS)).without_retry();
+            points.extend(points_in(team, &regions, size, kernels, &p)?);
+            if burst_after.contains(&i) {
+                let p = plan.with_reps(BURST_REPS).without_retry();
+                for (b, r) in bursts
+                    .iter_mut()
+                    .zip(rates_in(team, &regions, top, kernels, &p)?)
+                {
+                    b.push(r);
+                }
+            }
+            bar.inc(1);
+        }
+        bar.set_message(format!("{} × {}", team.threads(), binary_bytes(top as f64)));
+        let own = rates_in(team, &regions, top, kernels, plan)?;
+        for ((&kernel, mut b), own) in kernels.iter().zip(bursts).zip(own) {
+            b.push(own);
+            points.push(dram_point(kernel, top, team, &b)?);
+        }
+        bar.inc(1);
+        sweeps.push(points);
+    }
+    bar.finish_and_clear();
+    Ok(sweeps)
+}
+
+/// Short measurements of the DRAM point spread over a team's sweep.
+///
+/// A shared host's memory bandwidth moves within a second: 40 one-thread
+/// triads of 128 MiB back to back (0.2 s each) on the Zen 4 VM read 19.6 to
+/// 27.8 GB/s, where the best of each five in a row read 24.2 to 27.8. A
+/// DRAM figure whose timings all come from one fraction of a second
+/// carries the host's state of that moment; spread over the sweep, its
+/// capability estimate describes the run.
+pub const DRAM_BURSTS: usize = 3;
+
+/// Kept timings of one DRAM burst.
+const BURST_REPS: usize = 5;
+
+/// The indexes of the `points` sizes below the DRAM one after which a
+/// DRAM burst runs: [`DRAM_BURSTS`] of them, evenly spread (fewer when the
+/// sweep has fewer points).
+fn burst_points(points: usize) -> Vec<usize> {
+    let mut at: Vec<usize> = (1..=DRAM_BURSTS)
+        .map(|k| k * points / (DRAM_BURSTS + 1))
+        .filter(|&i| i < points)
+        .collect();
+    at.dedup();
+    at
+}
+
+/// The DRAM point of `kernel`: its bursts' timings and its own (the last
+/// of `timings`) pooled, the disturbed ones counted
+/// ([`bursts::pool`]; a burst too disturbed to be trusted is left
+/// out).
+fn dram_point(kernel: Kernel, top: u64, team: &Team, timings: &[Sample]) -> Result<KernelPoint> {
+    let (pooled, _) = bursts::pool(timings, |_| true)?;
+    Ok(KernelPoint::new(kernel, top, team, &pooled))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bursts_spread_evenly_over_the_sweep() {
+        assert_eq!(burst_points(13), vec![3, 6, 9]);
+        assert_eq!(burst_points(4), vec![1, 2, 3]);
+        assert_eq!(burst_points(2), vec![0, 1]);
+        assert!(burst_points(0).is_empty());
+    }
+}
