@@ -20,7 +20,9 @@
 //!   t_crit of the lecture (§4.5), and the profile's `t_crit_s`, which
 //!   pools this benchmark's rounds on all threads with bursts of them taken
 //!   before every benchmark ahead of it ([`probe`], [`super::bursts`]): the
-//!   line's migration moves with the host's placement of the vCPUs. A mutex
+//!   line's migration moves with the host's placement of the vCPUs (so do
+//!   the other kinds a prediction reads, whose all-thread points pool their
+//!   bursts alike: [`Kind::BURSTS`]). A mutex
 //!   gives no such figure: a releasing thread often takes it again before
 //!   the waiter, which it may have to wake, gets the line, so its time per
 //!   operation mixes hand-offs and re-acquisitions in a share the scheduler
@@ -111,6 +113,17 @@ impl Kind {
         Kind::MutexSpread,
     ];
 
+    /// The kinds whose all-thread point is sampled in bursts over the run
+    /// ([`probe`]): those a prediction reads (`predict`'s lock and
+    /// migration terms) and the ticket lock of t_crit.
+    pub const BURSTS: [Kind; 5] = [
+        Kind::Mutex,
+        Kind::MutexEmpty,
+        Kind::Spin,
+        Kind::Ticket,
+        Kind::MutexSpread,
+    ];
+
     /// "mutex", "mutex_empty", "spin", "ticket", "fetch_add", "mutex_spread".
     pub fn name(self) -> &'static str {
         match self {
@@ -181,35 +194,40 @@ fn round_duration(ctx: &Context) -> Duration {
     }
 }
 
-/// A burst of the ticket lock on all the run's CPUs, taken before each
-/// benchmark that runs ahead of this one ([`super::bursts`]): throughput
-/// samples, op/s; `None` with fewer than two CPUs.
-pub fn probe(ctx: &Context) -> Result<Option<Sample>> {
+/// A burst of each of [`Kind::BURSTS`] on all the run's CPUs, taken
+/// before each benchmark that runs ahead of this one ([`super::bursts`]):
+/// throughput samples, op/s; none with fewer than two CPUs.
+pub fn probe(ctx: &Context) -> Result<Vec<(Kind, Sample)>> {
     let cpus = &ctx.config.cpus;
     if cpus.len() < 2 {
-        return Ok(None);
+        return Ok(Vec::new());
     }
     let (steps, _) = critical_steps(ctx)?;
-    let plan = &ctx.config.plan;
-    throughput(
-        Kind::Ticket,
-        cpus.len(),
-        cpus,
-        steps,
-        round_duration(ctx),
-        plan,
-    )
-    .map(Some)
+    Kind::BURSTS
+        .into_iter()
+        .map(|kind| {
+            let s = throughput(
+                kind,
+                cpus.len(),
+                cpus,
+                steps,
+                round_duration(ctx),
+                &ctx.config.plan,
+            )?;
+            Ok((kind, s))
+        })
+        .collect()
 }
 
-/// The ticket lock's bursts with this benchmark's own last, pooled
-/// ([`super::bursts::pool`]): bursts whose t_crit falls below half the
-/// run's one-way core-to-core latency `line_s` ran on one core's siblings
-/// and are left out ([`t_crit_below_transfer`]).
-fn pool_ticket(bursts: &[Sample], line_s: Option<f64>) -> Result<(Sample, usize)> {
+/// A kind's bursts with this benchmark's own last, pooled
+/// ([`super::bursts::pool`]), and how many were left out: unreliable
+/// ones, and ticket-lock bursts whose t_crit falls below half the run's
+/// one-way core-to-core latency `line_s`, which ran on one core's siblings
+/// ([`t_crit_below_transfer`]).
+fn pool_bursts(kind: Kind, bursts: &[Sample], line_s: Option<f64>) -> Result<(Sample, usize)> {
     pool(bursts, |b| {
         let t_crit = 1.0 / b.summary().capability(Better::Higher).point;
-        line_s.is_none_or(|l| t_crit_below_transfer(t_crit, l).is_none())
+        kind != Kind::Ticket || line_s.is_none_or(|l| t_crit_below_transfer(t_crit, l).is_none())
     })
 }
 
@@ -273,15 +291,25 @@ fn measure_kind(
 ) -> Result<(LockKindResult, String)> {
     let cpus = &ctx.config.cpus;
     let p = cpus.len();
+    let line_s = ctx.known.summary.core_to_core_latency_s;
     let mut pts = Vec::new();
-    let mut own = None;
     for &t in counts {
         bar.set_message(format!("{} × {t}", kind.name()));
-        let s = throughput(kind, t, cpus, steps, duration, &ctx.config.plan)?;
-        pts.push((t, s.summary()));
-        if t == p {
-            own = Some(s);
+        let mut s = throughput(kind, t, cpus, steps, duration, &ctx.config.plan)?;
+        let bursts = ctx.bursts.lock(kind);
+        if t == p && p > 1 && !bursts.is_empty() {
+            let all: Vec<Sample> = bursts.iter().cloned().chain([s]).collect();
+            let left_out;
+            (s, left_out) = pool_bursts(kind, &all, line_s)?;
+            out.notes.push(format!(
+                "{} on {p} threads: {} burst(s) spread over the run, {} pooled, {left_out} left out (unreliable{})",
+                kind.name(),
+                all.len(),
+                all.len() - left_out,
+                if kind == Kind::Ticket { ", or on one core's siblings" } else { "" },
+            ));
         }
+        pts.push((t, s.summary()));
         bar.inc(1);
     }
     let at = |t: usize| {
@@ -291,29 +319,14 @@ fn measure_kind(
             .expect("measured")
     };
     let sat = at(p);
-    let line_s = ctx.known.summary.core_to_core_latency_s;
-    // t_crit: the ticket lock's pools the bursts spread over the run.
-    let pooled = match own {
-        Some(own) if kind == Kind::Ticket && p > 1 => {
-            let bursts: Vec<Sample> = ctx.bursts.ticket.iter().cloned().chain([own]).collect();
-            let (pooled, left_out) = pool_ticket(&bursts, line_s)?;
-            out.notes.push(format!(
-                "t_crit: {} burst(s) of the ticket lock spread over the run, {} pooled, {left_out} left out (unreliable, or on one core's siblings)",
-                bursts.len(),
-                bursts.len() - left_out
-            ));
-            pooled.summary()
-        }
-        _ => sat.clone(),
-    };
-    let t_crit = pooled.capability(Better::Higher).map(|x| 1.0 / x);
+    let t_crit = sat.capability(Better::Higher).map(|x| 1.0 / x);
     let t_work = (1.0 / best(at(1)) - t_crit.point).max(0.0);
     out.warnings.extend(noisy_warning(
         &format!("{} throughput with {p} thread(s)", kind.name()),
         sat,
     ));
     if kind == Kind::Ticket {
-        headline(out, "t_crit_s", &pooled, t_crit.point);
+        headline(out, "t_crit_s", sat, t_crit.point);
         if let Some(why) = line_s.and_then(|l| t_crit_below_transfer(t_crit.point, l)) {
             withdraw(out, "t_crit_s", why);
         }
@@ -427,11 +440,15 @@ mod tests {
         // Throughputs, op/s: t_crit 62 ns, 18 ns (siblings), 70 ns.
         let b = |ops: f64| Sample::new(vec![ops * 0.98, ops, ops * 1.01]).unwrap();
         let bursts = [b(1.0 / 62e-9), b(1.0 / 18e-9), b(1.0 / 70e-9)];
-        let (pooled, left_out) = pool_ticket(&bursts, Some(60e-9)).unwrap();
+        let (pooled, left_out) = pool_bursts(Kind::Ticket, &bursts, Some(60e-9)).unwrap();
         assert_eq!((pooled.values().len(), left_out), (6, 1));
         let t_crit = 1.0 / pooled.summary().capability(Better::Higher).point;
         assert!(t_crit > 55e-9 && t_crit < 72e-9, "{t_crit}");
-        assert_eq!(pool_ticket(&bursts, None).unwrap().1, 0);
+        assert_eq!(pool_bursts(Kind::Ticket, &bursts, None).unwrap().1, 0);
+        // A mutex's fast state is a state of the machine, not a misplaced
+        // burst: every kind but the ticket lock keeps all its bursts.
+        let (pooled, left_out) = pool_bursts(Kind::Mutex, &bursts, Some(60e-9)).unwrap();
+        assert_eq!((pooled.values().len(), left_out), (9, 0));
     }
 
     #[test]

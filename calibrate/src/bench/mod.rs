@@ -55,7 +55,7 @@ pub struct Context {
     pub known: Profile,
     /// Progress bars (drawn only on a terminal).
     pub progress: Progress,
-    /// Bursts of the core-to-core ping-pong and of the ticket lock taken
+    /// Bursts of the core-to-core ping-pong and of the contended locks taken
     /// before each benchmark that runs ahead of `c2c` and `lock`, which
     /// pool them with their own.
     pub bursts: bursts::Bursts,
