@@ -36,6 +36,20 @@
 //!    log latency) sits at the capacity whether the step is sharp or
 //!    gradual. The last plateau is main memory if it reaches the end of the
 //!    curve; a curve that still rises at its end has not reached DRAM.
+//! 6. When the OS reports the data caches and the curve shows more caches
+//!    than that, a step that matches no reported size is not a level: on
+//!    the Zen 4 VM (32 KiB, 1 MiB, 32 MiB reported) one curve held a
+//!    plateau of 3.8 ns up to 256 KiB, then rose gently to 6 ns at 1 MiB,
+//!    which the fit took for a level of its own, with a step at 340 kB.
+//!    Such a step (more than [`UNREPORTED_FACTOR`] from every reported
+//!    size, and below the largest) is dropped and its plateau joined to
+//!    the next one, the farthest first, until the counts agree or none is
+//!    left. The last cache's step (to DRAM, or to the unfinished end)
+//!    always stays, a step beyond every reported cache stays (the OS may
+//!    not report them all), and fewer caches than reported are left alone:
+//!    a level the curve does not show is not made up (the OS may report
+//!    the host's cache: 260 MB of L3 on the Xeon VM, whose curve shows
+//!    none).
 //!
 //! A level's latency is the median of the measured latencies on its plateau,
 //! with the distribution-free 95% interval of `models::stats`.
@@ -76,6 +90,11 @@ pub const SAME_LEVEL_RATIO: f64 = 1.3;
 /// are isolated, a second level is not.
 pub const MAX_OFF_LEVEL_SHARE_INV: usize = 5;
 
+/// A step further than this factor from every cache size the OS reports
+/// matches none of them (step 6): detected capacities land within it of
+/// the real ones (the half-way crossing sits at the capacity).
+pub const UNREPORTED_FACTOR: f64 = 2.0;
+
 /// One measured point of the curve.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Point {
@@ -102,6 +121,10 @@ pub struct Detection {
     pub fit: SegmentedFit,
     /// Working sets of the isolated spikes left out of the fit.
     pub spikes_bytes: Vec<f64>,
+    /// Capacities of the steps dropped because the OS reports fewer
+    /// caches (step 6 of the [module docs](self)).
+    #[serde(default)]
+    pub unreported_steps_bytes: Vec<f64>,
 }
 
 impl Detection {
@@ -284,8 +307,55 @@ fn plateau_ranges(fit: &SegmentedFit, pts: &[Point]) -> Vec<(usize, usize)> {
     merged
 }
 
+/// The step after plateau `i` of `merged`, which has a next one: its
+/// [`capacity`].
+fn step_bytes(pts: &[Point], merged: &[(usize, usize)], i: usize) -> f64 {
+    let (here, next) = (merged[i], merged[i + 1]);
+    let latencies = (median_latency(pts, &here), median_latency(pts, &next));
+    capacity(pts, here.1, Some((latencies.0, latencies.1, next.0)))
+}
+
+/// Joins plateaus while the caches among them (all but a last one that
+/// reaches DRAM) are more than the `reported` sizes: each time the step
+/// between two caches that matches no reported size and is farthest from
+/// them in log₂ size goes (step 6 of the [module docs](self)). Returns the
+/// plateaus and the sizes of the steps dropped.
+fn join_unreported(
+    pts: &[Point],
+    mut merged: Vec<(usize, usize)>,
+    reaches_end: bool,
+    reported: &[f64],
+) -> (Vec<(usize, usize)>, Vec<f64>) {
+    let miss = |size: f64| {
+        reported
+            .iter()
+            .map(|r| (size / r).log2().abs())
+            .fold(f64::INFINITY, f64::min)
+    };
+    let largest = reported.iter().copied().fold(0.0, f64::max);
+    let mut dropped = Vec::new();
+    loop {
+        let caches = merged.len() - usize::from(reaches_end);
+        if caches <= reported.len() {
+            return (merged, dropped);
+        }
+        let worst = (0..caches - 1)
+            .map(|i| (i, step_bytes(pts, &merged, i)))
+            .filter(|&(_, size)| size < largest && miss(size) > UNREPORTED_FACTOR.log2())
+            .max_by(|a, b| miss(a.1).total_cmp(&miss(b.1)));
+        let Some((i, size)) = worst else {
+            return (merged, dropped);
+        };
+        merged[i].1 = merged[i + 1].1;
+        merged.remove(i + 1);
+        dropped.push(size);
+    }
+}
+
 /// Detects the levels of `points` (any order); see the [module docs](self).
-pub fn detect(points: &[Point]) -> Result<Detection, DetectError> {
+/// `reported`: the sizes of the data caches the OS reports (empty when
+/// unknown), which only ever remove a step (step 6).
+pub fn detect(points: &[Point], reported: &[f64]) -> Result<Detection, DetectError> {
     let (pts, spikes_bytes) = without_spikes(points)?;
     let x: Vec<f64> = pts.iter().map(|p| p.size_bytes.log2()).collect();
     let y: Vec<f64> = pts.iter().map(|p| p.latency_s.ln()).collect();
@@ -303,6 +373,7 @@ pub fn detect(points: &[Point]) -> Result<Detection, DetectError> {
     }
 
     let reaches_end = merged.last().is_some_and(|r| r.1 == pts.len());
+    let (merged, unreported_steps_bytes) = join_unreported(&pts, merged, reaches_end, reported);
     let n_caches = if reaches_end {
         merged.len() - 1
     } else {
@@ -336,6 +407,7 @@ pub fn detect(points: &[Point]) -> Result<Detection, DetectError> {
         dram,
         fit,
         spikes_bytes,
+        unreported_steps_bytes,
     })
 }
 
@@ -387,7 +459,7 @@ mod tests {
             512.0 * 1048576.0,
             3.0,
         );
-        let d = detect(&pts).unwrap();
+        let d = detect(&pts, &[]).unwrap();
         let sizes: Vec<f64> = d.caches.iter().map(|c| c.size_bytes.unwrap()).collect();
         assert_eq!(sizes.len(), 3, "{sizes:?}");
         for (got, want) in sizes
@@ -400,6 +472,56 @@ mod tests {
         assert!((dram.latency_s.point - 110e-9).abs() < 5e-9);
         assert_eq!(d.caches[0].name, "L1");
         assert!(d.largest_cache().unwrap() > 20.0 * 1048576.0);
+    }
+
+    #[test]
+    fn a_step_the_os_does_not_report_is_joined_to_the_next_level() {
+        const KIB: f64 = 1024.0;
+        const MIB: f64 = 1048576.0;
+        let pts = staircase(
+            &[
+                (32.0 * KIB, 1.1),
+                (256.0 * KIB, 3.8),
+                (MIB, 5.5),
+                (32.0 * MIB, 14.0),
+            ],
+            110.0,
+            512.0 * MIB,
+            4.0,
+        );
+        let sizes = |d: &Detection| -> Vec<f64> {
+            d.caches.iter().map(|c| c.size_bytes.unwrap()).collect()
+        };
+        let bare = detect(&pts, &[]).unwrap();
+        assert_eq!(bare.caches.len(), 4, "{:?}", sizes(&bare));
+        assert!(bare.unreported_steps_bytes.is_empty());
+
+        let d = detect(&pts, &[32.0 * KIB, MIB, 32.0 * MIB]).unwrap();
+        let got = sizes(&d);
+        assert_eq!(got.len(), 3, "{got:?}");
+        for (got, want) in got.iter().zip([32.0 * KIB, MIB, 32.0 * MIB]) {
+            assert!(got / want < 1.5 && want / got < 1.5, "{got} vs {want}");
+        }
+        assert_eq!(d.caches[1].name, "L2");
+        assert_eq!(d.caches[2].name, "L3");
+        // The joined level spans both plateaus; its latency is theirs.
+        assert!(d.caches[1].from_bytes < 64.0 * KIB && d.caches[1].to_bytes > 512.0 * KIB);
+        let l2 = d.caches[1].latency_s.point;
+        assert!(l2 > 3.5e-9 && l2 < 5.8e-9, "{l2}");
+        let [step] = d.unreported_steps_bytes[..] else {
+            panic!("{:?}", d.unreported_steps_bytes);
+        };
+        assert!(step > 180.0 * KIB && step < 360.0 * KIB, "{step}");
+        assert_eq!(d.dram, bare.dram);
+
+        // Steps beyond every reported cache stay (the OS may not report
+        // them all), and so do caches the OS reports more of.
+        assert_eq!(detect(&pts, &[32.0 * KIB]).unwrap().caches.len(), 4);
+        assert_eq!(detect(&pts, &[32.0 * KIB; 5]).unwrap().caches.len(), 4);
+        // A step near a reported size is a level, however many there are.
+        let near = detect(&pts, &[32.0 * KIB, 300.0 * KIB, 32.0 * MIB]).unwrap();
+        assert_eq!(sizes(&near).len(), 3);
+        assert!(near.unreported_steps_bytes[0] > 700.0 * KIB);
     }
 
     #[test]
@@ -434,7 +556,7 @@ mod tests {
                 latency_s: 5e-9 * 2f64.powi(k),
             });
         }
-        let d = detect(&pts).unwrap();
+        let d = detect(&pts, &[]).unwrap();
         assert!(d.dram.is_none());
         assert_eq!(d.caches.len(), 2);
     }
@@ -449,7 +571,7 @@ mod tests {
         );
         let i = pts.iter().position(|p| p.size_bytes == 262144.0).unwrap();
         pts[i].latency_s *= 20.0;
-        let d = detect(&pts).unwrap();
+        let d = detect(&pts, &[]).unwrap();
         assert_eq!(d.spikes_bytes, [262144.0]);
         assert_eq!(d.caches.len(), 2);
     }
@@ -462,13 +584,13 @@ mod tests {
                 latency_s: 1e-9,
             })
             .collect();
-        assert_eq!(detect(&flat).unwrap_err(), DetectError::NoTransition);
+        assert_eq!(detect(&flat, &[]).unwrap_err(), DetectError::NoTransition);
         assert_eq!(
-            detect(&flat[..3]).unwrap_err(),
+            detect(&flat[..3], &[]).unwrap_err(),
             DetectError::TooFewPoints(3)
         );
         let mut bad = flat.clone();
         bad[2].latency_s = -1.0;
-        assert!(matches!(detect(&bad), Err(DetectError::BadPoint(_))));
+        assert!(matches!(detect(&bad, &[]), Err(DetectError::BadPoint(_))));
     }
 }

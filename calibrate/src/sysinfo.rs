@@ -95,6 +95,21 @@ impl SysInfo {
         }
     }
 
+    /// Sizes of the data and unified caches the OS reports, bytes, nearest
+    /// first.
+    pub fn data_cache_sizes(&self) -> Vec<f64> {
+        let mut caches: Vec<&OsCache> = self
+            .caches
+            .iter()
+            .filter(|c| c.reported.kind != "Instruction")
+            .collect();
+        caches.sort_by_key(|c| c.reported.level);
+        caches
+            .iter()
+            .map(|c| c.reported.size_bytes as f64)
+            .collect()
+    }
+
     /// CPUs sharing the OS-reported data or unified cache of `level`, among
     /// `cpus`; 1 when the OS reports no such cache.
     pub fn sharing(&self, level: u32, cpus: &[usize]) -> usize {

@@ -341,7 +341,7 @@ fn level_detection_on_recorded_curves() {
         }
         seen += 1;
         let f: Fixture = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
-        let d = detect(&f.points).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let d = detect(&f.points, &[]).unwrap_or_else(|e| panic!("{name}: {e}"));
         let got: Vec<f64> = d.caches.iter().map(|c| c.size_bytes.unwrap()).collect();
         assert_eq!(
             got.len(),

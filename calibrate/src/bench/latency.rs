@@ -241,7 +241,7 @@ impl Walk<'_> {
     ) -> Result<(Result<Detection>, u32, bool)> {
         // Intermediate detections may fail on a partial curve; only the
         // last one must succeed.
-        let mut detection = detect_on(&self.done, detect_pages);
+        let mut detection = detect_on(&self.done, detect_pages, &self.ctx.sys.data_cache_sizes());
         let mut k_max = *self.done.keys().last().expect("at least one point");
         let mut extra = 0;
         let mut refined = !refine;
@@ -258,7 +258,7 @@ impl Walk<'_> {
                 self.bar.inc_length(1);
                 self.run(next)?;
                 k_max = next;
-                detection = detect_on(&self.done, detect_pages);
+                detection = detect_on(&self.done, detect_pages, &self.ctx.sys.data_cache_sizes());
                 continue;
             }
             if refined {
@@ -280,7 +280,7 @@ impl Walk<'_> {
                 self.done.remove(&k);
                 self.run(k)?;
             }
-            detection = detect_on(&self.done, detect_pages);
+            detection = detect_on(&self.done, detect_pages, &self.ctx.sys.data_cache_sizes());
         }
     }
 }
@@ -365,7 +365,12 @@ fn choose_detection_pages(done: &BTreeMap<u32, Vec<ChasePoint>>, policies: &[Pag
 /// level's latency as the median, over the sizes on its plateau, of the
 /// `pages` curve's capability estimates (low quantiles of the clean
 /// timings; with its 95% interval).
-fn detect_on(done: &BTreeMap<u32, Vec<ChasePoint>>, pages: Pages) -> Result<Detection> {
+/// `reported`: the data caches' sizes the OS reports ([`crate::levels::detect`]).
+fn detect_on(
+    done: &BTreeMap<u32, Vec<ChasePoint>>,
+    pages: Pages,
+    reported: &[f64],
+) -> Result<Detection> {
     let fastest: Vec<Point> = done
         .values()
         .filter_map(|v| {
@@ -377,7 +382,8 @@ fn detect_on(done: &BTreeMap<u32, Vec<ChasePoint>>, pages: Pages) -> Result<Dete
             })
         })
         .collect();
-    let mut d = detect(&fastest).context("detecting the memory levels from the latency curve")?;
+    let mut d =
+        detect(&fastest, reported).context("detecting the memory levels from the latency curve")?;
     let medians: Vec<(f64, f64)> = done
         .values()
         .flatten()

@@ -63,6 +63,13 @@ pub fn outcome(ctx: &Context, sw: &Sweep) -> Outcome {
         ));
     }
     out.notes.extend(compare_with_os(ctx, &sw.detection));
+    if !sw.detection.unreported_steps_bytes.is_empty() {
+        out.notes.push(format!(
+            "the latency curve also steps at {}, where the OS reports no cache ({}): each is taken as part of the next level",
+            list_bytes(&sw.detection.unreported_steps_bytes),
+            list_bytes(&ctx.sys.data_cache_sizes()),
+        ));
+    }
     out.section = Some(Section::Latency(section(ctx, sw, tlb)));
     out.table = table(sw, tlb);
     out
@@ -192,6 +199,12 @@ fn table(sw: &Sweep, tlb: Option<Estimate>) -> String {
         );
     }
     t
+}
+
+/// Sizes as "32 KiB, 1 MiB".
+fn list_bytes(sizes: &[f64]) -> String {
+    let sizes: Vec<String> = sizes.iter().map(|&b| binary_bytes(b).to_string()).collect();
+    sizes.join(", ")
 }
 
 /// Notes on OS-reported data caches that the curve does not show at a
