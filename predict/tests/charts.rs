@@ -12,7 +12,8 @@ use common::*;
 
 use std::path::Path;
 
-use models::profile::Profile;
+use models::profile::{CeilingKernel, ComputeCeiling, Profile};
+use models::Estimate;
 use predict::chart::figure::{LegendEntry, Symbol};
 use predict::chart::layout::{labelled_lines, layout_with, LegendPlace};
 use predict::chart::scene::{convex_intersect, rect_quad, Prim, Scene, TextRole};
@@ -134,6 +135,36 @@ fn one_thread_and_all_precisions() {
 }
 
 /// Every figure the tools draw, from the synthetic inputs.
+/// The synthetic profile with its 4-thread f64 ceilings crowded as on
+/// the Zen 4 VM: an AVX-512 FMA peak 2% under the AVX2 one (one roof on
+/// the chart), a dgemm 9% and a mul+add 14% under them.
+fn crowded() -> Profile {
+    let mut p = profile();
+    let at = |c: &ComputeCeiling| (c.threads, c.fma, c.isa.clone(), c.precision.clone());
+    let fma = p
+        .ceilings
+        .iter()
+        .find(|c| at(c) == (4, true, "avx2".into(), "f64".into()))
+        .unwrap()
+        .clone();
+    let ceiling = |isa: &str, kernel, share: f64| ComputeCeiling {
+        name: format!("{isa} {share}"),
+        isa: isa.into(),
+        kernel,
+        flops: Estimate::exact(fma.flops.point * share),
+        ..fma.clone()
+    };
+    p.ceilings
+        .push(ceiling("avx512", CeilingKernel::Registers, 0.98));
+    p.ceilings.push(ceiling("avx2", CeilingKernel::Dgemm, 0.91));
+    for c in &mut p.ceilings {
+        if at(c) == (4, false, "avx2".into(), "f64".into()) {
+            c.flops = Estimate::exact(fma.flops.point * 0.86);
+        }
+    }
+    p
+}
+
 fn figures() -> Vec<(&'static str, Figure)> {
     let p = profile();
     let d = data(&p, &records(), &f64_only());
@@ -150,7 +181,61 @@ fn figures() -> Vec<(&'static str, Figure)> {
             chart::figure(&data(&p, &[], &Selection::default()), None),
         ),
         ("mountain", mountain::figure(&m, None)),
+        (
+            "roofline with crowded ceilings",
+            chart::figure(&data(&crowded(), &records(), &f64_only()), None),
+        ),
     ]
+}
+
+/// A label crosses a labelled line only on a halo, which hides its own
+/// line alone (`halos_hide_only_their_own_line`): the others run clear of
+/// every labelled line, with a leader when there is no room beside theirs.
+#[test]
+fn annotations_cross_no_labelled_line_but_on_a_halo() {
+    for (name, fig) in figures() {
+        let scene = layout(&fig);
+        let on_halo = |q: &[(f64, f64)]| scene.halos.iter().any(|h| convex_intersect(&h.quad, q));
+        for t in scene.texts().filter(|t| t.role == TextRole::Annotation) {
+            let q = t.quad(0.0);
+            if on_halo(&q) {
+                continue;
+            }
+            for (panel, segments) in scene.segments.iter().enumerate() {
+                let labelled = labelled_lines(&fig.panels[panel]);
+                let crossed: Vec<usize> = segments
+                    .iter()
+                    .filter(|(o, a, b)| labelled.contains(o) && convex_intersect(&q, &[*a, *b]))
+                    .map(|(o, _, _)| *o)
+                    .collect();
+                assert!(
+                    crossed.is_empty(),
+                    "{name}: '{}' crosses the lines {crossed:?}",
+                    t.text
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn ceilings_a_reader_cannot_tell_apart_share_a_roof_and_a_label() {
+    let scene = layout(&chart::figure(
+        &data(&crowded(), &records(), &f64_only()),
+        None,
+    ));
+    let texts: Vec<String> = scene.texts().map(|t| t.text.clone()).collect();
+    for label in [
+        "f64 AVX2 / AVX-512 FMA 220 GFLOP/s",
+        "f64 dgemm 200 GFLOP/s",
+        "f64 AVX2 mul+add 189 GFLOP/s",
+        "ridge 10.0 flop/B",
+    ] {
+        assert!(
+            texts.iter().any(|t| t == label),
+            "'{label}' missing from {texts:?}"
+        );
+    }
 }
 
 #[test]

@@ -218,9 +218,13 @@ pub enum Item {
         hi: Vec<f64>,
         color: Color,
     },
-    /// A vertical line across the panel, optionally labelled at its top.
+    /// A vertical line up from the panel's bottom to `top` (the panel's
+    /// top when `None`), optionally labelled beside it, as near its foot as
+    /// the other marks allow (a Roofline's ridge, away from the ceilings
+    /// that meet at its top).
     VLine {
         x: f64,
+        top: Option<f64>,
         stroke: Stroke,
         label: Option<String>,
     },

@@ -19,6 +19,78 @@ pub const ROOF: Color = Color::rgb(70, 70, 70);
 /// The roofs' 95% intervals: a light grey band.
 pub const BAND: Color = Color::rgb(70, 70, 70).with_alpha(0.16);
 
+/// Compute ceilings closer than this (relative) to the next higher one are
+/// one roof on the chart: 3% is 0.013 of a decade, less than a line's
+/// width at print size, and no label could tell them apart (the Zen 4's
+/// AVX2 and AVX-512 FMA peaks are the same 118 GFLOP/s: its 512-bit FMA
+/// runs as two 256-bit halves).
+const SAME_ROOF: f64 = 0.03;
+
+/// The compute roofs as drawn, highest first: ceilings within
+/// [`SAME_ROOF`] of the highest of their group drawn once, at its value and
+/// interval, labelled with every name ([`joined_names`]).
+fn drawn_computes(computes: &[&CeilingRow]) -> Vec<CeilingRow> {
+    let mut groups: Vec<Vec<&CeilingRow>> = Vec::new();
+    for &c in computes {
+        match groups.last_mut() {
+            Some(g) if c.value >= g[0].value * (1.0 - SAME_ROOF) => g.push(c),
+            _ => groups.push(vec![c]),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|g| {
+            let top = g[0].clone();
+            if g.len() == 1 {
+                return top;
+            }
+            let names: Vec<&str> = g.iter().map(|c| c.name.as_str()).collect();
+            let value = top.label.strip_prefix(top.name.as_str()).unwrap_or("");
+            CeilingRow {
+                label: format!("{}{value}", joined_names(&names)),
+                ..top
+            }
+        })
+        .collect()
+}
+
+/// Names with their common first and last words written once:
+/// ["f64 AVX2 FMA", "f64 AVX-512 FMA"] → "f64 AVX2 / AVX-512 FMA".
+fn joined_names(names: &[&str]) -> String {
+    let words: Vec<Vec<&str>> = names
+        .iter()
+        .map(|n| n.split_whitespace().collect())
+        .collect();
+    let shortest = words.iter().map(Vec::len).min().unwrap_or(0);
+    // Words shared by every name, counted from the start or from the end.
+    let common = |from_end: bool| {
+        let at = |w: &[&str], i: usize| if from_end { w.len() - 1 - i } else { i };
+        (0..shortest)
+            .take_while(|&i| {
+                let first = words[0][at(&words[0], i)];
+                words.iter().all(|w| w[at(w, i)] == first)
+            })
+            .count()
+    };
+    // Every name keeps at least one word of its own.
+    let head = common(false).min(shortest.saturating_sub(1));
+    let tail = common(true).min(shortest.saturating_sub(head + 1));
+    let middles: Vec<String> = words
+        .iter()
+        .map(|w| w[head..w.len() - tail].join(" "))
+        .collect();
+    let first = &words[0];
+    [
+        first[..head].join(" "),
+        middles.join(" / "),
+        first[first.len() - tail..].join(" "),
+    ]
+    .into_iter()
+    .filter(|s| !s.is_empty())
+    .collect::<Vec<_>>()
+    .join(" ")
+}
+
 /// The axes' ranges: (x_min, x_max, y_min, y_max).
 struct Ranges {
     x: (f64, f64),
@@ -117,16 +189,16 @@ fn roofs(d: &RooflineData, bw: &[&CeilingRow], computes: &[&CeilingRow], r: &Ran
             label: Some((c.label.clone(), Along::End)),
         });
     }
-    items.push(Item::Line {
-        points: vec![(d.ridge.ai, r.y.0), (d.ridge.ai, d.ridge.flops)],
+    // The ridge's label goes beside its drop line, away from the ceilings
+    // that crowd the ridge point itself.
+    items.push(Item::VLine {
+        x: d.ridge.ai,
+        top: Some(d.ridge.flops),
         stroke: Stroke::new(ROOF, 0.6, Dash::Dotted),
-        label: None,
+        label: Some(format!("ridge {}", ai_text(d.ridge.ai))),
     });
     items.push(Item::Markers {
-        points: vec![MarkerPoint {
-            label: Some(format!("ridge {}", ai_text(d.ridge.ai))),
-            ..MarkerPoint::at(d.ridge.ai, d.ridge.flops)
-        }],
+        points: vec![MarkerPoint::at(d.ridge.ai, d.ridge.flops)],
         marker: Marker {
             shape: Shape::Diamond,
             color: ROOF,
@@ -240,7 +312,8 @@ fn legend(
 pub fn figure(d: &RooflineData, title: Option<String>) -> Figure {
     let of = |kind| -> Vec<&CeilingRow> { d.ceilings.iter().filter(|c| c.kind == kind).collect() };
     let bw = of(CeilingKind::Bandwidth);
-    let computes = of(CeilingKind::Compute);
+    let drawn = drawn_computes(&of(CeilingKind::Compute));
+    let computes: Vec<&CeilingRow> = drawn.iter().collect();
     let peak = d.ridge.flops;
     let lowest = computes
         .iter()
@@ -267,5 +340,63 @@ pub fn figure(d: &RooflineData, title: Option<String>) -> Figure {
             aspect: 0.68,
             items,
         }],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn compute(name: &str, value: f64) -> CeilingRow {
+        CeilingRow {
+            kind: CeilingKind::Compute,
+            name: name.into(),
+            label: format!("{name} {} GFLOP/s", value / 1e9),
+            value,
+            lo: value * 0.99,
+            hi: value * 1.01,
+            unit: "FLOP/s",
+            threads: 2,
+            ridge_ai: 1.0,
+            method: String::new(),
+        }
+    }
+
+    #[test]
+    fn names_share_their_common_words() {
+        assert_eq!(
+            joined_names(&["f64 AVX2 FMA", "f64 AVX-512 FMA"]),
+            "f64 AVX2 / AVX-512 FMA"
+        );
+        assert_eq!(
+            joined_names(&["f64 dgemm", "f64 AVX2 FMA"]),
+            "f64 dgemm / AVX2 FMA"
+        );
+        assert_eq!(joined_names(&["f64 FMA", "f64 FMA x"]), "f64 FMA / FMA x");
+        assert_eq!(joined_names(&["a", "b", "c"]), "a / b / c");
+    }
+
+    #[test]
+    fn ceilings_a_reader_cannot_tell_apart_are_one_roof() {
+        let rows = [
+            compute("f64 AVX-512 FMA", 118.4e9),
+            compute("f64 AVX2 FMA", 117.9e9),
+            compute("f64 dgemm", 107e9),
+            compute("f64 AVX-512 mul+add", 102e9),
+            compute("f64 scalar FMA", 29.5e9),
+        ];
+        let drawn = drawn_computes(&rows.iter().collect::<Vec<_>>());
+        let labels: Vec<&str> = drawn.iter().map(|c| c.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "f64 AVX-512 / AVX2 FMA 118.4 GFLOP/s",
+                "f64 dgemm 107 GFLOP/s",
+                "f64 AVX-512 mul+add 102 GFLOP/s",
+                "f64 scalar FMA 29.5 GFLOP/s"
+            ]
+        );
+        assert_eq!(drawn[0].value, 118.4e9);
+        assert_eq!(drawn[0].name, "f64 AVX-512 FMA");
     }
 }

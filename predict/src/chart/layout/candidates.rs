@@ -163,10 +163,36 @@ pub(super) fn point_candidates(c: (f64, f64), w: f64, h: f64) -> Vec<Cand> {
     out
 }
 
-pub(super) fn top_candidates(cx: f64, w: f64, h: f64, area: &Rect, beside: bool) -> Vec<Cand> {
+/// Where a column of candidates starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum From {
+    /// At the top, going down (a span's label).
+    Top,
+    /// At the foot, going up: a drop line's label (a Roofline's ridge)
+    /// leaves the crowded top, where the lines it drops from meet, to
+    /// their own labels.
+    Foot,
+}
+
+/// Candidates in rows between `top` (pixels) and the bottom of `area`,
+/// starting at `from`: beside the vertical line at `cx`, right then left
+/// (`beside`), or centred on it (a span's label).
+pub(super) fn column_candidates(
+    cx: f64,
+    top: f64,
+    (w, h): (f64, f64),
+    area: &Rect,
+    beside: bool,
+    from: From,
+) -> Vec<Cand> {
     let mut out = Vec::new();
-    for row in 0..12 {
-        let y0 = area.y0 + GAP + f64::from(row) * (h + GAP);
+    let rows = ((area.y1 - top - GAP) / (h + GAP)).floor().max(0.0) as u32;
+    for i in 0..rows {
+        let row = match from {
+            From::Top => i,
+            From::Foot => rows - 1 - i,
+        };
+        let y0 = top + GAP + f64::from(row) * (h + GAP);
         if beside {
             out.push(flat(Rect::new(cx + GAP, y0, cx + GAP + w, y0 + h)));
             out.push(flat(Rect::new(cx - GAP - w, y0, cx - GAP, y0 + h)));

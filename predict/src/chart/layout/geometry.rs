@@ -1,7 +1,7 @@
 //! Data-to-pixel mapping and clipping of lines and polygons to a plot area.
 
 use crate::chart::figure::{Axis, Scale};
-use crate::chart::scene::Rect;
+use crate::chart::scene::{Quad, Rect};
 
 /// Maps data to pixels in one plot area.
 pub(super) struct Mapper<'a> {
@@ -153,4 +153,40 @@ pub(super) fn union(a: Rect, b: Rect) -> Rect {
         a.x1.max(b.x1),
         a.y1.max(b.y1),
     )
+}
+
+/// Length of the segment a–b inside the convex quadrilateral `q`
+/// (Cyrus–Beck: the segment's parameter range on the inner side of every
+/// edge).
+pub(super) fn length_inside(q: &Quad, a: (f64, f64), b: (f64, f64)) -> f64 {
+    let d = (b.0 - a.0, b.1 - a.1);
+    // Twice the signed area: which side of an edge is inside.
+    let orient: f64 = (0..4)
+        .map(|i| {
+            let (p, r) = (q[i], q[(i + 1) % 4]);
+            p.0 * r.1 - r.0 * p.1
+        })
+        .sum::<f64>()
+        .signum();
+    let (mut t0, mut t1) = (0.0_f64, 1.0_f64);
+    for i in 0..4 {
+        let (p, r) = (q[i], q[(i + 1) % 4]);
+        // Inward normal of edge p–r.
+        let n = (-(r.1 - p.1) * orient, (r.0 - p.0) * orient);
+        let num = n.0 * (a.0 - p.0) + n.1 * (a.1 - p.1);
+        let den = n.0 * d.0 + n.1 * d.1;
+        if den == 0.0 {
+            if num < 0.0 {
+                return 0.0;
+            }
+        } else {
+            let t = -num / den;
+            if den > 0.0 {
+                t0 = t0.max(t);
+            } else {
+                t1 = t1.min(t);
+            }
+        }
+    }
+    (t1 - t0).max(0.0) * (d.0 * d.0 + d.1 * d.1).sqrt()
 }

@@ -3,14 +3,17 @@
 //!
 //! A label may sit across its own line on a white halo (as maps label
 //! roads), but a halo never hides another line: a roof that a label's box
-//! would cut is a roof the reader loses.
+//! would cut is a roof the reader loses. A label with no room beside what
+//! it names (a ceiling between two others closer than a label's height)
+//! goes to the nearest clear spot, joined to its line by a thin leader, as
+//! cartographers' callouts are.
 
-use super::candidates::{line_candidates, point_candidates, top_candidates, Cand};
-use super::geometry::{clip_polyline, Mapper};
-use super::marks::Obstacles;
-use super::{GAP, LABEL_FONT};
+use super::candidates::{column_candidates, flat, line_candidates, point_candidates, Cand, From};
+use super::geometry::{clip_polyline, length_inside, Mapper};
+use super::marks::{line, vline_top, Obstacles};
+use super::{GAP, LABEL_FONT, PT};
 use crate::chart::figure::{Color, Item, Panel};
-use crate::chart::scene::{convex_intersect, rect_quad, Halo, Quad, Rect, Text, TextRole};
+use crate::chart::scene::{convex_intersect, rect_quad, Halo, Prim, Quad, Rect, Text, TextRole};
 use crate::chart::text::{width as text_width, BOX_EMS};
 
 /// One label waiting to be placed, with the candidates for it.
@@ -21,13 +24,27 @@ pub(super) struct Request {
     /// The panel item (a line) the label belongs to.
     owner: Option<usize>,
     candidates: Vec<Cand>,
+    /// What the label names, in pixels (a line's clipped pieces, a marker's
+    /// centre), which a leader may join it to; empty: no leader.
+    target: Vec<Vec<(f64, f64)>>,
 }
+
+/// Longest leader, in label heights: further off, a label no longer reads
+/// as its line's.
+const MAX_LEADER_HEIGHTS: f64 = 12.0;
+
+/// Width of a leader line, points.
+const LEADER_PT: f64 = 0.5;
 
 /// The labels of every item of `panel`, with their candidate positions.
 fn requests(map: &Mapper, panel: &Panel) -> Vec<Request> {
     let a = map.area;
     let h = LABEL_FONT * BOX_EMS;
-    let req = |text: &str, color: Color, owner: Option<usize>, cands: &dyn Fn(f64) -> Vec<Cand>| {
+    let req = |text: &str,
+               color: Color,
+               owner: Option<usize>,
+               target: Vec<Vec<(f64, f64)>>,
+               cands: &dyn Fn(f64) -> Vec<Cand>| {
         let width = text_width(text, LABEL_FONT);
         Request {
             text: text.to_string(),
@@ -35,6 +52,7 @@ fn requests(map: &Mapper, panel: &Panel) -> Vec<Request> {
             width,
             owner,
             candidates: cands(width),
+            target,
         }
     };
     let mut out = Vec::new();
@@ -48,17 +66,23 @@ fn requests(map: &Mapper, panel: &Panel) -> Vec<Request> {
                 let px: Vec<(f64, f64)> =
                     points.iter().filter_map(|&(x, y)| map.px(x, y)).collect();
                 let pieces = clip_polyline(&px, &a);
-                out.push(req(text, darker(stroke.color), Some(i), &|w| {
-                    pieces
-                        .iter()
-                        .flat_map(|p| line_candidates(p, *along, w, h))
-                        .collect()
-                }));
+                out.push(req(
+                    text,
+                    darker(stroke.color),
+                    Some(i),
+                    pieces.clone(),
+                    &|w| {
+                        pieces
+                            .iter()
+                            .flat_map(|p| line_candidates(p, *along, w, h))
+                            .collect()
+                    },
+                ));
             }
             Item::Markers { points, marker } => {
                 for p in points {
                     if let (Some(text), Some(c)) = (&p.label, map.px(p.x, p.y)) {
-                        out.push(req(text, darker(marker.color), None, &|w| {
+                        out.push(req(text, darker(marker.color), None, vec![vec![c]], &|w| {
                             point_candidates(c, w, h)
                         }));
                     }
@@ -66,12 +90,15 @@ fn requests(map: &Mapper, panel: &Panel) -> Vec<Request> {
             }
             Item::VLine {
                 x,
+                top,
                 stroke,
                 label: Some(text),
             } => {
                 if let Some(px) = map.px_x(*x) {
-                    out.push(req(text, darker(stroke.color), Some(i), &|w| {
-                        top_candidates(px, w, h, &a, true)
+                    let from = vline_top(map, *top);
+                    let target = vec![vec![(px, from), (px, a.y1)]];
+                    out.push(req(text, darker(stroke.color), Some(i), target, &|w| {
+                        column_candidates(px, from, (w, h), &a, true, From::Foot)
                     }));
                 }
             }
@@ -83,8 +110,8 @@ fn requests(map: &Mapper, panel: &Panel) -> Vec<Request> {
             } => {
                 if let (Some(p0), Some(p1)) = (map.px_x(*x0), map.px_x(*x1)) {
                     let mid = (p0.max(a.x0) + p1.min(a.x1)) / 2.0;
-                    out.push(req(text, Color::TEXT, None, &|w| {
-                        top_candidates(mid, w, h, &a, false)
+                    out.push(req(text, Color::TEXT, None, Vec::new(), &|w| {
+                        column_candidates(mid, a.y0, (w, h), &a, false, From::Top)
                     }));
                 }
             }
@@ -154,10 +181,11 @@ impl Placer<'_> {
 
     /// A free spot, in order of preference: beside the line and clear of
     /// every line; centred on its own line; near it and clear of every
-    /// line; beside it across a guide line; beside it across other lines
-    /// at an angle. The flag says "needs a halo", which only ever hides the
-    /// label's own line or an unlabelled guide.
-    fn choose(&self, req: &Request) -> Option<(Text, bool)> {
+    /// line; beside it across a guide line; then, reaching [`Reach::Away`],
+    /// in clear space nearby with a leader; beside it across other lines at
+    /// an angle. A halo only ever hides the label's own line or an
+    /// unlabelled guide.
+    fn choose(&self, req: &Request, reach: Reach) -> Option<Placement> {
         let texts: Vec<(Text, &Cand)> = req
             .candidates
             .iter()
@@ -179,23 +207,116 @@ impl Placer<'_> {
                 .find(|(t, c)| ok(t, pick, c, hide_ok))
                 .map(|(t, _)| t.clone())
         };
-        find(beside, false)
-            .map(|t| (t, false))
-            .or_else(|| find(inline, true).map(|t| (t, true)))
-            .or_else(|| find(loose, false).map(|t| (t, false)))
-            .or_else(|| find(beside, true).map(|t| (t, true)))
-            .or_else(|| self.across_lines(&texts, req).map(|t| (t, false)))
+        let plain = |text| Placement {
+            text,
+            halo: false,
+            leader: None,
+        };
+        let haloed = |text| Placement {
+            halo: true,
+            ..plain(text)
+        };
+        match reach {
+            Reach::Beside => find(beside, false)
+                .map(plain)
+                .or_else(|| find(inline, true).map(haloed))
+                .or_else(|| find(loose, false).map(plain))
+                .or_else(|| find(beside, true).map(haloed)),
+            Reach::Away => self
+                .callout(req)
+                .or_else(|| self.across_lines(&texts, req).map(plain)),
+        }
+    }
+
+    /// Puts `p`, the place of `req`, into `out` and among the obstacles.
+    fn commit(&mut self, out: &mut Placed, req: &Request, p: Placement) {
+        if p.halo {
+            out.halos.push(Halo {
+                quad: p.text.quad(GAP / 2.0),
+                panel: out.panel,
+                owner: req.owner,
+            });
+        }
+        if let Some([a, b]) = p.leader {
+            // Later labels keep clear of it as of a text.
+            self.placed.push([a, b, b, a]);
+            out.leaders
+                .push(line(vec![a, b], req.color, LEADER_PT * PT, None));
+        }
+        self.placed.push(p.text.quad(0.0));
+        out.labels.push(p.text);
+    }
+
+    /// The clear spot nearest to what the label names, on a grid over the
+    /// plot: free of text, markers and labelled lines (a guide it crosses
+    /// goes under a halo), its leader (from the nearest point of the target
+    /// to the box) crossing no text or marker and at most
+    /// [`MAX_LEADER_HEIGHTS`] label heights long.
+    fn callout(&self, req: &Request) -> Option<Placement> {
+        let h = LABEL_FONT * BOX_EMS;
+        let step = h / 2.0;
+        let r = self.inner;
+        let mut best: Option<(f64, Placement)> = None;
+        let mut y = r.y0;
+        while y + h <= r.y1 {
+            let mut x = r.x0;
+            while x + req.width <= r.x1 {
+                let spot = Rect::new(x, y, x + req.width, y + h);
+                x += step;
+                let Some((d, leader)) = leader_to(&req.target, &spot) else {
+                    continue;
+                };
+                if d > MAX_LEADER_HEIGHTS * h || best.as_ref().is_some_and(|b| b.0 <= d) {
+                    continue;
+                }
+                let text = Self::text_at(req, &flat(spot));
+                if !self.free_of_text(&text) {
+                    continue;
+                }
+                // Across no labelled line; across a guide on a halo.
+                let (guides, other) = self.crossings(&text, req.owner);
+                let clear = other == 0
+                    && !self
+                        .placed
+                        .iter()
+                        .chain(&self.markers)
+                        .any(|q| convex_intersect(q, &leader));
+                if clear {
+                    let p = Placement {
+                        text,
+                        halo: guides > 0,
+                        leader: Some(leader),
+                    };
+                    best = Some((d, p));
+                }
+            }
+            y += step;
+        }
+        best.map(|b| b.1)
     }
 
     /// The last resort before giving up: beside the line (or near it),
-    /// free of text, crossing the fewest other lines at an angle, with no
-    /// halo, so every roof stays whole and runs behind the letters.
+    /// free of text, covering the fewest pixels of other labelled lines at
+    /// an angle, with no halo, so every roof stays whole and runs behind
+    /// the letters.
     fn across_lines(&self, texts: &[(Text, &Cand)], req: &Request) -> Option<Text> {
         texts
             .iter()
             .filter(|(t, c)| !c.inline && self.free_of_text(t) && !self.along_a_line(t))
-            .min_by_key(|(t, _)| self.crossings(t, req.owner).1)
+            .map(|(t, _)| (t, self.covered(t, req.owner)))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
             .map(|(t, _)| t.clone())
+    }
+
+    /// Pixels of labelled lines other than `owner`'s inside the text's box.
+    fn covered(&self, t: &Text, owner: Option<usize>) -> f64 {
+        let q = t.quad(GAP / 2.0);
+        self.obs
+            .segments
+            .iter()
+            .filter(|(o, _, _)| Some(*o) != owner && self.labelled.contains(o))
+            .map(|(_, p, r)| length_inside(&q, *p, *r))
+            .sum()
     }
 
     /// True when a line crossing the text runs along it (within 30°), so
@@ -238,6 +359,66 @@ impl Placer<'_> {
     }
 }
 
+/// How far from what it names a label may go.
+#[derive(Clone, Copy)]
+enum Reach {
+    /// Beside it, along it, or on it.
+    Beside,
+    /// Anywhere nearby: with a leader, or across other lines.
+    Away,
+}
+
+/// Where a label is put: its text, whether it needs a halo, and the
+/// leader joining it to what it names, if any.
+struct Placement {
+    text: Text,
+    halo: bool,
+    leader: Option<[(f64, f64); 2]>,
+}
+
+/// The point of `target` (polylines) nearest to `spot`, and the leader
+/// from it to the box (ending [`GAP`] short of it): its length and ends;
+/// `None` without a target.
+fn leader_to(target: &[Vec<(f64, f64)>], spot: &Rect) -> Option<(f64, [(f64, f64); 2])> {
+    let centre = ((spot.x0 + spot.x1) / 2.0, (spot.y0 + spot.y1) / 2.0);
+    let on = target
+        .iter()
+        .flat_map(|piece| match piece.as_slice() {
+            [p] => vec![*p],
+            _ => piece
+                .windows(2)
+                .map(|s| nearest_on(s[0], s[1], centre))
+                .collect(),
+        })
+        .min_by(|a, b| dist(*a, centre).total_cmp(&dist(*b, centre)))?;
+    let edge = (on.0.clamp(spot.x0, spot.x1), on.1.clamp(spot.y0, spot.y1));
+    let d = dist(on, edge);
+    if d <= GAP {
+        return None;
+    }
+    let end = (
+        edge.0 + (on.0 - edge.0) * GAP / d,
+        edge.1 + (on.1 - edge.1) * GAP / d,
+    );
+    Some((d, [on, end]))
+}
+
+/// The point of segment a–b nearest to `p`.
+fn nearest_on(a: (f64, f64), b: (f64, f64), p: (f64, f64)) -> (f64, f64) {
+    let (dx, dy) = (b.0 - a.0, b.1 - a.1);
+    let len2 = dx * dx + dy * dy;
+    let t = if len2 > 0.0 {
+        (((p.0 - a.0) * dx + (p.1 - a.1) * dy) / len2).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    (a.0 + t * dx, a.1 + t * dy)
+}
+
+fn dist(a: (f64, f64), b: (f64, f64)) -> f64 {
+    ((a.0 - b.0).powi(2) + (a.1 - b.1).powi(2)).sqrt()
+}
+
 fn quad_bbox(q: &Quad) -> Rect {
     let xs = q.iter().map(|c| c.0);
     let ys = q.iter().map(|c| c.1);
@@ -249,10 +430,12 @@ fn quad_bbox(q: &Quad) -> Rect {
     )
 }
 
-/// Where the labels of a panel go: texts, halos and warnings.
+/// Where the labels of a panel go: texts, halos, leaders and warnings.
 pub(super) struct Placed<'a> {
     pub(super) labels: &'a mut Vec<Text>,
     pub(super) halos: &'a mut Vec<Halo>,
+    /// The leaders' lines, drawn over the panel's marks and under the texts.
+    pub(super) leaders: &'a mut Vec<Prim>,
     pub(super) warnings: &'a mut Vec<String>,
     /// Index of the panel, for the halos.
     pub(super) panel: usize,
@@ -260,8 +443,10 @@ pub(super) struct Placed<'a> {
 
 /// Places the panel's annotations. Labels with no clear spot at all go
 /// first, while the space they need is still free; the others keep the
-/// figure's order.
-pub(super) fn place_labels(out: Placed, obs: &Obstacles, map: &Mapper, panel: &Panel) {
+/// figure's order. Every label that can sit beside what it names does so
+/// before any other is sent away from its own (a leader's spot could be
+/// another label's only one).
+pub(super) fn place_labels(mut out: Placed, obs: &Obstacles, map: &Mapper, panel: &Panel) {
     let mut placer = Placer {
         obs,
         inner: map.area.inflate(-GAP),
@@ -271,46 +456,43 @@ pub(super) fn place_labels(out: Placed, obs: &Obstacles, map: &Mapper, panel: &P
     };
     let mut reqs = requests(map, panel);
     reqs.sort_by_key(|r| placer.has_clear_spot(r));
+    let mut away = Vec::new();
     for req in reqs {
-        let text = match placer.choose(&req) {
-            Some((t, halo)) => {
-                if halo {
-                    out.halos.push(Halo {
-                        quad: t.quad(GAP / 2.0),
-                        panel: out.panel,
-                        owner: req.owner,
-                    });
-                }
-                t
-            }
-            None => {
-                out.warnings.push(format!(
-                    "the label '{}' could not be placed without covering other text or lines",
-                    req.text
-                ));
-                match placer.least_covered(&req) {
-                    Some(t) => t,
-                    None => continue,
-                }
-            }
-        };
-        placer.placed.push(text.quad(0.0));
-        out.labels.push(text);
+        match placer.choose(&req, Reach::Beside) {
+            Some(p) => placer.commit(&mut out, &req, p),
+            None => away.push(req),
+        }
+    }
+    for req in away {
+        if let Some(p) = placer.choose(&req, Reach::Away) {
+            placer.commit(&mut out, &req, p);
+            continue;
+        }
+        out.warnings.push(format!(
+            "the label '{}' could not be placed without covering other text or lines",
+            req.text
+        ));
+        if let Some(text) = placer.least_covered(&req) {
+            let p = Placement {
+                text,
+                halo: false,
+                leader: None,
+            };
+            placer.commit(&mut out, &req, p);
+        }
     }
 }
 
-/// Indices of the panel's items that are lines with a label of their own.
+/// Indices of the panel's items that are lines with a label of their own,
+/// which no other label's halo may hide. A vertical line is a guide (a
+/// Roofline's drop from its ridge) even when labelled: a label may cross
+/// it on a halo.
 pub fn labelled_lines(panel: &Panel) -> Vec<usize> {
     panel
         .items
         .iter()
         .enumerate()
-        .filter(|(_, item)| {
-            matches!(
-                item,
-                Item::Line { label: Some(_), .. } | Item::VLine { label: Some(_), .. }
-            )
-        })
+        .filter(|(_, item)| matches!(item, Item::Line { label: Some(_), .. }))
         .map(|(i, _)| i)
         .collect()
 }

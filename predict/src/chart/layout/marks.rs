@@ -92,6 +92,14 @@ fn draw_underlay(prims: &mut Vec<Prim>, map: &Mapper, item: &Item) {
     }
 }
 
+/// Where a vertical line up to `top` (data units; `None`: the panel's top)
+/// ends, in pixels, within the plot area.
+pub(super) fn vline_top(map: &Mapper, top: Option<f64>) -> f64 {
+    let a = map.area;
+    top.and_then(|y| map.px_y(y))
+        .map_or(a.y0, |y| y.clamp(a.y0, a.y1))
+}
+
 /// A polyline or vertical line, clipped, its segments recorded as
 /// obstacles owned by item `owner`.
 fn draw_line(prims: &mut Vec<Prim>, obs: &mut Obstacles, map: &Mapper, owner: usize, item: &Item) {
@@ -101,11 +109,12 @@ fn draw_line(prims: &mut Vec<Prim>, obs: &mut Obstacles, map: &Mapper, owner: us
             let px: Vec<(f64, f64)> = points.iter().filter_map(|&(x, y)| map.px(x, y)).collect();
             (clip_polyline(&px, &a), stroke)
         }
-        Item::VLine { x, stroke, .. } => match map.px_x(*x).filter(|px| *px >= a.x0 && *px <= a.x1)
-        {
-            Some(px) => (vec![vec![(px, a.y0), (px, a.y1)]], stroke),
-            None => return,
-        },
+        Item::VLine { x, top, stroke, .. } => {
+            match map.px_x(*x).filter(|px| *px >= a.x0 && *px <= a.x1) {
+                Some(px) => (vec![vec![(px, vline_top(map, *top)), (px, a.y1)]], stroke),
+                None => return,
+            }
+        }
         _ => return,
     };
     for piece in pieces {

@@ -200,6 +200,7 @@ fn panel(
     let out = Placed {
         labels: &mut b.labels,
         halos: &mut b.halos,
+        leaders: &mut b.prims,
         warnings: &mut b.warnings,
         panel: i,
     };
@@ -352,5 +353,38 @@ mod tests {
             .iter()
             .all(|&(x, y)| (0.0..=10.0).contains(&x) && (0.0..=10.0).contains(&y)));
         assert_eq!(poly.len(), 4);
+    }
+
+    #[test]
+    fn length_of_a_segment_inside_a_box() {
+        use super::geometry::length_inside;
+        let square = [(0.0, 0.0), (10.0, 0.0), (10.0, 10.0), (0.0, 10.0)];
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+        assert!(close(
+            length_inside(&square, (-5.0, 5.0), (15.0, 5.0)),
+            10.0
+        ));
+        assert!(close(length_inside(&square, (2.0, 2.0), (5.0, 6.0)), 5.0));
+        // A corner clipped: the diagonal through (8, 10) and (10, 8).
+        assert!(close(
+            length_inside(&square, (6.0, 12.0), (12.0, 6.0)),
+            8f64.sqrt()
+        ));
+        assert!(close(
+            length_inside(&square, (11.0, 0.0), (11.0, 10.0)),
+            0.0
+        ));
+        // Either winding of the corners.
+        let reversed = [square[3], square[2], square[1], square[0]];
+        assert!(close(
+            length_inside(&reversed, (-5.0, 5.0), (15.0, 5.0)),
+            10.0
+        ));
+        // A rotated box (a label along a 45° line).
+        let diamond = [(0.0, 5.0), (5.0, 0.0), (10.0, 5.0), (5.0, 10.0)];
+        assert!(close(
+            length_inside(&diamond, (0.0, 5.0), (10.0, 5.0)),
+            10.0
+        ));
     }
 }
