@@ -249,9 +249,9 @@ impl Placer<'_> {
 
     /// The clear spot nearest to what the label names, on a grid over the
     /// plot: free of text, markers and labelled lines (a guide it crosses
-    /// goes under a halo), its leader (from the nearest point of the target
-    /// to the box) crossing no text or marker and at most
-    /// [`MAX_LEADER_HEIGHTS`] label heights long.
+    /// goes under a halo), its leader crossing no text or marker and at
+    /// most [`MAX_LEADER_HEIGHTS`] label heights long. Nearest counts a
+    /// label height for each other roof the leader crosses.
     fn callout(&self, req: &Request) -> Option<Placement> {
         let h = LABEL_FONT * BOX_EMS;
         let step = h / 2.0;
@@ -263,36 +263,66 @@ impl Placer<'_> {
             while x + req.width <= r.x1 {
                 let spot = Rect::new(x, y, x + req.width, y + h);
                 x += step;
-                let Some((d, leader)) = leader_to(&req.target, &spot) else {
-                    continue;
-                };
-                if d > MAX_LEADER_HEIGHTS * h || best.as_ref().is_some_and(|b| b.0 <= d) {
+                let dearest = best.as_ref().map_or(f64::INFINITY, |b| b.0);
+                let leaders: Vec<(f64, [(f64, f64); 2])> = leaders_to(&req.target, &spot)
+                    .into_iter()
+                    .filter(|l| l.0 <= MAX_LEADER_HEIGHTS * h && l.0 < dearest)
+                    .collect();
+                if leaders.is_empty() {
                     continue;
                 }
                 let text = Self::text_at(req, &flat(spot));
-                if !self.free_of_text(&text) {
-                    continue;
-                }
                 // Across no labelled line; across a guide on a halo.
                 let (guides, other) = self.crossings(&text, req.owner);
-                let clear = other == 0
-                    && !self
+                if other > 0 || !self.free_of_text(&text) {
+                    continue;
+                }
+                let clear = |l: &[(f64, f64); 2]| {
+                    !self
                         .placed
                         .iter()
                         .chain(&self.markers)
-                        .any(|q| convex_intersect(q, &leader));
-                if clear {
+                        .any(|q| convex_intersect(q, l))
+                };
+                // A leader that crosses other roofs reads less surely as
+                // its line's: each crossing costs a label's height.
+                let cost = |l: &(f64, [(f64, f64); 2])| {
+                    l.0 + h * self.lines_crossed(&l.1, req.owner) as f64
+                };
+                let cheapest = leaders
+                    .iter()
+                    .filter(|l| clear(&l.1))
+                    .map(|l| (cost(l), l.1))
+                    .min_by(|a, b| a.0.total_cmp(&b.0));
+                if let Some((c, leader)) = cheapest.filter(|(c, _)| *c < dearest) {
                     let p = Placement {
                         text,
                         halo: guides > 0,
                         leader: Some(leader),
                     };
-                    best = Some((d, p));
+                    best = Some((c, p));
                 }
             }
             y += step;
         }
         best.map(|b| b.1)
+    }
+
+    /// Labelled lines other than `owner`'s that the segment crosses.
+    fn lines_crossed(&self, segment: &[(f64, f64); 2], owner: Option<usize>) -> usize {
+        let mut crossed: Vec<usize> = self
+            .obs
+            .segments
+            .iter()
+            .filter(|(o, p, r)| {
+                Some(*o) != owner
+                    && self.labelled.contains(o)
+                    && convex_intersect(segment, &[*p, *r])
+            })
+            .map(|(o, _, _)| *o)
+            .collect();
+        crossed.dedup();
+        crossed.len()
     }
 
     /// The last resort before giving up: beside the line (or near it),
@@ -376,31 +406,48 @@ struct Placement {
     leader: Option<[(f64, f64); 2]>,
 }
 
-/// The point of `target` (polylines) nearest to `spot`, and the leader
-/// from it to the box (ending [`GAP`] short of it): its length and ends;
-/// `None` without a target.
-fn leader_to(target: &[Vec<(f64, f64)>], spot: &Rect) -> Option<(f64, [(f64, f64); 2])> {
+/// Points along each segment of a target a leader may start from, besides
+/// the one nearest to the label.
+const LEADER_STARTS: u32 = 16;
+
+/// Leaders from `target` (polylines, or a point) to the box `spot`,
+/// shortest first, each with its length: from the target's point nearest
+/// to the box's centre, and from points spread along it (a straight drop
+/// may be blocked by another label where a slanted one is not). Each ends
+/// [`GAP`] short of the box, at the box's point nearest to its start.
+fn leaders_to(target: &[Vec<(f64, f64)>], spot: &Rect) -> Vec<(f64, [(f64, f64); 2])> {
     let centre = ((spot.x0 + spot.x1) / 2.0, (spot.y0 + spot.y1) / 2.0);
-    let on = target
-        .iter()
-        .flat_map(|piece| match piece.as_slice() {
-            [p] => vec![*p],
-            _ => piece
-                .windows(2)
-                .map(|s| nearest_on(s[0], s[1], centre))
-                .collect(),
+    let starts = target.iter().flat_map(|piece| match piece.as_slice() {
+        [p] => vec![*p],
+        _ => piece
+            .windows(2)
+            .flat_map(|s| {
+                let along = (0..=LEADER_STARTS).map(move |i| {
+                    let t = f64::from(i) / f64::from(LEADER_STARTS);
+                    (
+                        s[0].0 + t * (s[1].0 - s[0].0),
+                        s[0].1 + t * (s[1].1 - s[0].1),
+                    )
+                });
+                along.chain([nearest_on(s[0], s[1], centre)])
+            })
+            .collect(),
+    });
+    let mut out: Vec<(f64, [(f64, f64); 2])> = starts
+        .filter_map(|on| {
+            let edge = (on.0.clamp(spot.x0, spot.x1), on.1.clamp(spot.y0, spot.y1));
+            let d = dist(on, edge);
+            (d > GAP).then(|| {
+                let end = (
+                    edge.0 + (on.0 - edge.0) * GAP / d,
+                    edge.1 + (on.1 - edge.1) * GAP / d,
+                );
+                (d, [on, end])
+            })
         })
-        .min_by(|a, b| dist(*a, centre).total_cmp(&dist(*b, centre)))?;
-    let edge = (on.0.clamp(spot.x0, spot.x1), on.1.clamp(spot.y0, spot.y1));
-    let d = dist(on, edge);
-    if d <= GAP {
-        return None;
-    }
-    let end = (
-        edge.0 + (on.0 - edge.0) * GAP / d,
-        edge.1 + (on.1 - edge.1) * GAP / d,
-    );
-    Some((d, [on, end]))
+        .collect();
+    out.sort_by(|a, b| a.0.total_cmp(&b.0));
+    out
 }
 
 /// The point of segment a–b nearest to `p`.
