@@ -155,8 +155,11 @@ pub struct Prediction {
     pub seconds: f64,
     pub binding: &'static str,
     pub terms: Vec<Term>,
-    /// When a lock binds whose hand-off has two states: the time in the
-    /// fast and in the slow one (`models::profile::lock::HandOff`).
+    /// When a lock binds that has two states: the time in the fast and in
+    /// the slow one, from the profile's rounds
+    /// (`models::profile::lock::HandOff`) or, for one lock for all
+    /// threads, the operations one at a time with no hand-off
+    /// ([`terms::lock`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub states_s: Option<[f64; 2]>,
 }

@@ -95,20 +95,69 @@ fn locks_line_transfers_and_chains() {
 
 #[test]
 fn a_lock_whose_rounds_have_two_states_predicts_both() {
-    let lock = mutex(1e6, 1.0, 0.0, 0.0);
-    // One state: no pair.
+    // Two locks (no holder has them all to itself), one state: no pair.
+    let two = mutex(1e6, 2.0, 0.0, 0.0);
     let p = machine();
-    assert_eq!(predict(&lock, &Machine::new(&p), 2).unwrap().states_s, None);
+    assert_eq!(predict(&two, &Machine::new(&p), 2).unwrap().states_s, None);
     // The empty section's 2-thread rounds between 10 and 40 ns per op.
     let mut p = machine();
     let t = &mut p.sections.lock.as_mut().unwrap().kinds[1].points[1].throughput_ops;
     t.high_quantile = Some(Estimate::exact(1e8));
     t.low_quantile = Some(Estimate::exact(2.5e7));
-    let pr = predict(&lock, &Machine::new(&p), 2).unwrap();
-    assert!((pr.seconds - 14e-3).abs() < 1e-12, "the typical round");
+    // Each lock's hand-offs (t_p / 2 per op) against each thread's own
+    // work (t_1 and half a 16 ns migration): max(7, 8) = 8 ms typical,
+    // max(5, 8) = 8 ms fast, max(20, 8) = 20 ms slow.
+    let pr = predict(&two, &Machine::new(&p), 2).unwrap();
+    assert!((pr.seconds - 8e-3).abs() < 1e-12, "the typical round");
     let [fast, slow] = pr.states_s.unwrap();
-    assert!((fast - 10e-3).abs() < 1e-12 && (slow - 40e-3).abs() < 1e-12);
+    assert!((fast - 8e-3).abs() < 1e-12 && (slow - 20e-3).abs() < 1e-12);
     assert!(pr.terms[0].explain.contains("two states"));
     // One thread has no hand-off.
-    assert_eq!(predict(&lock, &Machine::new(&p), 1).unwrap().states_s, None);
+    assert_eq!(predict(&two, &Machine::new(&p), 1).unwrap().states_s, None);
+}
+
+#[test]
+fn one_lock_for_all_threads_runs_alone_in_its_fast_state() {
+    // t_1 = 8 ns and t_p = 14 ns per op for the empty section: handed off
+    // 14 ms, one at a time with no hand-off 1e6 · 8 ns = 8 ms.
+    let global = mutex(1e6, 1.0, 0.0, 0.0);
+    let p = machine();
+    let pr = predict(&global, &Machine::new(&p), 2).unwrap();
+    assert!((pr.seconds - 14e-3).abs() < 1e-12, "the typical round");
+    let [fast, slow] = pr.states_s.unwrap();
+    assert!((fast - 8e-3).abs() < 1e-12 && (slow - 14e-3).abs() < 1e-12);
+    assert!(pr.terms[0].explain.contains("no hand-off"));
+    // With rounds of two states as well: the faster of the two fast
+    // states, the slow round's time.
+    let mut p = machine();
+    let t = &mut p.sections.lock.as_mut().unwrap().kinds[1].points[1].throughput_ops;
+    t.high_quantile = Some(Estimate::exact(1e8));
+    t.low_quantile = Some(Estimate::exact(2.5e7));
+    let [fast, slow] = predict(&global, &Machine::new(&p), 2)
+        .unwrap()
+        .states_s
+        .unwrap();
+    assert!((fast - 8e-3).abs() < 1e-12 && (slow - 40e-3).abs() < 1e-12);
+    // A hand-off hardly dearer than an operation alone: one state.
+    let mut p = machine();
+    let t = &mut p.sections.lock.as_mut().unwrap().kinds[1].points[1].throughput_ops;
+    t.median = 1.0 / 10e-9;
+    assert_eq!(
+        predict(&global, &Machine::new(&p), 2).unwrap().states_s,
+        None
+    );
+    // Other work binds the fast state from below: 4e8 flops at the
+    // 40 GFLOP/s dgemm ceiling take 10 ms.
+    let mut with_flops = global.clone();
+    with_flops.demands.push(Demand::Flops {
+        flops: 4e8,
+        precision: "f64",
+        ceiling: CeilingKernel::Dgemm,
+        isa: None,
+    });
+    let [fast, slow] = predict(&with_flops, &Machine::new(&machine()), 2)
+        .unwrap()
+        .states_s
+        .unwrap();
+    assert!((fast - 10e-3).abs() < 1e-12 && (slow - 14e-3).abs() < 1e-12);
 }
