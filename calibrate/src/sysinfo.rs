@@ -21,6 +21,13 @@ pub struct OsCache {
     pub shared_with: Vec<usize>,
 }
 
+impl OsCache {
+    /// A data or unified cache, not an instruction cache.
+    pub fn holds_data(&self) -> bool {
+        self.reported.kind != "Instruction"
+    }
+}
+
 /// The machine as the OS reports it.
 #[derive(Debug, Clone)]
 pub struct SysInfo {
@@ -55,7 +62,7 @@ impl SysInfo {
         let caches = read_caches(Path::new("/sys/devices/system/cpu/cpu0/cache"));
         let line_bytes = caches
             .iter()
-            .find(|c| c.reported.level == 1 && c.reported.kind != "Instruction")
+            .find(|c| c.reported.level == 1 && c.holds_data())
             .and_then(|c| c.reported.line_bytes)
             .map(|b| b as usize)
             .filter(|&b| b >= 8 && b.is_power_of_two())
@@ -95,16 +102,16 @@ impl SysInfo {
         }
     }
 
-    /// Sizes of the data and unified caches the OS reports, bytes, nearest
-    /// first.
-    pub fn data_cache_sizes(&self) -> Vec<f64> {
-        let mut caches: Vec<&OsCache> = self
-            .caches
-            .iter()
-            .filter(|c| c.reported.kind != "Instruction")
-            .collect();
+    /// The data and unified caches the OS reports, nearest first.
+    pub fn data_caches(&self) -> Vec<&OsCache> {
+        let mut caches: Vec<&OsCache> = self.caches.iter().filter(|c| c.holds_data()).collect();
         caches.sort_by_key(|c| c.reported.level);
         caches
+    }
+
+    /// Sizes of [`Self::data_caches`], bytes, nearest first.
+    pub fn data_cache_sizes(&self) -> Vec<f64> {
+        self.data_caches()
             .iter()
             .map(|c| c.reported.size_bytes as f64)
             .collect()
@@ -113,9 +120,9 @@ impl SysInfo {
     /// CPUs sharing the OS-reported data or unified cache of `level`, among
     /// `cpus`; 1 when the OS reports no such cache.
     pub fn sharing(&self, level: u32, cpus: &[usize]) -> usize {
-        self.caches
-            .iter()
-            .find(|c| c.reported.level == level && c.reported.kind != "Instruction")
+        self.data_caches()
+            .into_iter()
+            .find(|c| c.reported.level == level)
             .map(|c| {
                 c.shared_with
                     .iter()

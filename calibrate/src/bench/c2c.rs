@@ -312,12 +312,7 @@ fn reciprocal(slope: Estimate) -> Estimate {
 /// private level (siblings it admits to), reports no shared level, or no
 /// latency curve is known.
 fn shared_hit(ctx: &Context, a: usize, b: usize) -> Option<(f64, String)> {
-    let data: Vec<_> = ctx
-        .sys
-        .caches
-        .iter()
-        .filter(|c| c.reported.kind != "Instruction")
-        .collect();
+    let data = ctx.sys.data_caches();
     let first_shared = data
         .iter()
         .map(|c| c.reported.level)

@@ -212,9 +212,8 @@ fn list_bytes(sizes: &[f64]) -> String {
 fn compare_with_os(ctx: &Context, d: &Detection) -> Vec<String> {
     let detected: Vec<f64> = d.caches.iter().filter_map(|c| c.size_bytes).collect();
     ctx.sys
-        .caches
-        .iter()
-        .filter(|c| c.reported.kind != "Instruction")
+        .data_caches()
+        .into_iter()
         .filter(|c| {
             let s = c.reported.size_bytes as f64;
             !detected.iter().any(|&x| x / s < 2.0 && s / x < 2.0)

@@ -110,9 +110,8 @@ pub(super) fn caches_with_edge(
     };
     let os_levels: Vec<u32> = ctx
         .sys
-        .caches
+        .data_caches()
         .iter()
-        .filter(|c| c.reported.kind != "Instruction")
         .map(|c| c.reported.level)
         .collect();
     let sized = with_streaming_edge(&caches, &os_levels, edge);
