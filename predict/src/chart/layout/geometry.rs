@@ -1,5 +1,7 @@
-//! Data-to-pixel mapping and clipping of lines and polygons to a plot area.
+//! Data-to-pixel mapping, clipping of lines and polygons to a plot area,
+//! and the segment geometry of label boxes and their leaders.
 
+use super::GAP;
 use crate::chart::figure::{Axis, Scale};
 use crate::chart::scene::{Quad, Rect};
 
@@ -189,4 +191,64 @@ pub(super) fn length_inside(q: &Quad, a: (f64, f64), b: (f64, f64)) -> f64 {
         }
     }
     (t1 - t0).max(0.0) * (d.0 * d.0 + d.1 * d.1).sqrt()
+}
+
+/// Points along each segment of a target a leader may start from, besides
+/// the one nearest to the label.
+const LEADER_STARTS: u32 = 16;
+
+/// Leaders from `target` (polylines, or a point) to the box `spot`,
+/// shortest first, each with its length: from the target's point nearest
+/// to the box's centre, and from points spread along it (a straight drop
+/// may be blocked by another label where a slanted one is not). Each ends
+/// [`GAP`] short of the box, at the box's point nearest to its start.
+pub(super) fn leaders_to(target: &[Vec<(f64, f64)>], spot: &Rect) -> Vec<(f64, [(f64, f64); 2])> {
+    let centre = ((spot.x0 + spot.x1) / 2.0, (spot.y0 + spot.y1) / 2.0);
+    let starts = target.iter().flat_map(|piece| match piece.as_slice() {
+        [p] => vec![*p],
+        _ => piece
+            .windows(2)
+            .flat_map(|s| {
+                let along = (0..=LEADER_STARTS).map(move |i| {
+                    let t = f64::from(i) / f64::from(LEADER_STARTS);
+                    (
+                        s[0].0 + t * (s[1].0 - s[0].0),
+                        s[0].1 + t * (s[1].1 - s[0].1),
+                    )
+                });
+                along.chain([nearest_on(s[0], s[1], centre)])
+            })
+            .collect(),
+    });
+    let mut out: Vec<(f64, [(f64, f64); 2])> = starts
+        .filter_map(|on| {
+            let edge = (on.0.clamp(spot.x0, spot.x1), on.1.clamp(spot.y0, spot.y1));
+            let d = dist(on, edge);
+            (d > GAP).then(|| {
+                let end = (
+                    edge.0 + (on.0 - edge.0) * GAP / d,
+                    edge.1 + (on.1 - edge.1) * GAP / d,
+                );
+                (d, [on, end])
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| a.0.total_cmp(&b.0));
+    out
+}
+
+/// The point of segment a–b nearest to `p`.
+fn nearest_on(a: (f64, f64), b: (f64, f64), p: (f64, f64)) -> (f64, f64) {
+    let (dx, dy) = (b.0 - a.0, b.1 - a.1);
+    let len2 = dx * dx + dy * dy;
+    let t = if len2 > 0.0 {
+        (((p.0 - a.0) * dx + (p.1 - a.1) * dy) / len2).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    (a.0 + t * dx, a.1 + t * dy)
+}
+
+fn dist(a: (f64, f64), b: (f64, f64)) -> f64 {
+    ((a.0 - b.0).powi(2) + (a.1 - b.1).powi(2)).sqrt()
 }

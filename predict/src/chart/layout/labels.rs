@@ -9,7 +9,7 @@
 //! cartographers' callouts are.
 
 use super::candidates::{column_candidates, flat, line_candidates, point_candidates, Cand, From};
-use super::geometry::{clip_polyline, length_inside, Mapper};
+use super::geometry::{clip_polyline, leaders_to, length_inside, Mapper};
 use super::marks::{line, vline_top, Obstacles};
 use super::{GAP, LABEL_FONT, PT};
 use crate::chart::figure::{Color, Item, Panel};
@@ -161,6 +161,12 @@ impl Placer<'_> {
             && !self.markers.iter().any(|m| convex_intersect(m, &q))
     }
 
+    /// True when item `o` is a labelled line other than `owner`, the
+    /// label's own: no halo may hide it.
+    fn other_line(&self, o: usize, owner: Option<usize>) -> bool {
+        Some(o) != owner && self.labelled.contains(&o)
+    }
+
     /// Segments the text's box crosses: of item `owner` or of an
     /// unlabelled guide line (which a halo may hide), and of other labelled
     /// lines (which it must not).
@@ -171,10 +177,10 @@ impl Placer<'_> {
             .iter()
             .filter(|(_, p, r)| convex_intersect(&q, &[*p, *r]))
             .fold((0, 0), |(hideable, other), (o, _, _)| {
-                if Some(*o) == owner || !self.labelled.contains(o) {
-                    (hideable + 1, other)
-                } else {
+                if self.other_line(*o, owner) {
                     (hideable, other + 1)
+                } else {
+                    (hideable + 1, other)
                 }
             })
     }
@@ -314,11 +320,7 @@ impl Placer<'_> {
             .obs
             .segments
             .iter()
-            .filter(|(o, p, r)| {
-                Some(*o) != owner
-                    && self.labelled.contains(o)
-                    && convex_intersect(segment, &[*p, *r])
-            })
+            .filter(|(o, p, r)| self.other_line(*o, owner) && convex_intersect(segment, &[*p, *r]))
             .map(|(o, _, _)| *o)
             .collect();
         crossed.dedup();
@@ -344,7 +346,7 @@ impl Placer<'_> {
         self.obs
             .segments
             .iter()
-            .filter(|(o, _, _)| Some(*o) != owner && self.labelled.contains(o))
+            .filter(|(o, _, _)| self.other_line(*o, owner))
             .map(|(_, p, r)| length_inside(&q, *p, *r))
             .sum()
     }
@@ -404,66 +406,6 @@ struct Placement {
     text: Text,
     halo: bool,
     leader: Option<[(f64, f64); 2]>,
-}
-
-/// Points along each segment of a target a leader may start from, besides
-/// the one nearest to the label.
-const LEADER_STARTS: u32 = 16;
-
-/// Leaders from `target` (polylines, or a point) to the box `spot`,
-/// shortest first, each with its length: from the target's point nearest
-/// to the box's centre, and from points spread along it (a straight drop
-/// may be blocked by another label where a slanted one is not). Each ends
-/// [`GAP`] short of the box, at the box's point nearest to its start.
-fn leaders_to(target: &[Vec<(f64, f64)>], spot: &Rect) -> Vec<(f64, [(f64, f64); 2])> {
-    let centre = ((spot.x0 + spot.x1) / 2.0, (spot.y0 + spot.y1) / 2.0);
-    let starts = target.iter().flat_map(|piece| match piece.as_slice() {
-        [p] => vec![*p],
-        _ => piece
-            .windows(2)
-            .flat_map(|s| {
-                let along = (0..=LEADER_STARTS).map(move |i| {
-                    let t = f64::from(i) / f64::from(LEADER_STARTS);
-                    (
-                        s[0].0 + t * (s[1].0 - s[0].0),
-                        s[0].1 + t * (s[1].1 - s[0].1),
-                    )
-                });
-                along.chain([nearest_on(s[0], s[1], centre)])
-            })
-            .collect(),
-    });
-    let mut out: Vec<(f64, [(f64, f64); 2])> = starts
-        .filter_map(|on| {
-            let edge = (on.0.clamp(spot.x0, spot.x1), on.1.clamp(spot.y0, spot.y1));
-            let d = dist(on, edge);
-            (d > GAP).then(|| {
-                let end = (
-                    edge.0 + (on.0 - edge.0) * GAP / d,
-                    edge.1 + (on.1 - edge.1) * GAP / d,
-                );
-                (d, [on, end])
-            })
-        })
-        .collect();
-    out.sort_by(|a, b| a.0.total_cmp(&b.0));
-    out
-}
-
-/// The point of segment a–b nearest to `p`.
-fn nearest_on(a: (f64, f64), b: (f64, f64), p: (f64, f64)) -> (f64, f64) {
-    let (dx, dy) = (b.0 - a.0, b.1 - a.1);
-    let len2 = dx * dx + dy * dy;
-    let t = if len2 > 0.0 {
-        (((p.0 - a.0) * dx + (p.1 - a.1) * dy) / len2).clamp(0.0, 1.0)
-    } else {
-        0.0
-    };
-    (a.0 + t * dx, a.1 + t * dy)
-}
-
-fn dist(a: (f64, f64), b: (f64, f64)) -> f64 {
-    ((a.0 - b.0).powi(2) + (a.1 - b.1).powi(2)).sqrt()
 }
 
 fn quad_bbox(q: &Quad) -> Rect {
