@@ -72,11 +72,9 @@ use crate::pin::Team;
 use crate::timer::{measure, Plan};
 
 mod edge;
-mod isa;
 mod report;
 mod restarts;
 mod sweep;
-use isa::measure_isa_dram;
 use report::{bound_warnings, dram_headlines, dram_table, memory_levels, section};
 use restarts::measure_restarts;
 use sweep::sweep;
@@ -323,7 +321,6 @@ impl Bench for Stream {
         };
         let sweeps = sweep(ctx, &teams, &grids, kernels)?;
         let restarts = measure_restarts(ctx, &teams, dram_total)?;
-        let isa_dram = measure_isa_dram(ctx, &teams, dram_total, kernels)?;
 
         // DRAM: the largest point of each sweep.
         let dram: Vec<&KernelPoint> = sweeps
@@ -364,9 +361,8 @@ impl Bench for Stream {
                 binary_bytes(r.per_thread_bytes)
             )
         }));
-        out.notes.extend(report::isa_dram_note(&isa_dram));
         out.section = Some(Section::Stream(section(
-            dram_total, &sweeps, &teams, &levels, &dram, restarts, isa_dram,
+            dram_total, &sweeps, &teams, &levels, &dram, restarts,
         )));
         out.table = dram_table(ctx, &dram, dram_total);
         Ok(out)

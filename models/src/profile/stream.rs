@@ -44,33 +44,6 @@ pub struct StreamSection {
     /// length and thread count (profiles from before it lack it).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub restarts: Vec<StreamRestart>,
-    /// The DRAM bandwidth of the same kernels built for each narrower SIMD
-    /// instruction set, relative to `isa`'s (profiles from before it lack
-    /// it; so does a CPU with one SIMD level).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub isa_dram: Vec<IsaDram>,
-}
-
-/// One STREAM kernel at the DRAM working set built for a narrower
-/// instruction set than the section's, against the section's build of it,
-/// timed in alternated pairs (the section's build right before it).
-///
-/// One core's DRAM bandwidth is the misses it keeps in flight over their
-/// latency (Little's law, §4.3), and how many the core and its prefetchers
-/// keep in flight depends on the instructions that ask: on one Zen 4 core
-/// the 256-bit add and triad moved 38–40 GB/s where their 512-bit builds
-/// moved 30–31 GB/s, and the 256-bit read-only sum 27–28 against 33 GB/s,
-/// alternated at 128 MiB; in the caches the two builds agreed within
-/// 5–13%. A loop is predicted from the DRAM figures of the code it runs.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct IsaDram {
-    /// The narrower build's instruction set ("avx2").
-    pub isa: String,
-    pub kernel: String,
-    pub threads: usize,
-    /// Its bandwidth over the section's build's: the median of the pairs'
-    /// ratios of capability estimates, the interval their range.
-    pub ratio: Estimate,
 }
 
 /// STREAM's copy at the DRAM working set run in segments (every other run
@@ -215,19 +188,6 @@ impl StreamSection {
         self.dram.iter().filter(move |p| p.threads == Some(threads))
     }
 
-    /// What the DRAM bandwidth of `kernel` on `threads` threads built for
-    /// `isa` is, relative to the section's build: 1 for the section's own
-    /// instruction set, for `None` and where no pair was measured.
-    pub fn isa_dram_ratio(&self, isa: Option<&str>, kernel: &str, threads: usize) -> f64 {
-        isa.filter(|&i| i != self.isa)
-            .and_then(|i| {
-                self.isa_dram
-                    .iter()
-                    .find(|r| r.isa == i && r.kernel == kernel && r.threads == threads)
-            })
-            .map_or(1.0, |r| r.ratio.point)
-    }
-
     /// The traffic model of every size of the sweep on `threads` threads
     /// (`crate::traffic::LevelModel`, fitted to all the kernels measured at
     /// that size), the DRAM points included, sorted by size: the
@@ -236,30 +196,22 @@ impl StreamSection {
     /// store and allocate bytes per element (see [`Self::mix`]); `pick`
     /// the value of a bandwidth estimate to use (its point or an end of its
     /// interval), carried to the write-allocate bandwidth in proportion.
-    /// The DRAM points are those of code built for `isa`
-    /// ([`Self::isa_dram_ratio`]). Empty without points on that thread
-    /// count.
+    /// Empty without points on that thread count.
     pub fn level_curve(
         &self,
         threads: usize,
-        isa: Option<&str>,
         mix: impl Fn(&str) -> Option<(f64, f64, f64)>,
         pick: impl Fn(&Estimate) -> f64,
     ) -> Vec<(f64, LevelModel)> {
         let mut by_size: Vec<(f64, Vec<MixSample>)> = Vec::new();
-        let sweep = self.sweep_points(threads).map(|p| (p, 1.0));
-        let dram = self
-            .dram_points(threads)
-            .map(|p| (p, self.isa_dram_ratio(isa, &p.kernel, threads)));
-        for (p, isa_ratio) in sweep.chain(dram) {
+        for p in self.sweep_points(threads).chain(self.dram_points(threads)) {
             let Some((load_bytes, store_bytes, allocate_bytes)) = mix(&p.kernel) else {
                 continue;
             };
-            let scale = isa_ratio
-                * match p.bandwidth_Bps.as_ref().map(Sample::rate) {
-                    Some(rate) if rate.point > 0.0 => pick(&rate) / rate.point,
-                    _ => 1.0,
-                };
+            let scale = match p.bandwidth_Bps.as_ref().map(Sample::rate) {
+                Some(rate) if rate.point > 0.0 => pick(&rate) / rate.point,
+                _ => 1.0,
+            };
             let total = load_bytes + store_bytes + allocate_bytes;
             let sample = MixSample {
                 load_bytes,

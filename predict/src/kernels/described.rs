@@ -4,7 +4,6 @@
 //! the counting sort's loops. `predict kernel` predicts users' loops through
 //! this, with the same terms as the built-in kernels.
 
-use calibrate::harness::kernels::Isa;
 use models::kernel::{Lines, LoopKernel, Traffic};
 use models::profile::CeilingKernel;
 
@@ -18,26 +17,9 @@ pub struct Build {
     pub line_bytes: f64,
     /// The arrays are backed by 2 MiB pages (else 4 KiB).
     pub huge_pages: bool,
-    /// The instruction set the loop's code is built for: its compute
-    /// ceiling and its DRAM figures apply (`None`: the highest ceiling the
-    /// profile has, and the DRAM figures of the profile's STREAM build).
+    /// The instruction set whose compute ceiling applies (`None`: the
+    /// highest the profile has).
     pub isa: Option<&'static str>,
-}
-
-impl Build {
-    /// How the built-in kernels are built: 64-byte lines, arrays on 2 MiB
-    /// pages (`calibrate::harness::mem::Array`), and loops compiled for
-    /// AVX2 with FMA where the CPU has it (their `#[target_feature]`
-    /// builds), else for the baseline, which reads the profile's own
-    /// figures.
-    pub fn built_in() -> Self {
-        let avx2 = matches!(Isa::detect(), Isa::Avx2 | Isa::Avx512);
-        Build {
-            line_bytes: 64.0,
-            huge_pages: true,
-            isa: avx2.then_some(Isa::Avx2.name()),
-        }
-    }
 }
 
 /// The demands of one pass of `k`'s `n` iterations.
@@ -59,7 +41,6 @@ pub fn loop_work(k: &LoopKernel, build: Build) -> Work {
         demands.push(Demand::Memory {
             traffic,
             per_thread_bytes: k.per_thread_bytes(lines),
-            isa: build.isa,
         });
     }
     for accesses in k.random_accesses(lines) {
@@ -148,7 +129,6 @@ pub fn loops_work(loops: &[LoopKernel], build: Build, per_thread_bytes: f64) -> 
     let memory = (traffic.bus_bytes() > 0.0).then_some(Demand::Memory {
         traffic,
         per_thread_bytes,
-        isa: build.isa,
     });
     Work {
         demands: flops.into_iter().chain(memory).chain(rest).collect(),

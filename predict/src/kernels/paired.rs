@@ -191,7 +191,6 @@ fn memory_drift(work: &Work, team: &Team, profile: &Profile, plan: &Plan) -> Res
             Demand::Memory {
                 traffic,
                 per_thread_bytes,
-                ..
             } => Some((traffic, *per_thread_bytes)),
             _ => None,
         })

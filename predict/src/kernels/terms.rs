@@ -46,10 +46,9 @@ pub fn memory(
     traffic: &Traffic,
     threads: usize,
     per_thread_bytes: f64,
-    isa: Option<&str>,
     bound: Bound,
 ) -> Result<Term, Missing> {
-    let (seconds, level) = m.traffic_time(traffic, threads, per_thread_bytes, isa, bound)?;
+    let (seconds, level) = m.traffic_time(traffic, threads, per_thread_bytes, bound)?;
     let bw = |b: f64| {
         if b.is_finite() {
             Si(b, "B/s").to_string()
@@ -130,7 +129,7 @@ pub fn random(
         store_bytes: if a.written { a.lines * line } else { 0.0 },
         allocate_bytes: 0.0,
     };
-    let (traffic_s, _) = m.traffic_time(&moved, threads, a.region_bytes, None, bound)?;
+    let (traffic_s, _) = m.traffic_time(&moved, threads, a.region_bytes, bound)?;
     Ok(Term {
         resource: "random access",
         seconds: latency_s.max(traffic_s),

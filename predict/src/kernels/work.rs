@@ -30,9 +30,6 @@ pub enum Demand {
     Memory {
         traffic: Traffic,
         per_thread_bytes: f64,
-        /// The instruction set the loop's code is built for, whose DRAM
-        /// figures apply (`None`: the profile's STREAM build).
-        isa: Option<&'static str>,
     },
     /// Random accesses, each a separate miss into a region, served at the
     /// region's latency with the core's misses overlapping (§4.3).
@@ -197,8 +194,7 @@ pub fn predict_at(
             Demand::Memory {
                 traffic,
                 per_thread_bytes,
-                isa,
-            } => terms::memory(m, traffic, threads, *per_thread_bytes, *isa, bound)?,
+            } => terms::memory(m, traffic, threads, *per_thread_bytes, bound)?,
             Demand::Random {
                 accesses,
                 huge_pages,

@@ -2,7 +2,7 @@
 //! warnings, the typed section and the human table.
 
 use models::profile::stream::{
-    BytesPerElem, IsaDram, StreamLevel, StreamRestart, StreamSection, StreamSweep,
+    BytesPerElem, StreamLevel, StreamRestart, StreamSection, StreamSweep,
 };
 use models::stats::Better;
 use models::units::{binary_bytes, Si};
@@ -97,7 +97,6 @@ pub(super) fn section(
     levels: &[Plateau],
     dram: &[&KernelPoint],
     restarts: Vec<StreamRestart>,
-    isa_dram: Vec<IsaDram>,
 ) -> StreamSection {
     StreamSection {
         isa: Isa::detect().name().into(),
@@ -138,7 +137,6 @@ pub(super) fn section(
             .collect(),
         dram: dram.iter().map(|p| p.record(Some(p.threads))).collect(),
         restarts,
-        isa_dram,
     }
 }
 
@@ -219,27 +217,4 @@ pub(super) fn dram_table(ctx: &Context, dram: &[&KernelPoint], total: u64) -> St
         );
     }
     t
-}
-
-/// One note per thread count and narrower instruction set: each kernel's
-/// DRAM bandwidth built for it over the section's build.
-pub(super) fn isa_dram_note(ratios: &[IsaDram]) -> Vec<String> {
-    let mut groups: Vec<(usize, &str)> =
-        ratios.iter().map(|r| (r.threads, r.isa.as_str())).collect();
-    groups.dedup();
-    groups
-        .into_iter()
-        .map(|(threads, isa)| {
-            let each: Vec<String> = ratios
-                .iter()
-                .filter(|r| r.threads == threads && r.isa == isa)
-                .map(|r| format!("{} {:.2}", r.kernel, r.ratio.point))
-                .collect();
-            format!(
-                "stream per instruction set: DRAM bandwidth of the {isa} build over the {} build on {threads} thread(s), median of alternated pairs: {}",
-                Isa::detect().name(),
-                each.join(", ")
-            )
-        })
-        .collect()
 }

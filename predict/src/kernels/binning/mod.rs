@@ -432,7 +432,11 @@ impl Variant {
             // The two passes as loop descriptions, the one model users'
             // loops go through.
             Variant::DataParallel => {
-                let build = Build::built_in();
+                let build = Build {
+                    line_bytes: 64.0,
+                    huge_pages: true,
+                    isa: None,
+                };
                 return loops_work(&sort_passes(n, threads), build, per_thread(20.0));
             }
             // Reads x, y and writes next[i]; the head update is a load and
@@ -441,7 +445,6 @@ impl Variant {
                 Demand::Memory {
                     traffic: Traffic::streaming(8.0 * n_f, 4.0 * n_f),
                     per_thread_bytes: per_thread(12.0),
-                    isa: None,
                 },
                 bin_loop(SortLoop::Histogram, 12.0),
             ],

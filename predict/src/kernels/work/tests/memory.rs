@@ -2,8 +2,6 @@
 //! and the counting sort's loops beside them.
 
 use super::*;
-use models::profile::stream::IsaDram;
-use models::Estimate;
 
 #[test]
 fn bandwidth_bound_stream_uses_the_dram_triad() {
@@ -20,7 +18,6 @@ fn bandwidth_bound_stream_uses_the_dram_triad() {
             Demand::Memory {
                 traffic: Traffic::streaming(16e6, 8e6),
                 per_thread_bytes: 64e6,
-                isa: None,
             },
         ],
     };
@@ -43,7 +40,6 @@ fn working_sets_inside_the_sweep_read_its_curve() {
         demands: vec![Demand::Memory {
             traffic: Traffic::streaming(4e6, 4e6),
             per_thread_bytes,
-            isa: None,
         }],
     };
     let secs = |b| predict(&copy(b), &m, 2).unwrap().seconds;
@@ -63,44 +59,6 @@ fn working_sets_inside_the_sweep_read_its_curve() {
     assert_eq!(predict(&copy(1e6), &m, 3).unwrap_err().fix, "stream");
 }
 
-/// A loop built for a narrower instruction set than the profile's STREAM
-/// reads the DRAM points scaled by that build's measured ratio; the
-/// section's own build and code of no stated build read them as measured,
-/// and the caches' points stay the sweep's.
-#[test]
-fn dram_figures_follow_the_build_of_the_loops_code() {
-    let mut p = machine();
-    let s = p.sections.stream.as_mut().unwrap();
-    s.isa = "avx512".into();
-    s.isa_dram = ["triad", "load"]
-        .map(|kernel| IsaDram {
-            isa: "avx2".into(),
-            kernel: kernel.into(),
-            threads: 2,
-            ratio: Estimate::new(1.25, 1.2, 1.3),
-        })
-        .to_vec();
-    let m = Machine::new(&p);
-    let secs = |per_thread_bytes, isa| {
-        let w = Work {
-            demands: vec![Demand::Memory {
-                traffic: Traffic::streaming(16e6, 8e6),
-                per_thread_bytes,
-                isa,
-            }],
-        };
-        predict(&w, &m, 2).unwrap().seconds
-    };
-    // The DRAM triad's mix: 32 MB with write-allocate at 40 GB/s, or at
-    // 1.25 × 40 GB/s when built for AVX2.
-    for isa in [None, Some("avx512"), Some("avx2")] {
-        let want = if isa == Some("avx2") { 640e-6 } else { 800e-6 };
-        assert!((secs(64e6, isa) - want).abs() < 1e-12, "{isa:?}");
-    }
-    // On the 256 KiB copy point the build changes nothing.
-    assert_eq!(secs(262144.0, Some("avx2")), secs(262144.0, None));
-}
-
 /// `ops` operations under `lanes` std mutexes, each critical section
 
 #[test]
@@ -110,7 +68,6 @@ fn sort_loops_add_to_the_memory_time() {
     let memory = Demand::Memory {
         traffic: Traffic::streaming(16e6, 8e6),
         per_thread_bytes: 64e6,
-        isa: None,
     };
     let bin_loop = |kind| Demand::BinLoop {
         kind,
@@ -155,7 +112,6 @@ fn sort_loops_add_to_the_memory_time() {
             &Traffic::streaming(0.0, 4.0),
             2,
             64.0 * 1024.0 * 1024.0,
-            None,
             Bound::Point,
         )
         .unwrap();
@@ -197,7 +153,6 @@ fn loads_that_hit_l1_again_add_to_the_memory_time() {
     let memory = Demand::Memory {
         traffic: Traffic::streaming(16e6, 8e6),
         per_thread_bytes: 64e6,
-        isa: None,
     };
     let w = Work {
         demands: vec![
