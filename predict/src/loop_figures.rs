@@ -205,6 +205,18 @@ impl<'a> Machine<'a> {
             })
     }
 
+    /// The measured overlap ω of a loop-carried chain with its loop's
+    /// transfers at a working set of `per_thread_bytes`
+    /// (`models::profile::flops::ChainOverlap`); `None` for a profile
+    /// without it.
+    pub fn chain_overlap(&self, per_thread_bytes: f64) -> Option<f64> {
+        self.profile
+            .sections
+            .flops
+            .as_ref()?
+            .chain_overlap_at(per_thread_bytes)
+    }
+
     /// Bytes of a cache line (64 when the profile does not say).
     pub fn line_bytes(&self) -> f64 {
         self.profile

@@ -36,9 +36,9 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 use anyhow::Result;
-use models::profile::flops::{FlopsKernel, FlopsSection};
+use models::profile::flops::{ChainOverlap, FlopsKernel, FlopsSection};
 use models::profile::{CeilingKernel, ComputeCeiling, Sample, Section};
-use models::units::Si;
+use models::units::{binary_bytes, Si};
 
 use models::stats::{Better, Summary as Stats};
 
@@ -46,7 +46,9 @@ use super::{noisy_points_note, noisy_warning, sample, Bench, Context, Outcome};
 use crate::kernels::chain::{self, ChainOp};
 use crate::kernels::dgemm::{CeilingOperands, CEILING_N};
 use crate::kernels::fma::{FlopKernel, Op, Precision};
+use crate::kernels::stream::{self, Kernel};
 use crate::kernels::Isa;
+use crate::mem::{Pages, Region};
 use crate::pin::Team;
 use crate::timer::{measure, Plan};
 use crate::trust::{headline, peak_order, withdraw};
@@ -197,9 +199,24 @@ impl Bench for Flops {
         out.warnings.extend(precision_warnings(&out.ceilings));
         set_peaks(ctx, &mut out, &mut f64s)?;
         let chain = chains(ctx, &mut out)?;
+        let chain_overlap = match chain.get(ChainOp::Add.name()) {
+            Some(add) => chain_overlaps(ctx, add.time().point)?,
+            None => Vec::new(),
+        };
+        out.notes.extend(chain_overlap.iter().map(|c| {
+            format!(
+                "a dependent sum over {} per thread took {} per element against {} for its add chain and {} for its loads alone: overlap {:.2}",
+                binary_bytes(c.per_thread_bytes as f64),
+                Si(c.sum_s, "s"),
+                Si(c.chain_s, "s"),
+                Si(c.load_s, "s"),
+                c.overlap
+            )
+        }));
         out.section = Some(Section::Flops(FlopsSection {
             kernels: rows,
             chain,
+            chain_overlap,
         }));
         out.table = match (out.summary.peak_flops_f64, ctx.cycles(1.0)) {
             (Some(p), Some(hz)) => format!(
@@ -213,6 +230,50 @@ impl Bench for Flops {
         };
         Ok(out)
     }
+}
+
+/// Kept timings per figure of [`chain_overlaps`] (each a whole sweep).
+pub const OVERLAP_REPS: usize = 7;
+
+/// A dependent sum over one thread's array against its add chain alone
+/// (`chain_s` per add) and its loads alone (STREAM's load kernel over the
+/// same array), at half the second cache level when the levels are known
+/// and at the DRAM working set ([`ChainOverlap`]).
+fn chain_overlaps(ctx: &Context, chain_s: f64) -> Result<Vec<ChainOverlap>> {
+    let caches = ctx.known_caches();
+    let largest = caches.iter().map(|c| c.1).fold(0.0, f64::max);
+    let sizes = caches
+        .get(1)
+        .map(|c| (c.1 / 2.0) as u64)
+        .into_iter()
+        .chain([ctx.dram_bytes(largest)]);
+    let plan = ctx
+        .config
+        .plan
+        .with_reps(ctx.config.plan.reps.min(OVERLAP_REPS))
+        .without_retry();
+    let isa = Isa::detect();
+    let mut out = Vec::new();
+    for bytes in sizes {
+        let n = (bytes / 8) as usize;
+        let mut region = Region::new(n * 8, Pages::Huge)?;
+        region.f64s_mut().fill(1.0);
+        let region = [Mutex::new(region)];
+        let per_element = |work: &(dyn Fn(&mut Region, u64) + Sync)| -> Result<f64> {
+            let m = measure(&plan, |inner, count| {
+                ctx.one.time_batch(&region, inner, count, work)
+            })?;
+            Ok(m.per_unit.summary().capability(Better::Lower).point / n as f64)
+        };
+        let sum_s = per_element(&|r, sweeps| {
+            std::hint::black_box(chain::dependent_sum(r.f64s_mut(), sweeps));
+        })?;
+        let load_s = per_element(&|r, sweeps| {
+            std::hint::black_box(stream::run(isa, Kernel::Load, r.f64s_mut(), n, sweeps));
+        })?;
+        out.push(ChainOverlap::new(bytes, sum_s, chain_s, load_s));
+    }
+    Ok(out)
 }
 
 /// The latency of each loop-carried f64 chain, by operation, with a

@@ -86,6 +86,19 @@ fn mul_add_chain(steps: u64) -> f64 {
     s
 }
 
+/// Σ x over `sweeps` sweeps as one dependent chain of adds, as a
+/// reduction compiled without reassociation runs it: one load and one add
+/// per element, each add waiting for the one before. Returns the sum.
+pub fn dependent_sum(x: &[f64], sweeps: u64) -> f64 {
+    let mut s = 0.0;
+    for _ in 0..sweeps {
+        for &v in black_box(x) {
+            s += v;
+        }
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -98,5 +111,12 @@ mod tests {
             s = s * 0.999_999 + 1e-9;
         }
         assert!((run(ChainOp::Fma, 100) - s).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_dependent_sum_adds_every_element_of_every_sweep() {
+        let x: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(dependent_sum(&x, 3), 3.0 * 5050.0);
+        assert_eq!(dependent_sum(&[], 5), 0.0);
     }
 }

@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::sample::Sample;
+use super::latency::log_interpolate;
+use super::sample::{whole, Sample};
 use crate::Estimate;
 
 /// Results of the FLOP/s benchmark.
@@ -19,6 +20,53 @@ pub struct FlopsSection {
     /// ("add", "fma"); older profiles have none.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub chain: BTreeMap<String, Sample>,
+    /// How much of a loop-carried add chain over an array overlaps the
+    /// array's transfers, at a few working sets (older profiles have
+    /// none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub chain_overlap: Vec<ChainOverlap>,
+}
+
+/// A dependent f64 sum over one thread's array of `per_thread_bytes`
+/// against its parts: the add chain alone (registers) and the array's
+/// loads alone (STREAM's load kernel over the same array), seconds per
+/// element, each the capability estimate.
+///
+/// ECM counts arithmetic as in-core time that overlaps the data
+/// transfers, while a chain that fills the out-of-order window can keep
+/// the loads from running ahead of it, and then the two add. Which one a
+/// core does is measured: the overlap
+/// ω = (t_chain + t_load − t_sum) / min(t_chain, t_load), in [0, 1],
+/// is 1 where the slower part hides the other and 0 where they add.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ChainOverlap {
+    #[serde(deserialize_with = "whole")]
+    pub per_thread_bytes: u64,
+    /// The dependent sum, seconds per element.
+    pub sum_s: f64,
+    /// The add chain alone, seconds per add.
+    pub chain_s: f64,
+    /// The loads alone, seconds per element.
+    pub load_s: f64,
+    pub overlap: f64,
+}
+
+impl ChainOverlap {
+    /// The point at `per_thread_bytes` from its three times.
+    pub fn new(per_thread_bytes: u64, sum_s: f64, chain_s: f64, load_s: f64) -> Self {
+        let hidden = (chain_s + load_s - sum_s) / chain_s.min(load_s);
+        Self {
+            per_thread_bytes,
+            sum_s,
+            chain_s,
+            load_s,
+            overlap: if hidden.is_finite() {
+                hidden.clamp(0.0, 1.0)
+            } else {
+                0.0
+            },
+        }
+    }
 }
 
 /// One compute kernel on one thread count.
@@ -54,5 +102,54 @@ impl FlopsSection {
     /// "fma"): the capability estimate (low quantile) with its interval.
     pub fn chain_latency(&self, op: &str) -> Option<Estimate> {
         self.chain.get(op).map(Sample::time)
+    }
+
+    /// The overlap ω of a chain with its loop's transfers at a working set
+    /// of `per_thread_bytes` ([`ChainOverlap`]): linear in log size between
+    /// the measured working sets, flat beyond them; `None` without any.
+    pub fn chain_overlap_at(&self, per_thread_bytes: f64) -> Option<f64> {
+        let mut pts: Vec<(f64, f64)> = self
+            .chain_overlap
+            .iter()
+            .map(|c| (c.per_thread_bytes as f64, c.overlap))
+            .collect();
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let (first, last) = (pts.first()?, pts.last()?);
+        let x = per_thread_bytes.clamp(first.0, last.0);
+        Some(log_interpolate(&pts, x))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_chain_hidden_by_its_loads_overlaps_fully_and_one_added_not_at_all() {
+        // 1 ns of chain and 0.25 ns of loads per element.
+        let overlap = |sum_s| ChainOverlap::new(64, sum_s, 1.0e-9, 0.25e-9).overlap;
+        let near = |a: f64, b: f64| (a - b).abs() < 1e-9;
+        assert!(near(overlap(1.0e-9), 1.0));
+        assert!(near(overlap(1.25e-9), 0.0));
+        assert!(near(overlap(1.125e-9), 0.5));
+        // Faster than the chain alone, or slower than both added (a
+        // disturbed timing): clamped.
+        assert_eq!(overlap(0.5e-9), 1.0);
+        assert_eq!(overlap(2.0e-9), 0.0);
+    }
+
+    #[test]
+    fn the_overlap_is_read_between_and_beyond_the_measured_sizes() {
+        let point = |bytes, sum_s| ChainOverlap::new(bytes, sum_s, 1.0e-9, 0.5e-9);
+        let s = FlopsSection {
+            chain_overlap: vec![point(1 << 30, 1.0e-9), point(1 << 20, 1.5e-9)],
+            ..Default::default()
+        };
+        let at = |bytes: f64| s.chain_overlap_at(bytes).unwrap();
+        assert!(at(1e3).abs() < 1e-9 && (at(1e12) - 1.0).abs() < 1e-9);
+        // Halfway in log size between 1 MiB and 1 GiB.
+        let mid = s.chain_overlap_at((1u64 << 25) as f64).unwrap();
+        assert!((mid - 0.5).abs() < 1e-12, "{mid}");
+        assert_eq!(FlopsSection::default().chain_overlap_at(1e6), None);
     }
 }

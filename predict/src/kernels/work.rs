@@ -265,7 +265,18 @@ pub fn predict_at(
             }
         });
     }
-    terms.extend(non_overlapping(&terms, load_store_s));
+    let working_set = work
+        .demands
+        .iter()
+        .filter_map(|d| match d {
+            Demand::Memory {
+                per_thread_bytes, ..
+            } => Some(*per_thread_bytes),
+            _ => None,
+        })
+        .reduce(f64::max);
+    let chain_overlap = working_set.and_then(|b| m.chain_overlap(b));
+    terms.extend(non_overlapping(&terms, load_store_s, chain_overlap));
     let top = terms
         .iter()
         .max_by(|a, b| a.seconds.total_cmp(&b.seconds))
@@ -292,8 +303,11 @@ pub fn predict_at(
 }
 
 /// The sums of terms that do not overlap: the loops' load/store work with
-/// their memory traffic, a loop-carried chain with its memory traffic.
-fn non_overlapping(terms: &[Term], load_store_s: f64) -> Vec<Term> {
+/// their memory traffic, and a loop-carried chain with its memory traffic
+/// less the share ω of the shorter of the two that the core overlaps
+/// (`chain_overlap`, measured at the loop's working set; none measured:
+/// they add).
+fn non_overlapping(terms: &[Term], load_store_s: f64, chain_overlap: Option<f64>) -> Vec<Term> {
     let mut out = Vec::new();
     let memory_s = terms
         .iter()
@@ -316,14 +330,22 @@ fn non_overlapping(terms: &[Term], load_store_s: f64) -> Vec<Term> {
         .map(|t| t.seconds)
         .sum();
     if chain_s > 0.0 && memory_s > 0.0 {
+        let explain = match chain_overlap {
+            Some(w) => format!(
+                "the calibrated dependent sum over an array hides ω = {w:.2} of the shorter of its \
+                 chain and its loads: memory {memory_s:.3e} s + chain {chain_s:.3e} s \
+                 − ω · min(the two)"
+            ),
+            None => format!(
+                "a loop-carried chain that fills the out-of-order window keeps the loop's line \
+                 transfers from running ahead of it, and the two add (the profile has no \
+                 measured overlap): memory {memory_s:.3e} s + chain {chain_s:.3e} s"
+            ),
+        };
         out.push(Term {
             resource: "memory + chain",
-            seconds: memory_s + chain_s,
-            explain: format!(
-                "a loop-carried chain fills the out-of-order window, so the loop's line \
-                 transfers do not run ahead of it and the two add (ECM's non-overlapping \
-                 in-core time, as measured): memory {memory_s:.3e} s + chain {chain_s:.3e} s"
-            ),
+            seconds: memory_s + chain_s - chain_overlap.unwrap_or(0.0) * memory_s.min(chain_s),
+            explain,
         });
     }
     out

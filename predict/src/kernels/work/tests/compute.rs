@@ -2,6 +2,8 @@
 //! chains; missing figures; and a built-in kernel against its description.
 
 use super::*;
+use models::kernel::Traffic;
+use models::profile::flops::ChainOverlap;
 
 #[test]
 fn matmul_runs_at_the_dgemm_ceiling() {
@@ -107,6 +109,42 @@ fn chains_wait_for_each_add() {
     assert!(predict(&w, &m, 2).unwrap().terms[0]
         .explain
         .contains("2.0 cycles"));
+}
+
+/// A chain and its loop's transfers add where the profile measured no
+/// overlap, and the measured share ω of the shorter one hides otherwise.
+#[test]
+fn a_chain_overlaps_its_transfers_as_much_as_measured() {
+    let work = Work {
+        demands: vec![
+            Demand::Chain {
+                steps_per_thread: 1e6,
+            },
+            Demand::Memory {
+                traffic: Traffic::streaming(16e6, 8e6),
+                per_thread_bytes: 64e6,
+            },
+        ],
+    };
+    let with_overlap = |overlap: Option<f64>| {
+        let mut p = machine();
+        if let Some(overlap) = overlap {
+            p.sections.flops.as_mut().unwrap().chain_overlap = vec![ChainOverlap {
+                per_thread_bytes: 64 << 20,
+                sum_s: 0.0,
+                chain_s: 0.0,
+                load_s: 0.0,
+                overlap,
+            }];
+        }
+        let pr = predict(&work, &Machine::new(&p), 2).unwrap();
+        assert_eq!(pr.binding, "memory + chain");
+        pr.seconds
+    };
+    // 1 ms of chain (1e6 adds of 1 ns) and 800 µs of transfers.
+    assert!((with_overlap(None) - 1.8e-3).abs() < 1e-12);
+    assert!((with_overlap(Some(1.0)) - 1.0e-3).abs() < 1e-12);
+    assert!((with_overlap(Some(0.5)) - 1.4e-3).abs() < 1e-12);
 }
 
 #[test]
