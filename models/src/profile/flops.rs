@@ -33,8 +33,9 @@ pub struct FlopsSection {
 /// element, each the capability estimate.
 ///
 /// ECM counts arithmetic as in-core time that overlaps the data
-/// transfers, while a chain that fills the out-of-order window can keep
-/// the loads from running ahead of it, and then the two add. Which one a
+/// transfers, while a chain (the span of §4.2's dependent steps) that
+/// fills the out-of-order window can keep the loads from running ahead of
+/// it, and then the two add. Which one a
 /// core does is measured: the overlap
 /// ω = (t_chain + t_load − t_sum) / min(t_chain, t_load), in [0, 1],
 /// is 1 where the slower part hides the other and 0 where they add.
