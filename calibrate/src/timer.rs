@@ -94,6 +94,13 @@ impl Plan {
             ..self
         }
     }
+
+    /// The same plan with at most `reps` kept timings and without
+    /// re-measuring: for figures whose every timing is a whole sweep of a
+    /// large working set.
+    pub fn capped(self, reps: usize) -> Self {
+        self.with_reps(self.reps.min(reps)).without_retry()
+    }
 }
 
 /// A measured quantity: the inner count used and the time per inner unit.

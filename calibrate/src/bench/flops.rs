@@ -247,11 +247,7 @@ fn chain_overlaps(ctx: &Context, chain_s: f64) -> Result<Vec<ChainOverlap>> {
         .map(|c| (c.1 / 2.0) as u64)
         .into_iter()
         .chain([ctx.dram_bytes(largest)]);
-    let plan = ctx
-        .config
-        .plan
-        .with_reps(ctx.config.plan.reps.min(OVERLAP_REPS))
-        .without_retry();
+    let plan = ctx.config.plan.capped(OVERLAP_REPS);
     let isa = Isa::detect();
     let mut out = Vec::new();
     for bytes in sizes {

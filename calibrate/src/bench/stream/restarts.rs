@@ -57,11 +57,7 @@ pub fn measure_restarts(
     teams: &[&Team],
     dram_total: u64,
 ) -> Result<Vec<StreamRestart>> {
-    let plan = ctx
-        .config
-        .plan
-        .with_reps(ctx.config.plan.reps.min(REPS))
-        .without_retry();
+    let plan = ctx.config.plan.capped(REPS);
     let isa = Isa::detect();
     let bar = ctx.progress.bar(
         "stream restarts",

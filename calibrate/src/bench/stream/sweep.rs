@@ -45,7 +45,7 @@ pub(super) fn sweep(
             ));
             // The plateau points are pooled per level: at most SWEEP_REPS
             // timings and no re-measuring.
-            let p = plan.with_reps(plan.reps.min(SWEEP_REPS)).without_retry();
+            let p = plan.capped(SWEEP_REPS);
             points.extend(points_in(team, &regions, size, kernels, &p)?);
             if burst_after.contains(&i) {
                 let p = plan.with_reps(BURST_REPS).without_retry();
