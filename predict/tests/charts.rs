@@ -224,17 +224,22 @@ fn ceilings_a_reader_cannot_tell_apart_share_a_roof_and_a_label() {
         &data(&crowded(), &records(), &f64_only()),
         None,
     ));
-    let texts: Vec<String> = scene.texts().map(|t| t.text.clone()).collect();
-    for label in [
-        "f64 AVX2 / AVX-512 FMA 220 GFLOP/s",
-        "f64 dgemm 200 GFLOP/s",
-        "f64 AVX2 mul+add 189 GFLOP/s",
-        "ridge 10.0 flop/B",
-    ] {
-        assert!(
-            texts.iter().any(|t| t == label),
-            "'{label}' missing from {texts:?}"
-        );
+    assert_texts(
+        &scene,
+        &[
+            "f64 AVX2 / AVX-512 FMA 220 GFLOP/s",
+            "f64 dgemm 200 GFLOP/s",
+            "f64 AVX2 mul+add 189 GFLOP/s",
+            "ridge 10.0 flop/B",
+        ],
+    );
+}
+
+/// Every one of `labels` is a text of `scene`.
+fn assert_texts(scene: &Scene, labels: &[&str]) {
+    let texts: Vec<&str> = scene.texts().map(|t| t.text.as_str()).collect();
+    for label in labels {
+        assert!(texts.contains(label), "'{label}' missing from {texts:?}");
     }
 }
 
@@ -279,29 +284,26 @@ fn no_text_overlaps_and_labels_stay_clear() {
 fn every_ceiling_and_series_is_labelled_or_in_the_legend() {
     let (_, fig) = figures().remove(0);
     let scene = layout(&fig);
-    let texts: Vec<String> = scene.texts().map(|t| t.text.clone()).collect();
-    for label in [
-        "L1 560 GB/s",
-        "L2 260 GB/s",
-        "L3 120 GB/s",
-        "DRAM 22.0 GB/s",
-        "f64 AVX2 FMA 220 GFLOP/s",
-        "f64 AVX2 mul+add 110 GFLOP/s",
-        "f64 scalar FMA 55.0 GFLOP/s",
-        "ridge 10.0 flop/B",
-        "fusion 3-pass, 4 thr",
-        "fusion fused, 1 thr",
-        "matmul blocked, 4 thr",
-        "model prediction",
-        "measured, 95% interval",
-        "Arithmetic intensity [flop/byte]",
-        "Performance [GFLOP/s]",
-    ] {
-        assert!(
-            texts.iter().any(|t| t == label),
-            "'{label}' missing from {texts:?}"
-        );
-    }
+    assert_texts(
+        &scene,
+        &[
+            "L1 560 GB/s",
+            "L2 260 GB/s",
+            "L3 120 GB/s",
+            "DRAM 22.0 GB/s",
+            "f64 AVX2 FMA 220 GFLOP/s",
+            "f64 AVX2 mul+add 110 GFLOP/s",
+            "f64 scalar FMA 55.0 GFLOP/s",
+            "ridge 10.0 flop/B",
+            "fusion 3-pass, 4 thr",
+            "fusion fused, 1 thr",
+            "matmul blocked, 4 thr",
+            "model prediction",
+            "measured, 95% interval",
+            "Arithmetic intensity [flop/byte]",
+            "Performance [GFLOP/s]",
+        ],
+    );
     // The sloped roofs' labels run along them.
     let dram = scene.texts().find(|t| t.text == "L1 560 GB/s").unwrap();
     assert!(
