@@ -24,34 +24,32 @@
 //!                  "flops": {"median": .., "ci_lo": .., "ci_hi": .., "cv": .., ...},
 //!                  "flops_per_cycle_per_thread": 16.0 }, ...,
 //!                { "name": "f64 dgemm", "op": "dgemm", "matrix_side": 128, ... } ],
-//!   "chain": { "add": {"median": .., ...}, "fma": {"median": .., ...} } }
+//!   "chain": { "add": {"median": .., ...}, "fma": {"median": .., ...} },
+//!   "chain_overlap": [ { "per_thread_bytes": .., "sum_s": .., "chain_s": .., "load_s": ..,
+//!                        "overlap": .. }, ... ] }
 //! ```
 //!
-//! `chain` holds the latency of one f64 operation in a loop-carried chain
-//! ([`crate::kernels::chain`]), seconds per operation on one pinned
-//! thread: the cost of a reduction compiled without reassociation
-//! (`s += x[i]`) or of Horner's scheme, which no throughput figure gives.
+//! `chain` and `chain_overlap` are the loop-carried chains' figures
+//! ([`chains`]).
 
-use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 use anyhow::Result;
-use models::profile::flops::{ChainOverlap, FlopsKernel, FlopsSection};
-use models::profile::{CeilingKernel, ComputeCeiling, Sample, Section};
-use models::units::{binary_bytes, Si};
+use models::profile::flops::{FlopsKernel, FlopsSection};
+use models::profile::{CeilingKernel, ComputeCeiling, Section};
+use models::units::Si;
 
 use models::stats::{Better, Summary as Stats};
 
 use super::{noisy_points_note, noisy_warning, sample, Bench, Context, Outcome};
-use crate::kernels::chain::{self, ChainOp};
 use crate::kernels::dgemm::{CeilingOperands, CEILING_N};
 use crate::kernels::fma::{FlopKernel, Op, Precision};
-use crate::kernels::stream::{self, Kernel};
 use crate::kernels::Isa;
-use crate::mem::{Pages, Region};
 use crate::pin::Team;
 use crate::timer::{measure, Plan};
 use crate::trust::{headline, peak_order, withdraw};
+
+mod chains;
 
 /// FLOP per lane per cycle per thread above which a figure is impossible.
 pub const MAX_FLOP_PER_LANE_CYCLE: f64 = 8.0;
@@ -103,19 +101,6 @@ pub fn measure_dgemm(team: &Team, plan: &Plan) -> Result<models::stats::Summary>
     flop_rate(team, plan, &operands, CeilingOperands::FLOPS, |o, reps| {
         std::hint::black_box(o.run(reps));
     })
-}
-
-/// Seconds per dependent f64 operation of `op` on `team`, a one-thread
-/// team.
-pub fn measure_chain(team: &Team, op: ChainOp, plan: &Plan) -> Result<models::stats::Summary> {
-    let sinks = [Mutex::new(0.0)];
-    let m = measure(plan, |inner, count| {
-        team.time_batch(&sinks, inner, count, |s: &mut f64, steps| {
-            *s += chain::run(op, steps)
-        })
-    })?;
-    let per_op = chain::OPS_PER_STEP as f64;
-    Ok(m.per_unit.map(|s| s / per_op)?.summary())
 }
 
 /// FLOP/s of `work(state, units)` on all threads at once, each unit doing
@@ -198,21 +183,7 @@ impl Bench for Flops {
             .sort_by(|a, b| b.flops.point.total_cmp(&a.flops.point));
         out.warnings.extend(precision_warnings(&out.ceilings));
         set_peaks(ctx, &mut out, &mut f64s)?;
-        let chain = chains(ctx, &mut out)?;
-        let chain_overlap = match chain.get(ChainOp::Add.name()) {
-            Some(add) => chain_overlaps(ctx, add.time().point)?,
-            None => Vec::new(),
-        };
-        out.notes.extend(chain_overlap.iter().map(|c| {
-            format!(
-                "a dependent sum over {} per thread took {} per element against {} for its add chain and {} for its loads alone: overlap {:.2}",
-                binary_bytes(c.per_thread_bytes as f64),
-                Si(c.sum_s, "s"),
-                Si(c.chain_s, "s"),
-                Si(c.load_s, "s"),
-                c.overlap
-            )
-        }));
+        let (chain, chain_overlap) = chains::figures(ctx, &mut out)?;
         out.section = Some(Section::Flops(FlopsSection {
             kernels: rows,
             chain,
@@ -230,61 +201,6 @@ impl Bench for Flops {
         };
         Ok(out)
     }
-}
-
-/// Kept timings per figure of [`chain_overlaps`] (each a whole sweep).
-pub const OVERLAP_REPS: usize = 7;
-
-/// A dependent sum over one thread's array against its add chain alone
-/// (`chain_s` per add) and its loads alone (STREAM's load kernel over the
-/// same array), at half the second cache level when the levels are known
-/// and at the DRAM working set ([`ChainOverlap`]).
-fn chain_overlaps(ctx: &Context, chain_s: f64) -> Result<Vec<ChainOverlap>> {
-    let caches = ctx.known_caches();
-    let largest = caches.iter().map(|c| c.1).fold(0.0, f64::max);
-    let sizes = caches
-        .get(1)
-        .map(|c| (c.1 / 2.0) as u64)
-        .into_iter()
-        .chain([ctx.dram_bytes(largest)]);
-    let plan = ctx.config.plan.capped(OVERLAP_REPS);
-    let isa = Isa::detect();
-    let mut out = Vec::new();
-    for bytes in sizes {
-        let n = (bytes / 8) as usize;
-        let mut region = Region::new(n * 8, Pages::Huge)?;
-        region.f64s_mut().fill(1.0);
-        let region = [Mutex::new(region)];
-        let per_element = |work: &(dyn Fn(&mut Region, u64) + Sync)| -> Result<f64> {
-            let m = measure(&plan, |inner, count| {
-                ctx.one.time_batch(&region, inner, count, work)
-            })?;
-            Ok(m.per_unit.summary().capability(Better::Lower).point / n as f64)
-        };
-        let sum_s = per_element(&|r, sweeps| {
-            std::hint::black_box(chain::dependent_sum(r.f64s_mut(), sweeps));
-        })?;
-        let load_s = per_element(&|r, sweeps| {
-            std::hint::black_box(stream::run(isa, Kernel::Load, r.f64s_mut(), n, sweeps));
-        })?;
-        out.push(ChainOverlap::new(bytes, sum_s, chain_s, load_s));
-    }
-    Ok(out)
-}
-
-/// The latency of each loop-carried f64 chain, by operation, with a
-/// warning for each noisy one.
-fn chains(ctx: &Context, out: &mut Outcome) -> Result<BTreeMap<String, Sample>> {
-    let mut chain = BTreeMap::new();
-    for op in ChainOp::ALL {
-        let s = measure_chain(&ctx.one, op, &ctx.config.plan)?;
-        out.warnings.extend(noisy_warning(
-            &format!("the f64 {} chain latency", op.name()),
-            &s,
-        ));
-        chain.insert(op.name().into(), sample(&s));
-    }
-    Ok(chain)
 }
 
 /// Measures the dgemm ceiling on `team`, adds it and its section row.
