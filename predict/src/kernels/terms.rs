@@ -328,9 +328,12 @@ pub fn local_sum(m: &Machine, steps_per_thread: f64) -> Result<Term, Missing> {
 /// like [`bin_loop`]'s: reused bytes / B_L1. When L1 cannot hold the
 /// window between the two uses (`window_bytes` per thread, Kerncraft's
 /// layer condition; 0 for lines of the same or the previous few
-/// iterations), the lines come back from the level that holds it, and
-/// their transfer adds at that level's one-thread read bandwidth, as ECM
-/// adds T_L1L2 to the in-core time: reused bytes · (1/B_L1 + 1/B_level).
+/// iterations), the lines come back from the level that holds it, and the
+/// loads run at that level's one-thread read bandwidth: reused bytes /
+/// B_level. STREAM's load kernel there issues the same loads and waits for
+/// the same lines, so its rate already holds both ECM's in-core time and
+/// T_L1L2, added (Intel) or overlapped (AMD Zen) as the core does; adding
+/// 1/B_L1 to it would count the loads twice.
 pub fn reuse(
     m: &Machine,
     bytes_per_thread: f64,
@@ -355,11 +358,12 @@ pub fn reuse(
             ),
         ),
         Some(l) => (
-            ports + bytes_per_thread / l.read_Bps,
+            ports.max(bytes_per_thread / l.read_Bps),
             format!(
-                "reused bytes · (1/B_L1 + 1/B_{name}) = {} · (1/{} + 1/{}) (a {} window per thread exceeds L1, {name} holds it: the loads, then the lines back from {name}; ECM's in-core time + T_L1{name})",
+                "reused bytes / B_{name} = {} / {} (a {} window per thread exceeds L1, {name} holds it: \
+                 the loads at one thread's {name} read bandwidth, whose STREAM load kernel pays the same \
+                 loads and lines; ECM's in-core time with T_L1{name})",
                 Si(bytes_per_thread, "B"),
-                Si(b1, "B/s"),
                 Si(l.read_Bps, "B/s"),
                 Si(window_bytes, "B"),
                 name = l.name,
