@@ -181,9 +181,10 @@ pub struct LockTerm {
 
 /// Lock operations: the measured lock's time per operation on 1 and on
 /// `threads` threads, with the line migration of its data (§4.5); the
-/// contended time per operation in the typical round and, for
-/// [`LockTerm::states_s`], in the fast and the slow state
-/// ([`HandOff`]).
+/// contended time per operation and the migration (from the spread
+/// mutexes) in the typical round and, for [`LockTerm::states_s`], in the
+/// fast and the slow state ([`HandOff`]): a host that slows line
+/// migrations slows the contended lock and the spread mutexes alike.
 ///
 /// One lock for all threads has a fast state of its own: a holder that
 /// keeps the lock while the others wait (a mutex lets the releasing thread
@@ -215,26 +216,31 @@ pub fn lock(m: &Machine, d: &LockDemand, threads: usize) -> Result<LockTerm, Mis
             LockKindName::Spin => m.lock_op_s(LockKind::Spin, threads, state),
         }
     };
-    let (x1, xp) = (
-        1.0 / m.lock_op_s(LockKind::MutexSpread, 1, HandOff::Typical)?,
-        1.0 / m.lock_op_s(LockKind::MutexSpread, threads, HandOff::Typical)?,
-    );
-    let migration = line_migration_s(x1, xp, p);
+    // The line migration in each state of the spread mutexes' rounds.
+    let x1 = 1.0 / m.lock_op_s(LockKind::MutexSpread, 1, HandOff::Typical)?;
+    let migration = |state| -> Result<f64, Missing> {
+        let xp = 1.0 / m.lock_op_s(LockKind::MutexSpread, threads, state)?;
+        Ok(line_migration_s(x1, xp, p))
+    };
     let (ops, lanes, data_lines, kind) = (d.ops, d.lanes, d.data_lines, d.kind);
-    let seconds = |t1: f64, tp: f64| -> Result<f64, Missing> {
-        let lock = MeasuredLock::new(t1, tp, migration).map_err(|e| Missing {
-            what: format!("usable lock figures ({e})"),
-            fix: "lock",
-        })?;
+    // The term in hand-off state `state`: the contended lock's time and the
+    // line migration both in it.
+    let seconds = |state| -> Result<f64, Missing> {
+        let lock =
+            MeasuredLock::new(t1, contended(state)?, migration(state)?).map_err(|e| Missing {
+                what: format!("usable lock figures ({e})"),
+                fix: "lock",
+            })?;
         Ok(lock.time_s(ops, p, lanes, data_lines).unwrap_or(0.0))
     };
-    let tp = contended(HandOff::Typical)?;
-    let (fast, slow) = (contended(HandOff::Fast)?, contended(HandOff::Slow)?);
-    let rounds = (threads > 1 && slow >= TWO_STATES * fast)
-        .then(|| Ok::<_, Missing>([seconds(t1, fast)?, seconds(t1, slow)?]))
-        .transpose()?;
+    let typical = seconds(HandOff::Typical)?;
+    let (tp, migration) = (contended(HandOff::Typical)?, migration(HandOff::Typical)?);
+    let xp = 1.0 / m.lock_op_s(LockKind::MutexSpread, threads, HandOff::Typical)?;
+    let rounds = (threads > 1)
+        .then(|| Ok::<_, Missing>([seconds(HandOff::Fast)?, seconds(HandOff::Slow)?]))
+        .transpose()?
+        .filter(|[f, s]| *s >= TWO_STATES * *f);
     let alone = (threads > 1 && lanes <= 1.0).then_some(ops * t1);
-    let typical = seconds(t1, tp)?;
     let states_s = match (rounds, alone) {
         (Some([f, s]), Some(a)) => Some([f.min(a), s]),
         (None, Some(a)) => Some([a, typical]),
@@ -244,8 +250,8 @@ pub fn lock(m: &Machine, d: &LockDemand, threads: usize) -> Result<LockTerm, Mis
     let mut states = String::new();
     if let (Some([f, s]), Some(_)) = (rounds, states_s) {
         states += &format!(
-            "; its rounds have two states, t_p = {fast:.3e} s (fast) and {slow:.3e} s (slow), \
-             giving {f:.3e} s and {s:.3e} s"
+            "; its rounds have two states (the fast and the slow quantile of the contended \
+             lock's and the spread mutexes' rounds), giving {f:.3e} s and {s:.3e} s"
         );
     }
     if let Some(a) = alone.filter(|_| states_s.is_some()) {

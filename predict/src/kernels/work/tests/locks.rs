@@ -114,6 +114,19 @@ fn a_lock_whose_rounds_have_two_states_predicts_both() {
     assert!(pr.terms[0].explain.contains("two states"));
     // One thread has no hand-off.
     assert_eq!(predict(&two, &Machine::new(&p), 1).unwrap().states_s, None);
+    // 256 locks pay t_1 and the migrations: the spread mutexes' 2-thread
+    // rounds at 1e8 and 1e8/3 op/s give m = 16 ns and (60 − 12)·2 = 96 ns,
+    // so (10 + 8) ns / 2 = 9 ms fast and typical, (10 + 48) ns / 2 = 29 ms
+    // slow, though the contended mutex has one state.
+    let cells = mutex(1e6, 256.0, 0.0, 5e-9);
+    let mut p = machine();
+    let t = &mut p.sections.lock.as_mut().unwrap().kinds[2].points[1].throughput_ops;
+    t.high_quantile = Some(Estimate::exact(1e8));
+    t.low_quantile = Some(Estimate::exact(1e8 / 3.0));
+    let pr = predict(&cells, &Machine::new(&p), 2).unwrap();
+    assert!((pr.seconds - 9e-3).abs() < 1e-12, "the typical round");
+    let [fast, slow] = pr.states_s.unwrap();
+    assert!((fast - 9e-3).abs() < 1e-12 && (slow - 29e-3).abs() < 1e-12);
 }
 
 #[test]
