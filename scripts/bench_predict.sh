@@ -22,8 +22,9 @@
 #     three variants, against the round's profile with the network of
 #     data/profiles/dev-vm.json (a full calibrate does not measure the
 #     network):
-#     per N and variant the median error over the rounds (target: within
-#     15%);
+#     per N and variant the median error over the rounds, profile-only and
+#     paired (the STREAM point its sweep leans on re-measured by both ranks
+#     right after each variant; target: within 15%);
 #   - the wall time of a default `predict run` (target <= 60 s).
 # With --save, the profiles and records of every round are kept in
 # data/measurements/accuracy/FAMILY/ (FAMILY as scripts/env.sh's
@@ -175,16 +176,26 @@ for f in sorted(glob.glob(f"{work}/ghost-*-*.json")):
         if x.get("rel_error") is not None:
             ghost.setdefault((x["size"], x["variant"]), []).append(x)
 if ghost:
-    print("\nMPI ghost-row stencil, mpirun -np 2 (median round of each; target: within 15%):")
-    print(f"  {'N':>5} {'variant':<12} {'measured':>10} {'predicted':>10} {'error':>7}  rounds            binding")
-    gerrs = []
+    print("\nMPI ghost-row stencil, mpirun -np 2 (median round of each, profile-only and paired; * = a round")
+    print("whose machine changed; target: within 15%):")
+    print(f"  {'N':>5} {'variant':<12} {'measured':>10} {'predicted':>10} {'error':>7}  {'rounds':<22} {'paired':>7}  {'rounds':<22} binding")
+    gerrs, gpaired = [], []
     for (n, v), xs in sorted(ghost.items()):
-        mid = sorted(xs, key=lambda x: x["rel_error"])[(len(xs) - 1) // 2]
+        mid = median_round(xs, "rel_error")
         gerrs.append(abs(mid["rel_error"]))
-        each = " ".join(f"{100*x['rel_error']:+.0f}" for x in xs)
+        each = " ".join(f"{100*x['rel_error']:+.0f}" + ("*" if x.get("machine_changed") else "") for x in xs)
+        prs = [x for x in xs if x.get("paired_rel_error") is not None]
+        pe = median_round(prs, "paired_rel_error")["paired_rel_error"] if prs else None
+        if pe is not None:
+            gpaired.append(abs(pe))
+        peach = " ".join(f"{100*x['paired_rel_error']:+.0f}" for x in prs)
+        pshow = f"{100*pe:>+6.0f}%" if pe is not None else "      -"
         print(f"  {n:>5} {v:<12} {mid['measured_s']*1e3:>8.3f}ms {mid['predicted_s']*1e3:>8.3f}ms "
-              f"{100*mid['rel_error']:>+6.0f}%  {each:<17} {mid['binding']}")
+              f"{100*mid['rel_error']:>+6.0f}%  {each:<22} {pshow}  {peach:<22} {mid['binding']}")
     print(f"  {len(gerrs)} cases: median |error| {100*statistics.median(gerrs):.1f}%, largest {100*max(gerrs):.1f}% "
           f"({sum(e > 0.15 for e in gerrs)} beyond 15%)")
+    if gpaired:
+        print(f"  paired: median |error| {100*statistics.median(gpaired):.1f}%, largest {100*max(gpaired):.1f}% "
+              f"({sum(e > 0.15 for e in gpaired)} beyond 15%)")
 print(f"\ndefault `predict run` wall time: {max(walls):.1f} s at most over {rounds} rounds (target <= 60 s)")
 PY

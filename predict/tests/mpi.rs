@@ -237,6 +237,18 @@ fn a_profile_gives_predictions_and_csv() {
         // 2·22·42·8 B per rank.
         assert_eq!(r["model"]["level"], "L1");
         assert!(r["verified"].is_null(), "not checked without --verify");
+        // The STREAM point the sweep leans on, re-measured by both ranks at
+        // once right after the variant, and the model on it.
+        let drift = &r["paired"]["memory"];
+        assert_eq!(drift["unit"], "B/s", "{r}");
+        assert!(drift["now"].as_f64().unwrap() > 0.0, "{drift}");
+        assert_eq!(drift["profile"], 24e9, "the profile's 2-thread copy");
+        assert!(drift["what"].as_str().unwrap().contains("2 rank(s)"), "{drift}");
+        let paired = r["paired_predicted_s"].as_f64().unwrap();
+        let perr = r["paired_rel_error"].as_f64().unwrap();
+        assert!(paired > 0.0);
+        assert!((perr - (paired - meas) / meas).abs() < 1e-9 * perr.abs().max(1.0));
+        assert!(r["machine_changed"].is_boolean());
     }
     assert_eq!(rs[1]["model"]["overlap_fraction"], 0.5);
     let text = std::fs::read_to_string(&csv).unwrap();

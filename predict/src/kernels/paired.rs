@@ -181,40 +181,75 @@ pub fn probe(work: &Work, threads: usize, profile: &Profile) -> Result<Paired> {
     })
 }
 
-/// The STREAM bandwidth of the work's largest memory demand, now against
-/// the profile's; none without such a demand or a profile point for it.
-fn memory_drift(work: &Work, team: &Team, profile: &Profile, plan: &Plan) -> Result<Option<Drift>> {
-    let memory = work
-        .demands
-        .iter()
-        .filter_map(|d| match d {
-            Demand::Memory {
-                traffic,
-                per_thread_bytes,
-            } => Some((traffic, *per_thread_bytes)),
-            _ => None,
+/// The STREAM figure a memory drift re-measures: a profile point's
+/// kernel and size, and its bandwidth there.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MemoryTarget {
+    pub kernel: StreamKernel,
+    pub per_thread_bytes: u64,
+    /// The profile's bandwidth at the point, write-allocate counted, B/s.
+    pub profile_bandwidth: f64,
+}
+
+impl MemoryTarget {
+    /// The profile point that the memory time of `work` on `threads`
+    /// threads leans on most: its largest memory demand's mix and working
+    /// set (see the module docs); none without such a demand or a profile
+    /// point for it.
+    pub fn of(work: &Work, threads: usize, profile: &Profile) -> Option<Self> {
+        let (traffic, bytes) = work
+            .demands
+            .iter()
+            .filter_map(|d| match d {
+                Demand::Memory {
+                    traffic,
+                    per_thread_bytes,
+                } => Some((traffic, *per_thread_bytes)),
+                _ => None,
+            })
+            .max_by(|a, b| a.0.bus_bytes().total_cmp(&b.0.bus_bytes()))?;
+        let (p, kernel) =
+            nearest_point(profile.sections.stream.as_ref()?, threads, bytes, traffic)?;
+        Some(Self {
+            kernel,
+            per_thread_bytes: p.per_thread_bytes,
+            profile_bandwidth: p.bandwidth_write_allocate_Bps,
         })
-        .max_by(|a, b| a.0.bus_bytes().total_cmp(&b.0.bus_bytes()));
-    let (Some((traffic, bytes)), Some(s)) = (memory, profile.sections.stream.as_ref()) else {
-        return Ok(None);
-    };
+    }
+
+    /// The drift of the figure measured `now` (B/s, write-allocate
+    /// counted) on `on` ("2 thr", "2 ranks").
+    pub fn drift(&self, now: f64, on: &str) -> Drift {
+        Drift {
+            what: format!(
+                "{}, {on}, {} per thread",
+                self.kernel.name(),
+                models::units::binary_bytes(self.per_thread_bytes as f64)
+            ),
+            profile: self.profile_bandwidth,
+            now,
+            unit: "B/s",
+        }
+    }
+}
+
+/// The STREAM bandwidth of the work's largest memory demand, now against
+/// the profile's ([`MemoryTarget`]).
+fn memory_drift(work: &Work, team: &Team, profile: &Profile, plan: &Plan) -> Result<Option<Drift>> {
     let threads = team.threads();
-    let Some((p, k)) = nearest_point(s, threads, bytes, traffic) else {
+    let Some(target) = MemoryTarget::of(work, threads, profile) else {
         return Ok(None);
     };
-    let now = measure_size(team, p.per_thread_bytes, &[k], Pages::Huge, plan)?
-        .remove(0)
-        .write_allocate_best();
-    Ok(Some(Drift {
-        what: format!(
-            "{}, {threads} thr, {} per thread",
-            k.name(),
-            models::units::binary_bytes(p.per_thread_bytes as f64)
-        ),
-        profile: p.bandwidth_write_allocate_Bps,
-        now,
-        unit: "B/s",
-    }))
+    let now = measure_size(
+        team,
+        target.per_thread_bytes,
+        &[target.kernel],
+        Pages::Huge,
+        plan,
+    )?
+    .remove(0)
+    .write_allocate_best();
+    Ok(Some(target.drift(now, &format!("{threads} thr"))))
 }
 
 /// The register FMA peak of the work's precision, now against the

@@ -23,7 +23,8 @@
 //! is bit-exact and order-independent.
 //!
 //! [`model`] predicts a sweep from the machine profile; [`driver`] runs a
-//! variant and times it. The MPI parts need the `mpi` feature; the grid,
+//! variant and times it, and [`probe`] re-measures the profile figure the
+//! prediction leans on right after it. The MPI parts need the `mpi` feature; the grid,
 //! the layouts, the serial reference and the model do not.
 
 pub mod grid;
@@ -35,6 +36,8 @@ pub mod serial;
 pub mod driver;
 #[cfg(feature = "mpi")]
 pub mod halo;
+#[cfg(feature = "mpi")]
+pub mod probe;
 
 use layout::ProcessGrid;
 

@@ -76,7 +76,7 @@ use serde::Serialize;
 
 use crate::kernels::stencil::{Shape, Variant as Sweep};
 use crate::kernels::work;
-use crate::machine::Machine;
+use crate::machine::{Machine, Now};
 
 use super::grid::ELEM_BYTES;
 use super::layout::{split, ProcessGrid};
@@ -216,21 +216,45 @@ fn binding(
     }
 }
 
-/// Predicts one iteration of `s.variant`.
+/// The largest block of `s`, (rows, columns).
+fn block(s: &Setup) -> (usize, usize) {
+    (split(s.n, s.grid.py, 0).1, split(s.n, s.grid.px, 0).1)
+}
+
+/// A rank's sweep of the largest block as the loop model describes it: the
+/// thread stencil's row-major sweep on f64, the ranks on the busiest host
+/// as its threads.
+///
+/// # Errors
+/// [`Missing`] when the profile has no detected cache levels.
+pub fn sweep_work(profile: &Profile, s: &Setup) -> Result<work::Work, Missing> {
+    let (ry, rx) = block(s);
+    let cache = Machine::new(profile).largest_cache_bytes()?;
+    let shape = Shape::new(ry, rx + 2, Precision::F64);
+    Ok(Sweep::RowMajor.work(shape, s.ranks_per_host.max(1), cache))
+}
+
+/// Predicts one iteration of `s.variant` on the machine as profiled.
 ///
 /// # Errors
 /// [`Missing`] naming the figure the profile lacks and the command that
 /// measures it.
 pub fn predict(profile: &Profile, s: &Setup) -> Result<Prediction, Missing> {
-    let (px, py) = (s.grid.px, s.grid.py);
-    let ry = split(s.n, py, 0).1;
-    let rx = split(s.n, px, 0).1;
+    predict_now(profile, s, Now::default())
+}
+
+/// Predicts one iteration of `s.variant` on the machine as it runs `now`
+/// (the paired re-measure next to the run; `Now::default()`: as profiled).
+///
+/// # Errors
+/// As [`predict`].
+pub fn predict_now(profile: &Profile, s: &Setup, now: Now) -> Result<Prediction, Missing> {
+    let px = s.grid.px;
+    let (ry, rx) = block(s);
     let ws = 2.0 * ((ry + 2) * (rx + 2) * ELEM_BYTES) as f64;
-    let machine = Machine::new(profile);
+    let machine = Machine::paired(profile, now);
     let ranks = s.ranks_per_host.max(1);
-    let cache = machine.largest_cache_bytes()?;
-    let shape = Shape::new(ry, rx + 2, Precision::F64);
-    let work = Sweep::RowMajor.work(shape, ranks, cache);
+    let work = sweep_work(profile, s)?;
     let sweep = work::predict(&work, &machine, ranks)?;
     let level = machine.holding_level_name(ws, ranks).to_string();
     let update_s = sweep.seconds / (ry * rx) as f64;

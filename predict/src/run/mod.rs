@@ -191,6 +191,16 @@ pub enum ProfileSource {
     },
 }
 
+impl ProfileSource {
+    /// The profile, when one was read.
+    pub fn loaded(&self) -> Option<&Profile> {
+        match self {
+            ProfileSource::Loaded { profile, .. } => Some(profile),
+            ProfileSource::Absent { .. } => None,
+        }
+    }
+}
+
 /// Reads `--profile FILE|NAME`, or the default profile when it exists.
 ///
 /// # Errors

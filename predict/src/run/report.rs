@@ -99,15 +99,23 @@ fn with_paired(
     paired: &Paired,
     threads: usize,
 ) -> Record {
+    let predicted = paired.predict(work, profile, threads).ok();
+    with_pair(record, paired, predicted.map(|p| p.seconds))
+}
+
+/// `record` with the figures re-measured next to it, whether the machine
+/// changed since the profile was measured, and the paired prediction
+/// `predicted_s` (seconds) with its error, when there is one.
+pub fn with_pair(record: Record, paired: &Paired, predicted_s: Option<f64>) -> Record {
     let measured = record.measured_s;
     let record = record
         .with("paired", paired)
         .with("machine_changed", !paired.changed().is_empty());
-    match paired.predict(work, profile, threads) {
-        Ok(p) => record
-            .with("paired_predicted_s", p.seconds)
-            .with("paired_rel_error", rel_error(p.seconds, measured)),
-        Err(_) => record,
+    match predicted_s {
+        Some(p) => record
+            .with("paired_predicted_s", p)
+            .with("paired_rel_error", rel_error(p, measured)),
+        None => record,
     }
 }
 

@@ -215,3 +215,33 @@ fn regimes_are_matched_by_size() {
     assert_eq!(pick(1e9), 3.0);
     assert!(regime_for(&[], 1.0).is_none());
 }
+
+#[test]
+fn the_paired_prediction_scales_the_memory_time_by_the_drift() {
+    // The memory bandwidth half what the profile says: the sweep's memory
+    // term takes twice as long, its in-core terms and the messages as
+    // before.
+    let s = setup(1000, 2, Variant::Blocking);
+    let term = |pr: &Prediction, resource: &str| {
+        pr.sweep
+            .terms
+            .iter()
+            .find(|t| t.resource == resource)
+            .map(|t| t.seconds)
+            .unwrap()
+    };
+    let profiled = predict(&profile(), &s).unwrap();
+    let now = Now {
+        memory: 0.5,
+        ..Now::default()
+    };
+    let paired = predict_now(&profile(), &s, now).unwrap();
+    assert!(close(
+        term(&paired, "memory bandwidth"),
+        2.0 * term(&profiled, "memory bandwidth")
+    ));
+    assert!(close(term(&paired, "compute"), term(&profiled, "compute")));
+    assert!(close(paired.comm_s, profiled.comm_s));
+    assert!(paired.time_s > profiled.time_s);
+    assert_eq!(predict_now(&profile(), &s, Now::default()), Ok(profiled));
+}

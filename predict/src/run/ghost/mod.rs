@@ -16,14 +16,18 @@ use mpi::traits::*;
 
 use super::{load_profile, ProfileSource, RunArgs, VariantChoice};
 use crate::error::BadInput;
+use crate::kernels::paired::{MemoryTarget, Paired};
 use crate::mpi_stencil::driver::{
     host_names, max_ranks_per_host, run_variant, verify_runs, RunConfig, VariantRun,
 };
 use crate::mpi_stencil::grid::ELEM_BYTES;
 use crate::mpi_stencil::layout::check_size;
-use crate::mpi_stencil::Variant;
+use crate::mpi_stencil::model::{self, Setup};
+use crate::mpi_stencil::{probe, Variant};
 use calibrate::harness::atomic::AtomicFile;
+use calibrate::harness::kernels::stream::Kernel;
 use calibrate::harness::watchdog::Watchdog;
+use models::profile::Profile;
 
 const KERNEL: &str = super::GHOST_STENCIL;
 const DEFAULT_N: f64 = 2048.0;
@@ -181,14 +185,20 @@ fn run_on(world: &SimpleCommunicator, args: &RunArgs, out: &mut dyn Write) -> an
     let hosts = host_names(world);
     let ranks_per_host = max_ranks_per_host(&hosts);
     let wd = Watchdog::arm(checked.timeout, &format!("predict run rank {rank}"));
-    let mut runs: Vec<VariantRun> = checked
-        .variants
-        .iter()
-        .map(|&v| {
-            world.barrier();
-            run_variant(world, v, &checked.cfg, &wd)
-        })
-        .collect();
+    let profile = prep.as_ref().and_then(|p| p.profile.loaded());
+    let mut runs: Vec<VariantRun> = Vec::new();
+    let mut pairs: Vec<Option<Paired>> = Vec::new();
+    for &v in &checked.variants {
+        world.barrier();
+        let run = run_variant(world, v, &checked.cfg, &wd);
+        wd.step(format!("re-measuring after the {} variant", v.name()));
+        pairs.push(paired(
+            world,
+            profile,
+            &setup(&checked, &run, ranks_per_host),
+        ));
+        runs.push(run);
+    }
     drop(wd);
     if rank == 0 && checked.cfg.verify {
         verify_runs(&mut runs, checked.cfg.n, checked.cfg.check_every);
@@ -196,10 +206,45 @@ fn run_on(world: &SimpleCommunicator, args: &RunArgs, out: &mut dyn Write) -> an
     match prep {
         Some(prep) => {
             let ctx = report::Context::new(&checked, p, &hosts, ranks_per_host, prep.profile);
-            report::report(args, &ctx, &runs, prep.csv, out)
+            report::report(args, &ctx, &runs, &pairs, prep.csv, out)
         }
         None => Ok(()),
     }
+}
+
+/// The model's view of `run`.
+fn setup(checked: &Checked, run: &VariantRun, ranks_per_host: usize) -> Setup {
+    Setup {
+        n: checked.cfg.n,
+        grid: run.grid,
+        variant: run.variant,
+        ranks_per_host,
+    }
+}
+
+/// The paired re-measure right after a variant ([`probe`]): rank 0 picks
+/// the profile's STREAM point that the sweep's memory time leans on
+/// (`profile` is rank 0's), every rank runs it at once, and rank 0 gets
+/// the drift. `None` on the other ranks, without a profile or its point,
+/// or when a rank could not allocate the working set.
+fn paired(world: &SimpleCommunicator, profile: Option<&Profile>, s: &Setup) -> Option<Paired> {
+    let target = profile.and_then(|p| {
+        let work = model::sweep_work(p, s).ok()?;
+        MemoryTarget::of(&work, s.ranks_per_host.max(1), p)
+    });
+    // (kernel's place in Kernel::ALL plus one, or 0 for none; bytes)
+    let mut wire: [u64; 2] = target.map_or([0, 0], |t| {
+        let k = Kernel::ALL.iter().position(|&k| k == t.kernel);
+        [k.map_or(0, |k| k as u64 + 1), t.per_thread_bytes]
+    });
+    world.process_at_rank(0).broadcast_into(&mut wire[..]);
+    let kernel = *Kernel::ALL.get((wire[0] as usize).checked_sub(1)?)?;
+    let now = probe::stream_on_ranks(world, kernel, wire[1], s.ranks_per_host)?;
+    let drift = target?.drift(now, &format!("{} rank(s)", s.ranks_per_host));
+    Some(Paired {
+        memory: Some(drift),
+        ..Paired::default()
+    })
 }
 
 /// CPUs online on this host (not the affinity mask: mpirun binds each rank

@@ -10,13 +10,13 @@ use models::stats::{Sample, Summary};
 use serde_json::json;
 
 use super::{message_bytes, online_cpus, timing, Checked, RunArgs, KERNEL};
+use crate::kernels::paired::Paired;
 use crate::mpi_stencil::driver::VariantRun;
 use crate::mpi_stencil::grid::FLOPS_PER_UPDATE;
-use crate::mpi_stencil::model::{
-    self, Prediction, Setup, BYTES_PER_UPDATE, COUNTED_BYTES_PER_UPDATE,
-};
+use crate::mpi_stencil::model::{self, Prediction, BYTES_PER_UPDATE, COUNTED_BYTES_PER_UPDATE};
 use crate::mpi_stencil::Variant;
 use crate::record::{self, Provenance, Record};
+use crate::run::report::with_pair;
 use crate::run::ProfileSource;
 use calibrate::harness::atomic::AtomicFile;
 
@@ -73,6 +73,7 @@ pub(super) fn report(
     args: &RunArgs,
     ctx: &Context,
     runs: &[VariantRun],
+    pairs: &[Option<Paired>],
     csv: Option<AtomicFile>,
     out: &mut dyn Write,
 ) -> anyhow::Result<()> {
@@ -80,10 +81,10 @@ pub(super) fn report(
     let mut records = Vec::new();
     let mut predictions = Vec::new();
     let mut summaries = Vec::new();
-    for run in runs {
+    for (run, paired) in runs.iter().zip(pairs) {
         let t = timing(run)?;
         let r = measured(ctx, run, &t, provenance(ctx, &t, cpus));
-        let (r, prediction) = predicted(ctx, run, r);
+        let (r, prediction) = predicted(ctx, run, paired.as_ref(), r);
         records.push(r);
         predictions.push(prediction);
         summaries.push(t);
@@ -166,22 +167,34 @@ fn measured(ctx: &Context, run: &VariantRun, t: &Summary, prov: Provenance) -> R
     r
 }
 
-/// `r` with the model's prediction of the variant, or why there is none.
-fn predicted(ctx: &Context, run: &VariantRun, r: Record) -> (Record, Option<Prediction>) {
-    let setup = Setup {
-        n: ctx.checked.cfg.n,
-        grid: run.grid,
-        variant: run.variant,
-        ranks_per_host: ctx.ranks_per_host,
-    };
-    match ctx.profile.as_deref().map(|pf| model::predict(pf, &setup)) {
-        Some(Ok(pr)) => {
+/// `r` with the model's prediction of the variant, or why there is none,
+/// and the paired prediction from the figures re-measured after it.
+fn predicted(
+    ctx: &Context,
+    run: &VariantRun,
+    paired: Option<&Paired>,
+    r: Record,
+) -> (Record, Option<Prediction>) {
+    let setup = super::setup(ctx.checked, run, ctx.ranks_per_host);
+    match ctx
+        .profile
+        .as_deref()
+        .map(|pf| (pf, model::predict(pf, &setup)))
+    {
+        Some((pf, Ok(pr))) => {
             let r = r
                 .predicted(pr.time_s, pr.binding.clone())
                 .with("model", &pr);
+            let r = match paired {
+                Some(paired) => {
+                    let now = model::predict_now(pf, &setup, paired.now()).ok();
+                    with_pair(r, paired, now.map(|p| p.time_s))
+                }
+                None => r,
+            };
             (r, Some(pr))
         }
-        Some(Err(missing)) => (r.unpredicted(format!("no prediction: {missing}")), None),
+        Some((_, Err(missing))) => (r.unpredicted(format!("no prediction: {missing}")), None),
         None => {
             let note = ctx.absent_note.clone().unwrap_or_default();
             (r.unpredicted(format!("no prediction: {note}")), None)

@@ -19,8 +19,8 @@ pub(super) fn table(
     let mut s = header(ctx, runs);
     let _ = writeln!(
         s,
-        "  {:<12} {:<6} {:<34} {:<12} {:>8}  binding",
-        "variant", "grid", "measured/sweep [95% CI]", "predicted", "error"
+        "  {:<12} {:<6} {:<34} {:<12} {:>8} {:>8}  binding",
+        "variant", "grid", "measured/sweep [95% CI]", "predicted", "error", "paired"
     );
     for (run, r) in runs.iter().zip(records) {
         s += &row(run, r);
@@ -67,7 +67,8 @@ fn header(ctx: &Context, runs: &[VariantRun]) -> String {
     s
 }
 
-/// One variant's line: measured, predicted, error, binding.
+/// One variant's line: measured, predicted, the error of the prediction
+/// and of the paired one, binding, and whether the machine changed.
 fn row(run: &VariantRun, r: &Record) -> String {
     let measured = format!(
         "{} [{}, {}]{}",
@@ -79,16 +80,24 @@ fn row(run: &VariantRun, r: &Record) -> String {
     let predicted = r
         .predicted_s
         .map_or("-".to_string(), |t| Si(t, "s").to_string());
-    let error = r
-        .rel_error
-        .map_or("-".to_string(), |e| format!("{:+.1}%", 100.0 * e));
+    let error = |e: Option<f64>| e.map_or("-".to_string(), |e| format!("{:+.1}%", 100.0 * e));
+    let paired = r
+        .extra
+        .get("paired_rel_error")
+        .and_then(serde_json::Value::as_f64);
+    let changed = if r.extra.get("machine_changed") == Some(&serde_json::Value::Bool(true)) {
+        " (machine changed)"
+    } else {
+        ""
+    };
     format!(
-        "  {:<12} {:<6} {:<34} {:<12} {:>8}  {}\n",
+        "  {:<12} {:<6} {:<34} {:<12} {:>8} {:>8}  {}{changed}\n",
         run.variant.name(),
         run.grid.to_string(),
         measured,
         predicted,
-        error,
+        error(r.rel_error),
+        error(paired),
         r.binding.as_deref().unwrap_or("-")
     )
 }
