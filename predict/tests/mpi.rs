@@ -243,7 +243,10 @@ fn a_profile_gives_predictions_and_csv() {
         assert_eq!(drift["unit"], "B/s", "{r}");
         assert!(drift["now"].as_f64().unwrap() > 0.0, "{drift}");
         assert_eq!(drift["profile"], 24e9, "the profile's 2-thread copy");
-        assert!(drift["what"].as_str().unwrap().contains("2 rank(s)"), "{drift}");
+        assert!(
+            drift["what"].as_str().unwrap().contains("2 rank(s)"),
+            "{drift}"
+        );
         let paired = r["paired_predicted_s"].as_f64().unwrap();
         let perr = r["paired_rel_error"].as_f64().unwrap();
         assert!(paired > 0.0);
