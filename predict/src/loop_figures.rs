@@ -329,8 +329,8 @@ impl<'a> Machine<'a> {
     /// The cache level that holds a window of `window_bytes` per thread on
     /// `threads` threads (a loop's reuse, Kerncraft's layer condition), and
     /// one thread's read bandwidth there (the STREAM load kernel on its
-    /// plateau); DRAM when no cache holds the window
-    /// ([`Machine::holding_level`]).
+    /// plateau), scaled by the loads' drift; DRAM when no cache holds the
+    /// window ([`Machine::holding_level`]).
     pub fn reuse_level(
         &self,
         window_bytes: f64,
@@ -351,7 +351,7 @@ impl<'a> Machine<'a> {
         })?;
         Ok(ReuseLevel {
             name: l.name.clone(),
-            read_Bps: bound.of_rate(read),
+            read_Bps: bound.of_rate(read) * self.now.loads,
         })
     }
 

@@ -35,8 +35,8 @@ pub struct Machine<'a> {
 /// How the machine runs now against its profile, from the paired
 /// re-measure next to a kernel ([`crate::kernels::paired`]): the scale of
 /// every memory roof, of every compute ceiling, of the counters'
-/// increment and local-sum rates and of the locks' rates on more than one
-/// thread (1 = as profiled).
+/// increment and local-sum rates, of the locks' rates on more than one
+/// thread and of the reused loads' rates (1 = as profiled).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Now {
     pub memory: f64,
@@ -54,6 +54,9 @@ pub struct Now {
     /// Spread-mutex operations per second on more than one thread now over
     /// the profile's (the line migrations' figure divided).
     pub migrations: f64,
+    /// Bytes per second that loads hitting L1 move, on all the threads at
+    /// once, now over the profile's (the reused loads' rates scaled).
+    pub loads: f64,
 }
 
 impl Default for Now {
@@ -66,6 +69,7 @@ impl Default for Now {
             bin_loops: 1.0,
             handoffs: 1.0,
             migrations: 1.0,
+            loads: 1.0,
         }
     }
 }
@@ -310,14 +314,14 @@ impl<'a> Machine<'a> {
 
     /// Bytes per second one thread loads from L1: the L1 level's read
     /// bandwidth on one thread (the STREAM load kernel on its plateau),
-    /// at `bound`.
+    /// at `bound`, scaled by the loads' drift.
     pub fn l1_read_bandwidth(&self, bound: Bound) -> Result<f64, Missing> {
         self.profile
             .levels
             .iter()
             .find(|l| l.name == "L1")
             .and_then(|l| l.bandwidth_1t_Bps)
-            .map(|e| bound.rate(e.point, Some(e.lo), Some(e.hi)))
+            .map(|e| bound.rate(e.point, Some(e.lo), Some(e.hi)) * self.now.loads)
             .ok_or_else(|| missing("the L1 read bandwidth on one thread", "stream"))
     }
 

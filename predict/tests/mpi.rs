@@ -207,7 +207,8 @@ fn a_profile_gives_predictions_and_csv() {
     if !mpirun_on_path() {
         return;
     }
-    // A copy sweep of 24 GB/s on 2 threads and 12 GB/s on one, L1, L2
+    // A copy sweep of 24 GB/s on 2 threads and 12 GB/s on one (its loads
+    // alone 8 and 4 GB/s), L1, L2
     // and L3 of 32 KiB, 1 MiB and 32 MiB; one network regime T0 = 1 µs,
     // B = 5 GB/s; overlap 0.5; 2 CPUs (the model's unit tests use the
     // same machine).
@@ -252,6 +253,15 @@ fn a_profile_gives_predictions_and_csv() {
         assert!(paired > 0.0);
         assert!((perr - (paired - meas) / meas).abs() < 1e-9 * perr.abs().max(1.0));
         assert!(r["machine_changed"].is_boolean());
+        // The sweep's reused loads: the load kernel at the sweep's smallest
+        // size, 16 KiB per thread, on both ranks too.
+        let loads = &r["paired"]["loads"];
+        assert_eq!(loads["profile"], 8e9, "{loads}");
+        assert!(loads["now"].as_f64().unwrap() > 0.0, "{loads}");
+        assert!(loads["what"]
+            .as_str()
+            .unwrap()
+            .starts_with("load, 2 rank(s), 16 KiB"));
     }
     assert_eq!(rs[1]["model"]["overlap_fraction"], 0.5);
     let text = std::fs::read_to_string(&csv).unwrap();

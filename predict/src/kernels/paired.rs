@@ -42,15 +42,21 @@
 //!   places the two vCPUs sets both, but not in the same proportion: on
 //!   the Zen 4 VM the spread mutexes' drift, applied to a single contended
 //!   mutex, put the global lock's paired prediction at −45% of the kernel
-//!   in one run's median round and at +148% in another's.
+//!   in one run's median round and at +148% in another's;
+//! * **loads**: for a variant with loads that hit lines already in the
+//!   caches (a stencil's neighbours), the STREAM load kernel at the
+//!   profile's smallest sweep size, in L1, on all its threads at once.
+//!   Those loads are load-port work, and two vCPUs on one core's siblings
+//!   share the ports, as they do for the local sums and the bin loops.
 //!
 //! Each gives a [`Drift`], now / profile (of rates). The paired prediction
 //! is the same model with every memory roof scaled by the memory drift,
 //! every compute ceiling by the compute drift, every increment time divided
 //! by the increments drift, every local-sum step by the local-sums drift,
 //! every contended lock time on more than one thread by the hand-offs
-//! drift and the spread mutexes' time by the migrations drift
-//! ([`crate::machine::Now`]); the other figures
+//! drift, the spread mutexes' time by the migrations drift and the
+//! reused loads' rates (L1's and the window level's read bandwidths) by
+//! the loads drift ([`crate::machine::Now`]); the other figures
 //! (latencies, one-thread lock times) are not re-measured.
 
 use std::time::Duration;
@@ -110,6 +116,7 @@ pub struct Paired {
     pub bin_loops: Option<Drift>,
     pub handoffs: Option<Drift>,
     pub migrations: Option<Drift>,
+    pub loads: Option<Drift>,
 }
 
 /// A drift beyond this share (either way) says the machine changed since
@@ -127,6 +134,7 @@ impl Paired {
             bin_loops: self.bin_loops.as_ref().map_or(1.0, Drift::ratio),
             handoffs: self.handoffs.as_ref().map_or(1.0, Drift::ratio),
             migrations: self.migrations.as_ref().map_or(1.0, Drift::ratio),
+            loads: self.loads.as_ref().map_or(1.0, Drift::ratio),
         }
     }
 
@@ -151,6 +159,7 @@ impl Paired {
             &self.bin_loops,
             &self.handoffs,
             &self.migrations,
+            &self.loads,
         ]
         .into_iter()
         .flatten()
@@ -178,25 +187,26 @@ pub fn probe(work: &Work, threads: usize, profile: &Profile) -> Result<Paired> {
         bin_loops: bin_loops_drift(work, &team, profile, &plan)?,
         handoffs: handoffs_drift(work, threads, profile, &plan)?,
         migrations: migrations_drift(work, threads, profile, &plan)?,
+        loads: loads_drift(work, &team, profile, &plan)?,
     })
 }
 
-/// The STREAM figure a memory drift re-measures: a profile point's
-/// kernel and size, and its bandwidth there.
+/// The STREAM figure a memory or loads drift re-measures: a profile
+/// point's kernel and size, and its bandwidth there.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct MemoryTarget {
+pub struct StreamTarget {
     pub kernel: StreamKernel,
     pub per_thread_bytes: u64,
     /// The profile's bandwidth at the point, write-allocate counted, B/s.
     pub profile_bandwidth: f64,
 }
 
-impl MemoryTarget {
+impl StreamTarget {
     /// The profile point that the memory time of `work` on `threads`
     /// threads leans on most: its largest memory demand's mix and working
     /// set (see the module docs); none without such a demand or a profile
     /// point for it.
-    pub fn of(work: &Work, threads: usize, profile: &Profile) -> Option<Self> {
+    pub fn memory(work: &Work, threads: usize, profile: &Profile) -> Option<Self> {
         let (traffic, bytes) = work
             .demands
             .iter()
@@ -212,6 +222,28 @@ impl MemoryTarget {
             nearest_point(profile.sections.stream.as_ref()?, threads, bytes, traffic)?;
         Some(Self {
             kernel,
+            per_thread_bytes: p.per_thread_bytes,
+            profile_bandwidth: p.bandwidth_write_allocate_Bps,
+        })
+    }
+
+    /// The profile point that the reused loads of `work` on `threads`
+    /// threads lean on: the load kernel at the all-thread sweep's smallest
+    /// working set, in L1; none without reused loads or that point.
+    pub fn loads(work: &Work, threads: usize, profile: &Profile) -> Option<Self> {
+        let reuses = work.demands.iter().any(
+            |d| matches!(d, Demand::Reuse { bytes_per_thread, .. } if *bytes_per_thread > 0.0),
+        );
+        let p = profile
+            .sections
+            .stream
+            .as_ref()?
+            .sweep_points(threads)
+            .filter(|p| p.kernel == StreamKernel::Load.name())
+            .min_by_key(|p| p.per_thread_bytes)
+            .filter(|_| reuses)?;
+        Some(Self {
+            kernel: StreamKernel::Load,
             per_thread_bytes: p.per_thread_bytes,
             profile_bandwidth: p.bandwidth_write_allocate_Bps,
         })
@@ -234,12 +266,21 @@ impl MemoryTarget {
 }
 
 /// The STREAM bandwidth of the work's largest memory demand, now against
-/// the profile's ([`MemoryTarget`]).
+/// the profile's ([`StreamTarget::memory`]).
 fn memory_drift(work: &Work, team: &Team, profile: &Profile, plan: &Plan) -> Result<Option<Drift>> {
-    let threads = team.threads();
-    let Some(target) = MemoryTarget::of(work, threads, profile) else {
-        return Ok(None);
-    };
+    let target = StreamTarget::memory(work, team.threads(), profile);
+    target.map(|t| stream_drift(t, team, plan)).transpose()
+}
+
+/// The load kernel's bandwidth in L1 on all the threads at once, now
+/// against the profile's ([`StreamTarget::loads`]).
+fn loads_drift(work: &Work, team: &Team, profile: &Profile, plan: &Plan) -> Result<Option<Drift>> {
+    let target = StreamTarget::loads(work, team.threads(), profile);
+    target.map(|t| stream_drift(t, team, plan)).transpose()
+}
+
+/// `target` measured again on `team`.
+fn stream_drift(target: StreamTarget, team: &Team, plan: &Plan) -> Result<Drift> {
     let now = measure_size(
         team,
         target.per_thread_bytes,
@@ -249,7 +290,7 @@ fn memory_drift(work: &Work, team: &Team, profile: &Profile, plan: &Plan) -> Res
     )?
     .remove(0)
     .write_allocate_best();
-    Ok(Some(target.drift(now, &format!("{threads} thr"))))
+    Ok(target.drift(now, &format!("{} thr", team.threads())))
 }
 
 /// The register FMA peak of the work's precision, now against the

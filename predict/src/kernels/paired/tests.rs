@@ -61,6 +61,7 @@ fn drifts_scale_the_roofs_and_flag_a_changed_machine() {
         bin_loops: Some(d(5.0)),
         handoffs: None,
         migrations: None,
+        loads: Some(d(9.0)),
     };
     assert_eq!(
         p.now(),
@@ -72,8 +73,31 @@ fn drifts_scale_the_roofs_and_flag_a_changed_machine() {
             bin_loops: 0.5,
             handoffs: 1.0,
             migrations: 1.0,
+            loads: 0.9,
         }
     );
     assert_eq!(p.changed().len(), 3);
     assert_eq!(Paired::default().now(), Now::default());
+}
+
+#[test]
+fn reused_loads_re_measure_the_load_kernel_in_l1() {
+    let mut p = Profile::new(Default::default());
+    p.sections.stream = Some(section());
+    let reuse = |bytes_per_thread| Work {
+        demands: vec![Demand::Reuse {
+            bytes_per_thread,
+            window_bytes: 0.0,
+        }],
+    };
+    // The load kernel at the sweep's smallest size, on the sweep's threads.
+    let t = StreamTarget::loads(&reuse(1e6), 2, &p).unwrap();
+    assert_eq!(
+        (t.kernel, t.per_thread_bytes, t.profile_bandwidth),
+        (StreamKernel::Load, 32 << 10, 1e10)
+    );
+    assert_eq!(t.drift(8e9, "2 thr").ratio(), 0.8);
+    // No reused loads, or no sweep on that thread count: nothing.
+    assert_eq!(StreamTarget::loads(&reuse(0.0), 2, &p), None);
+    assert_eq!(StreamTarget::loads(&reuse(1e6), 1, &p), None);
 }

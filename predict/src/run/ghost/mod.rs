@@ -16,7 +16,7 @@ use mpi::traits::*;
 
 use super::{load_profile, ProfileSource, RunArgs, VariantChoice};
 use crate::error::BadInput;
-use crate::kernels::paired::{MemoryTarget, Paired};
+use crate::kernels::paired::{Paired, StreamTarget};
 use crate::mpi_stencil::driver::{
     host_names, max_ranks_per_host, run_variant, verify_runs, RunConfig, VariantRun,
 };
@@ -223,26 +223,34 @@ fn setup(checked: &Checked, run: &VariantRun, ranks_per_host: usize) -> Setup {
 }
 
 /// The paired re-measure right after a variant ([`probe`]): rank 0 picks
-/// the profile's STREAM point that the sweep's memory time leans on
-/// (`profile` is rank 0's), every rank runs it at once, and rank 0 gets
-/// the drift. `None` on the other ranks, without a profile or its point,
-/// or when a rank could not allocate the working set.
+/// the profile's STREAM points that the sweep's memory time and its reused
+/// loads lean on (`profile` is rank 0's), every rank runs each at once, and
+/// rank 0 gets the drifts. `None` on the other ranks and without a
+/// profile; a drift is absent without its point or when a rank could not
+/// allocate the working set.
 fn paired(world: &SimpleCommunicator, profile: Option<&Profile>, s: &Setup) -> Option<Paired> {
-    let target = profile.and_then(|p| {
-        let work = model::sweep_work(p, s).ok()?;
-        MemoryTarget::of(&work, s.ranks_per_host.max(1), p)
+    let ranks = s.ranks_per_host.max(1);
+    let work = profile.and_then(|p| Some((p, model::sweep_work(p, s).ok()?)));
+    let targets = work.as_ref().map_or([None, None], |(p, w)| {
+        [
+            StreamTarget::memory(w, ranks, p),
+            StreamTarget::loads(w, ranks, p),
+        ]
     });
-    // (kernel's place in Kernel::ALL plus one, or 0 for none; bytes)
-    let mut wire: [u64; 2] = target.map_or([0, 0], |t| {
-        let k = Kernel::ALL.iter().position(|&k| k == t.kernel);
-        [k.map_or(0, |k| k as u64 + 1), t.per_thread_bytes]
+    let [memory, loads] = targets.map(|t| {
+        // (kernel's place in Kernel::ALL plus one, or 0 for none; bytes)
+        let mut wire: [u64; 2] = t.map_or([0, 0], |t| {
+            let k = Kernel::ALL.iter().position(|&k| k == t.kernel);
+            [k.map_or(0, |k| k as u64 + 1), t.per_thread_bytes]
+        });
+        world.process_at_rank(0).broadcast_into(&mut wire[..]);
+        let kernel = *Kernel::ALL.get((wire[0] as usize).checked_sub(1)?)?;
+        let now = probe::stream_on_ranks(world, kernel, wire[1], ranks)?;
+        Some(t?.drift(now, &format!("{ranks} rank(s)")))
     });
-    world.process_at_rank(0).broadcast_into(&mut wire[..]);
-    let kernel = *Kernel::ALL.get((wire[0] as usize).checked_sub(1)?)?;
-    let now = probe::stream_on_ranks(world, kernel, wire[1], s.ranks_per_host)?;
-    let drift = target?.drift(now, &format!("{} rank(s)", s.ranks_per_host));
-    Some(Paired {
-        memory: Some(drift),
+    profile.map(|_| Paired {
+        memory,
+        loads,
         ..Paired::default()
     })
 }

@@ -283,6 +283,20 @@ fn reuse_beyond_l1_brings_its_lines_back_from_the_level_that_holds_them() {
     // reports and the curve corroborates, so the loads run at L2's rate,
     // which holds their issue as well as the lines' transfer.
     assert!((reuse(32816.0) - 16e6 / 100e9).abs() < 1e-15);
+    // The loads running at half the profile's rate now (the paired
+    // re-measure of the load kernel in L1): both take twice as long.
+    let now = Now {
+        loads: 0.5,
+        ..Now::default()
+    };
+    let half = Machine::paired(&p, now);
+    let slow = |window| {
+        terms::reuse(&half, 16e6, window, 2, Bound::Point)
+            .unwrap()
+            .seconds
+    };
+    assert!((slow(30e3) - 2.0 * reuse(30e3)).abs() < 1e-15);
+    assert!((slow(32816.0) - 2.0 * reuse(32816.0)).abs() < 1e-15);
     // L2 is the last cache, shared by the 2 threads (512 KiB each);
     // beyond it the DRAM level's read bandwidth applies, here unmeasured.
     let e = terms::reuse(&m, 16e6, 4e6, 2, Bound::Point).unwrap_err();
