@@ -216,12 +216,13 @@ pub fn lock(m: &Machine, d: &LockDemand, threads: usize) -> Result<LockTerm, Mis
             LockKindName::Spin => m.lock_op_s(LockKind::Spin, threads, state),
         }
     };
-    // The line migration in each state of the spread mutexes' rounds.
-    let x1 = 1.0 / m.lock_op_s(LockKind::MutexSpread, 1, HandOff::Typical)?;
-    let migration = |state| -> Result<f64, Missing> {
-        let xp = 1.0 / m.lock_op_s(LockKind::MutexSpread, threads, state)?;
-        Ok(line_migration_s(x1, xp, p))
+    // The spread mutexes' throughput on 1 and on `threads` threads, and
+    // the line migration, in each state of their rounds.
+    let spread = |threads, state| -> Result<f64, Missing> {
+        Ok(1.0 / m.lock_op_s(LockKind::MutexSpread, threads, state)?)
     };
+    let x1 = spread(1, HandOff::Typical)?;
+    let migration = |state| Ok::<_, Missing>(line_migration_s(x1, spread(threads, state)?, p));
     let (ops, lanes, data_lines, kind) = (d.ops, d.lanes, d.data_lines, d.kind);
     // The term in hand-off state `state`: the contended lock's time and the
     // line migration both in it.
@@ -235,7 +236,7 @@ pub fn lock(m: &Machine, d: &LockDemand, threads: usize) -> Result<LockTerm, Mis
     };
     let typical = seconds(HandOff::Typical)?;
     let (tp, migration) = (contended(HandOff::Typical)?, migration(HandOff::Typical)?);
-    let xp = 1.0 / m.lock_op_s(LockKind::MutexSpread, threads, HandOff::Typical)?;
+    let xp = spread(threads, HandOff::Typical)?;
     let rounds = (threads > 1)
         .then(|| Ok::<_, Missing>([seconds(HandOff::Fast)?, seconds(HandOff::Slow)?]))
         .transpose()?

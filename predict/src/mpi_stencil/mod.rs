@@ -23,7 +23,7 @@
 //! is bit-exact and order-independent.
 //!
 //! [`model`] predicts a sweep from the machine profile; [`driver`] runs a
-//! variant and times it, and [`probe`] re-measures the profile figure the
+//! variant and times it, and [`probe`] re-measures the profile figures the
 //! prediction leans on right after it. The MPI parts need the `mpi` feature; the grid,
 //! the layouts, the serial reference and the model do not.
 

@@ -1,9 +1,10 @@
 //! The ghost stencil's paired re-measure: right after a variant, every rank
-//! runs the STREAM kernel its sweep's memory time leans on, all at once,
-//! as `predict run`'s thread kernels re-measure theirs on their threads
-//! (`crate::kernels::paired`). The ranks of a host share its memory path as
-//! the threads of the profile's point do, so their bandwidth together is
-//! the figure to hold against that point's.
+//! runs the STREAM kernels its sweep's memory time and its reused loads
+//! lean on, all at once, as `predict run`'s thread kernels re-measure
+//! theirs on their threads (`crate::kernels::paired`). The ranks of a host
+//! share its memory path and its cores as the threads of the profile's
+//! point do, so their bandwidth together is the figure to hold against
+//! that point's.
 //!
 //! The ranks are separate processes, so each timing starts after a barrier
 //! and lasts as long as the slowest rank: a host's bandwidth in a timing is
