@@ -311,9 +311,12 @@ fn a_measured_time_gives_the_error_and_a_record() {
 fn paired_re_measures_the_figures_the_prediction_leans_on() {
     // 8 KB of loads on one thread: the reference profile's nearest sweep
     // point is the load kernel at 16 KiB; 1 f64 flop per element leans on
-    // its one-thread f64 peak. Both are measured again on this machine.
+    // its one-thread f64 peak; 8 B per element loaded again from L1 lean
+    // on the load kernel at the sweep's smallest size, 16 KiB too. All
+    // are measured again on this machine.
     let j = kernel_json(&[
-        "--n", "1000", "--array", "x:load:8", "--flops", "1", "--time", "1us", "--paired",
+        "--n", "1000", "--array", "x:load:8", "--flops", "1", "--reused", "8", "--time", "1us",
+        "--paired",
     ]);
     let p = &j["paired"];
     let memory = &p["memory"];
@@ -337,5 +340,16 @@ fn paired_re_measures_the_figures_the_prediction_leans_on() {
         let r = d["now"].as_f64().unwrap() / d["profile"].as_f64().unwrap();
         (r - 1.0).abs() > 0.15
     };
-    assert_eq!(p["machine_changed"], moved(memory) || moved(&p["compute"]));
+    let loads = &p["loads"];
+    assert!(
+        loads["what"]
+            .as_str()
+            .unwrap()
+            .starts_with("load, 1 thr, 16 KiB"),
+        "{p}"
+    );
+    assert_eq!(
+        p["machine_changed"],
+        moved(memory) || moved(&p["compute"]) || moved(loads)
+    );
 }

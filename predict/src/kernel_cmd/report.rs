@@ -177,6 +177,8 @@ impl Report {
                 "rel_error": self.measured_s.map(|m| rel_error(*seconds, m)),
                 "memory": drifts.memory,
                 "compute": drifts.compute,
+                "bin_loops": drifts.bin_loops,
+                "loads": drifts.loads,
                 "machine_changed": !drifts.changed().is_empty(),
             })),
         })
