@@ -114,20 +114,25 @@ print("(the profile's roofs scaled by the figures re-measured right after the va
 print(f"{'kernel':<14} {'variant':<22} {'thr':>3} {'measured':>10} {'predicted':>10} {'error':>7}  {'rounds':<24} {'paired':>7}  {'rounds':<24} binding")
 errs, paired_errs, changed = [], [], 0
 median_round = lambda rs, k: sorted(rs, key=lambda x: x[k])[(len(rs) - 1) // 2]
-for r in main:
-    rs = by[key(r)]
-    # The round whose error is the median (the lower middle one for an even count).
+def summary(rs):
+    """The round whose error is the median (the lower middle one for an even
+    count), every round's error (* = its machine changed), and the paired
+    median error (None without pairs) with every round's, shown."""
     mid = median_round(rs, "rel_error")
-    e, m, p = mid["rel_error"], mid["measured_s"], mid["predicted_s"]
-    errs.append(abs(e))
     each = " ".join(f"{100*x['rel_error']:+.0f}" + ("*" if x.get("machine_changed") else "") for x in rs)
-    changed += sum(1 for x in rs if x.get("machine_changed"))
     prs = [x for x in rs if x.get("paired_rel_error") is not None]
     pe = median_round(prs, "paired_rel_error")["paired_rel_error"] if prs else None
-    if pe is not None:
-        paired_errs.append(abs(pe))
     peach = " ".join(f"{100*x['paired_rel_error']:+.0f}" for x in prs)
     pshow = f"{100*pe:>+6.0f}%" if pe is not None else "      -"
+    return mid, each, pe, peach, pshow
+for r in main:
+    rs = by[key(r)]
+    mid, each, pe, peach, pshow = summary(rs)
+    e, m, p = mid["rel_error"], mid["measured_s"], mid["predicted_s"]
+    errs.append(abs(e))
+    changed += sum(1 for x in rs if x.get("machine_changed"))
+    if pe is not None:
+        paired_errs.append(abs(pe))
     print(f"{r['kernel']:<14} {r['variant']:<22} {r['threads']:>3} {m*1e3:>8.3f}ms {p*1e3:>8.3f}ms "
           f"{100*e:>+6.0f}%  {each:<24} {pshow}  {peach:<24} {r['binding']}")
 if errs:
@@ -181,15 +186,10 @@ if ghost:
     print(f"  {'N':>5} {'variant':<12} {'measured':>10} {'predicted':>10} {'error':>7}  {'rounds':<22} {'paired':>7}  {'rounds':<22} binding")
     gerrs, gpaired = [], []
     for (n, v), xs in sorted(ghost.items()):
-        mid = median_round(xs, "rel_error")
+        mid, each, pe, peach, pshow = summary(xs)
         gerrs.append(abs(mid["rel_error"]))
-        each = " ".join(f"{100*x['rel_error']:+.0f}" + ("*" if x.get("machine_changed") else "") for x in xs)
-        prs = [x for x in xs if x.get("paired_rel_error") is not None]
-        pe = median_round(prs, "paired_rel_error")["paired_rel_error"] if prs else None
         if pe is not None:
             gpaired.append(abs(pe))
-        peach = " ".join(f"{100*x['paired_rel_error']:+.0f}" for x in prs)
-        pshow = f"{100*pe:>+6.0f}%" if pe is not None else "      -"
         print(f"  {n:>5} {v:<12} {mid['measured_s']*1e3:>8.3f}ms {mid['predicted_s']*1e3:>8.3f}ms "
               f"{100*mid['rel_error']:>+6.0f}%  {each:<22} {pshow}  {peach:<22} {mid['binding']}")
     print(f"  {len(gerrs)} cases: median |error| {100*statistics.median(gerrs):.1f}%, largest {100*max(gerrs):.1f}% "

@@ -319,20 +319,12 @@ fn paired_re_measures_the_figures_the_prediction_leans_on() {
         "--paired",
     ]);
     let p = &j["paired"];
+    let what = |d: &Value| d["what"].as_str().unwrap().to_string();
     let memory = &p["memory"];
-    assert!(
-        memory["what"]
-            .as_str()
-            .unwrap()
-            .starts_with("load, 1 thr, 16 KiB"),
-        "{p}"
-    );
+    assert!(what(memory).starts_with("load, 1 thr, 16 KiB"), "{p}");
     assert_eq!(memory["unit"], "B/s");
     assert!(memory["now"].as_f64().unwrap() > 0.0, "{p}");
-    assert!(
-        p["compute"]["what"].as_str().unwrap().starts_with("f64"),
-        "{p}"
-    );
+    assert!(what(&p["compute"]).starts_with("f64"), "{p}");
     let (predicted, measured) = (p["predicted_s"].as_f64().unwrap(), 1e-6);
     assert!(predicted > 0.0);
     assert!((p["rel_error"].as_f64().unwrap() - (predicted - measured) / measured).abs() < 1e-9);
@@ -341,13 +333,7 @@ fn paired_re_measures_the_figures_the_prediction_leans_on() {
         (r - 1.0).abs() > 0.15
     };
     let loads = &p["loads"];
-    assert!(
-        loads["what"]
-            .as_str()
-            .unwrap()
-            .starts_with("load, 1 thr, 16 KiB"),
-        "{p}"
-    );
+    assert!(what(loads).starts_with("load, 1 thr, 16 KiB"), "{p}");
     assert_eq!(
         p["machine_changed"],
         moved(memory) || moved(&p["compute"]) || moved(loads)
