@@ -11,6 +11,10 @@
 //! for. The first iterations warm the caches, pages and the library's
 //! connections: one in ten (at most 10, none for fewer than 10 iterations)
 //! is left out of the sample.
+//!
+//! The paired re-measure's probes ([`super::probe`]) are timed between
+//! sweeps, spread over the run; the sweep after each probe, on caches the
+//! probe has used, is left out of the sample too.
 
 use mpi::collective::SystemOperation;
 use mpi::topology::SimpleCommunicator;
@@ -19,6 +23,7 @@ use mpi::traits::*;
 use super::grid::Block;
 use super::halo::{step_blocking, step_nonblocking, Columns};
 use super::layout::{Layout, ProcessGrid};
+use super::probe::Probe;
 use super::serial;
 use super::Variant;
 use calibrate::harness::watchdog::Watchdog;
@@ -53,7 +58,8 @@ pub struct VariantRun {
     pub iterations: usize,
     /// Leading sweeps left out of the timing sample.
     pub warmup: usize,
-    /// Time of each sweep after the warm-up, the slowest rank's, seconds.
+    /// Time of each sweep after the warm-up but those right after a probe,
+    /// the slowest rank's, seconds.
     pub times_s: Vec<f64>,
     /// Time of each residual reduction, seconds (rank 0's).
     pub reduction_s: Vec<f64>,
@@ -81,11 +87,13 @@ pub fn warmup_of(iterations: usize) -> usize {
     }
 }
 
-/// Runs `variant` on every rank of `world`.
+/// Runs `variant` on every rank of `world`, timing the `probes` there are
+/// (the same on every rank) between its sweeps ([`Probe::every`]).
 pub fn run_variant(
     world: &SimpleCommunicator,
     variant: Variant,
     cfg: &RunConfig,
+    probes: &mut [Option<Probe>],
     wd: &Watchdog,
 ) -> VariantRun {
     let p = world.size() as usize;
@@ -100,6 +108,9 @@ pub fn run_variant(
     let mut iterations = cfg.iters;
     let mut converged = false;
     let every = cfg.check_every.max(1);
+    let probe_after = Probe::every(cfg.iters, warmup_of(cfg.iters));
+    // Sweeps run on caches a probe has just used.
+    let mut disturbed = Vec::with_capacity(cfg.iters);
 
     wd.step(format!("running the {} variant", variant.name()));
     world.barrier();
@@ -113,6 +124,7 @@ pub fn run_variant(
             }
         };
         times.push(mpi::time() - t0);
+        disturbed.push(it > 1 && probes.iter().any(Option::is_some) && probe_after(it - 1));
         block.swap();
         if check {
             let t1 = mpi::time();
@@ -126,11 +138,21 @@ pub fn run_variant(
                 break;
             }
         }
+        if probe_after(it) {
+            probes.iter_mut().flatten().for_each(|p| p.time(world));
+        }
         wd.pet();
     }
 
     let mut slowest = vec![0.0f64; times.len()];
     world.all_reduce_into(&times[..], &mut slowest[..], SystemOperation::max());
+    let warmup = warmup_of(iterations);
+    let times_s = slowest
+        .into_iter()
+        .zip(disturbed)
+        .skip(warmup)
+        .filter_map(|(t, d)| (!d).then_some(t))
+        .collect();
     let mut checksum = 0u64;
     world.all_reduce_into(&block.checksum(), &mut checksum, SystemOperation::sum());
     let gathered = if cfg.verify {
@@ -139,13 +161,12 @@ pub fn run_variant(
     } else {
         None
     };
-    let warmup = warmup_of(iterations);
     VariantRun {
         variant,
         grid,
         iterations,
         warmup,
-        times_s: slowest.split_off(warmup.min(slowest.len())),
+        times_s,
         reduction_s,
         residuals,
         converged,

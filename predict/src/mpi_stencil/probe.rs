@@ -1,16 +1,21 @@
-//! The ghost stencil's paired re-measure: right after a variant, every rank
+//! The ghost stencil's paired re-measure: while a variant runs, every rank
 //! runs the STREAM kernels its sweep's memory time and its reused loads
-//! lean on, all at once, as `predict run`'s thread kernels re-measure
-//! theirs on their threads (`crate::kernels::paired`). The ranks of a host
-//! share its memory path and its cores as the threads of the profile's
-//! point do, so their bandwidth together is the figure to hold against
-//! that point's.
+//! lean on, all at once, between the variant's sweeps, as `predict run`'s
+//! thread kernels re-measure theirs on their threads
+//! (`crate::kernels::paired`). The ranks of a host share its memory path and
+//! its cores as the threads of the profile's point do, so their bandwidth
+//! together is the figure to hold against that point's.
 //!
 //! The ranks are separate processes, so each timing starts after a barrier
 //! and lasts as long as the slowest rank: a host's bandwidth in a timing is
-//! its ranks' bytes over that time. Every rank makes the same calls in the
-//! same order (the timings' count and length are agreed first), so no rank
-//! waits on a collective another never reaches.
+//! its ranks' bytes over that time. The timings are spread over the
+//! variant's run ([`Probe::every`]), so that they see the machine the
+//! sweeps see: on a shared VM the memory bandwidth can change state within
+//! a second, and a probe run only after the sweeps once read a copy 1.9×
+//! faster than the profile's while the sweeps beside it ran as profiled.
+//! Every rank makes the same calls in the same order (the timings' count
+//! and length are agreed first), so no rank waits on a collective another
+//! never reaches.
 
 use calibrate::harness::kernels::stream::{run, words_for_all, Kernel};
 use calibrate::harness::kernels::Isa;
@@ -20,50 +25,120 @@ use mpi::collective::SystemOperation;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 
-/// Timings of the probe.
-const TIMINGS: usize = 9;
+/// Timings of a probe over a variant's run.
+pub const TIMINGS: usize = 9;
 /// Each timing lasts at least this long on the slowest rank.
 const MIN_TIMING_S: f64 = 2e-3;
 
-/// Bandwidth of `kernel` on the `ranks_per_host` ranks of a host at once,
-/// each on its own `per_rank_bytes` working set, B/s with write-allocate
-/// traffic counted as the profile counts it: the capability (high) estimate
-/// over [`TIMINGS`] timings. `None` on every rank when a rank could not
-/// allocate its working set.
-pub fn stream_on_ranks(
-    world: &SimpleCommunicator,
+/// A STREAM kernel ready to be timed on every rank at once.
+pub struct Probe {
     kernel: Kernel,
-    per_rank_bytes: u64,
-    ranks_per_host: usize,
-) -> Option<f64> {
-    let region = Region::new(words_for_all(per_rank_bytes as usize) * 8, Pages::Huge).ok();
-    let mut all_ok = 0i32;
-    world.all_reduce_into(
-        &i32::from(region.is_some()),
-        &mut all_ok,
-        SystemOperation::min(),
-    );
-    let mut region = region.filter(|_| all_ok == 1)?;
-    let mem = region.f64s_mut();
-    mem.fill(1.0);
-    let (isa, n) = (Isa::detect(), kernel.elems_for(per_rank_bytes as usize));
-    let timed = |sweeps: u64, mem: &mut [f64]| {
+    region: Region,
+    isa: Isa,
+    /// Elements per array.
+    n: usize,
+    /// Sweeps per timing.
+    sweeps: u64,
+    /// This rank's time of each timing so far, seconds.
+    times: Vec<f64>,
+}
+
+impl Probe {
+    /// `kernel` on a working set of `per_rank_bytes` on every rank,
+    /// allocated, filled and swept once, which sets how many sweeps make a
+    /// timing. A collective: `None` on every rank when a rank could not
+    /// allocate.
+    pub fn new(world: &SimpleCommunicator, kernel: Kernel, per_rank_bytes: u64) -> Option<Self> {
+        let region = Region::new(words_for_all(per_rank_bytes as usize) * 8, Pages::Huge).ok();
+        let mut all_ok = 0i32;
+        world.all_reduce_into(
+            &i32::from(region.is_some()),
+            &mut all_ok,
+            SystemOperation::min(),
+        );
+        let mut probe = Self {
+            kernel,
+            region: region.filter(|_| all_ok == 1)?,
+            isa: Isa::detect(),
+            n: kernel.elems_for(per_rank_bytes as usize),
+            sweeps: 1,
+            times: Vec::new(),
+        };
+        probe.region.f64s_mut().fill(1.0);
+        let mut slowest = 0.0f64;
+        world.all_reduce_into(&probe.timed(world), &mut slowest, SystemOperation::max());
+        probe.sweeps = (MIN_TIMING_S / slowest.max(1e-9)).ceil().max(1.0) as u64;
+        Some(probe)
+    }
+
+    /// One timing on every rank, kept (a collective).
+    pub fn time(&mut self, world: &SimpleCommunicator) {
+        let t = self.timed(world);
+        self.times.push(t);
+    }
+
+    /// This rank's seconds for one timing, started after a barrier.
+    fn timed(&mut self, world: &SimpleCommunicator) -> f64 {
         world.barrier();
         let t0 = mpi::time();
-        std::hint::black_box(run(isa, kernel, mem, n, sweeps));
+        let mem = self.region.f64s_mut();
+        std::hint::black_box(run(self.isa, self.kernel, mem, self.n, self.sweeps));
         mpi::time() - t0
-    };
-    // One sweep, which also warms the pages, sets how many make a timing.
-    let mut slowest = 0.0f64;
-    world.all_reduce_into(&timed(1, mem), &mut slowest, SystemOperation::max());
-    let sweeps = (MIN_TIMING_S / slowest.max(1e-9)).ceil().max(1.0) as u64;
-    let times: [f64; TIMINGS] = std::array::from_fn(|_| timed(sweeps, mem));
-    let mut slowest = [0.0f64; TIMINGS];
-    world.all_reduce_into(&times[..], &mut slowest[..], SystemOperation::max());
-    let bytes =
-        ranks_per_host as f64 * kernel.bytes_per_elem_write_allocate() * n as f64 * sweeps as f64;
-    let rates = slowest.iter().map(|t| bytes / t).collect();
-    Sample::new(rates)
-        .ok()
-        .map(|s| s.summary().capability(Better::Higher).point)
+    }
+
+    /// Bandwidth of the `ranks_per_host` ranks of a host together over the
+    /// timings kept, B/s with write-allocate traffic counted as the profile
+    /// counts it: the capability (high) estimate, each timing's bytes over
+    /// its slowest rank's time (a collective). `None` with fewer than two
+    /// timings.
+    pub fn bandwidth(&self, world: &SimpleCommunicator, ranks_per_host: usize) -> Option<f64> {
+        let mut slowest = vec![0.0f64; self.times.len()];
+        world.all_reduce_into(&self.times[..], &mut slowest[..], SystemOperation::max());
+        let bytes = ranks_per_host as f64
+            * self.kernel.bytes_per_elem_write_allocate()
+            * self.n as f64
+            * self.sweeps as f64;
+        let rates = slowest.iter().map(|t| bytes / t).collect();
+        Sample::new(rates)
+            .ok()
+            .map(|s| s.summary().capability(Better::Higher).point)
+    }
+
+    /// The sweeps after which a variant of `iterations` sweeps, the first
+    /// `warmup` untimed, times its probes: up to [`TIMINGS`] of them spread
+    /// evenly over the timed sweeps, at most every other one, none after
+    /// the last. The sweep after each runs on caches the probe has just
+    /// used and is left out of the variant's sample, so at least half the
+    /// timed sweeps stay in it.
+    pub fn every(iterations: usize, warmup: usize) -> impl Fn(usize) -> bool {
+        let step = (iterations.saturating_sub(warmup) / TIMINGS).max(2);
+        move |sweep: usize| {
+            sweep > warmup
+                && sweep < iterations
+                && (sweep - warmup) % step == 0
+                && (sweep - warmup) / step <= TIMINGS
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn probes_are_spread_over_the_timed_sweeps() {
+        // 200 sweeps, 10 untimed: every 21st after the warm-up, 9 of them.
+        let at = Probe::every(200, 10);
+        let sweeps: Vec<usize> = (1..=200).filter(|&s| at(s)).collect();
+        assert_eq!(sweeps.len(), TIMINGS);
+        assert_eq!((sweeps[0], sweeps[8]), (31, 199));
+        // 20 sweeps, 2 untimed: every other one, none after the last.
+        let at = Probe::every(20, 2);
+        let sweeps: Vec<usize> = (1..=20).filter(|&s| at(s)).collect();
+        assert_eq!(sweeps, (4..=18).step_by(2).collect::<Vec<_>>());
+        // Few sweeps: every other one, never after the last.
+        let at = Probe::every(6, 0);
+        assert_eq!((1..=6).filter(|&s| at(s)).collect::<Vec<_>>(), [2, 4]);
+        assert_eq!((1..=2).filter(|&s| Probe::every(2, 0)(s)).count(), 0);
+    }
 }

@@ -22,8 +22,10 @@ use crate::mpi_stencil::driver::{
 };
 use crate::mpi_stencil::grid::ELEM_BYTES;
 use crate::mpi_stencil::layout::check_size;
+use crate::mpi_stencil::layout::ProcessGrid;
 use crate::mpi_stencil::model::{self, Setup};
-use crate::mpi_stencil::{probe, Variant};
+use crate::mpi_stencil::probe::Probe;
+use crate::mpi_stencil::Variant;
 use calibrate::harness::atomic::AtomicFile;
 use calibrate::harness::kernels::stream::Kernel;
 use calibrate::harness::watchdog::Watchdog;
@@ -189,15 +191,15 @@ fn run_on(world: &SimpleCommunicator, args: &RunArgs, out: &mut dyn Write) -> an
     let mut runs: Vec<VariantRun> = Vec::new();
     let mut pairs: Vec<Option<Paired>> = Vec::new();
     for &v in &checked.variants {
-        world.barrier();
-        let run = run_variant(world, v, &checked.cfg, &wd);
-        wd.step(format!("re-measuring after the {} variant", v.name()));
-        pairs.push(paired(
-            world,
-            profile,
-            &setup(&checked, &run, ranks_per_host),
+        let s = setup(&checked, v.grid(p), v, ranks_per_host);
+        wd.step(format!(
+            "readying the re-measure of the {} variant",
+            v.name()
         ));
-        runs.push(run);
+        let mut pair = Pair::ready(world, profile, &s);
+        world.barrier();
+        runs.push(run_variant(world, v, &checked.cfg, &mut pair.probes, &wd));
+        pairs.push(pair.drifts(world, profile, &s));
     }
     drop(wd);
     if rank == 0 && checked.cfg.verify {
@@ -212,47 +214,69 @@ fn run_on(world: &SimpleCommunicator, args: &RunArgs, out: &mut dyn Write) -> an
     }
 }
 
-/// The model's view of `run`.
-fn setup(checked: &Checked, run: &VariantRun, ranks_per_host: usize) -> Setup {
+/// The model's view of a run of `variant` on `grid`.
+fn setup(checked: &Checked, grid: ProcessGrid, variant: Variant, ranks_per_host: usize) -> Setup {
     Setup {
         n: checked.cfg.n,
-        grid: run.grid,
-        variant: run.variant,
+        grid,
+        variant,
         ranks_per_host,
     }
 }
 
-/// The paired re-measure right after a variant ([`probe`]): rank 0 picks
-/// the profile's STREAM points that the sweep's memory time and its reused
-/// loads lean on (`profile` is rank 0's), every rank runs each at once, and
-/// rank 0 gets the drifts. `None` on the other ranks and without a
-/// profile; a drift is absent without its point or when a rank could not
-/// allocate the working set.
-fn paired(world: &SimpleCommunicator, profile: Option<&Profile>, s: &Setup) -> Option<Paired> {
-    let ranks = s.ranks_per_host.max(1);
-    let work = profile.and_then(|p| Some((p, model::sweep_work(p, s).ok()?)));
-    let targets = work.as_ref().map_or([None, None], |(p, w)| {
-        [
-            StreamTarget::memory(w, ranks, p),
-            StreamTarget::loads(w, ranks, p),
-        ]
-    });
-    let [memory, loads] = targets.map(|t| {
-        // (kernel's place in Kernel::ALL plus one, or 0 for none; bytes)
-        let mut wire: [u64; 2] = t.map_or([0, 0], |t| {
-            let k = Kernel::ALL.iter().position(|&k| k == t.kernel);
-            [k.map_or(0, |k| k as u64 + 1), t.per_thread_bytes]
+/// The paired re-measure of a variant ([`Probe`]): the profile's STREAM
+/// points that the sweep's memory time and its reused loads lean on,
+/// `[memory, loads]`, as rank 0 picks them (`profile` is rank 0's), and
+/// their probes, readied on every rank. A probe is absent on every rank
+/// without its point or when a rank could not allocate its working set.
+struct Pair {
+    targets: [Option<StreamTarget>; 2],
+    probes: [Option<Probe>; 2],
+}
+
+impl Pair {
+    /// Picks the points and readies the probes (a collective).
+    fn ready(world: &SimpleCommunicator, profile: Option<&Profile>, s: &Setup) -> Self {
+        let ranks = s.ranks_per_host.max(1);
+        let work = profile.and_then(|p| Some((p, model::sweep_work(p, s).ok()?)));
+        let targets = work.as_ref().map_or([None, None], |(p, w)| {
+            [
+                StreamTarget::memory(w, ranks, p),
+                StreamTarget::loads(w, ranks, p),
+            ]
         });
-        world.process_at_rank(0).broadcast_into(&mut wire[..]);
-        let kernel = *Kernel::ALL.get((wire[0] as usize).checked_sub(1)?)?;
-        let now = probe::stream_on_ranks(world, kernel, wire[1], ranks)?;
-        Some(t?.drift(now, &format!("{ranks} rank(s)")))
-    });
-    profile.map(|_| Paired {
-        memory,
-        loads,
-        ..Paired::default()
-    })
+        let probes = targets.map(|t| {
+            // (kernel's place in Kernel::ALL plus one, or 0 for none; bytes)
+            let mut wire: [u64; 2] = t.map_or([0, 0], |t| {
+                let k = Kernel::ALL.iter().position(|&k| k == t.kernel);
+                [k.map_or(0, |k| k as u64 + 1), t.per_thread_bytes]
+            });
+            world.process_at_rank(0).broadcast_into(&mut wire[..]);
+            let kernel = *Kernel::ALL.get((wire[0] as usize).checked_sub(1)?)?;
+            Probe::new(world, kernel, wire[1])
+        });
+        Self { targets, probes }
+    }
+
+    /// The drifts the probes found (a collective): on rank 0 with a
+    /// profile, `None` elsewhere.
+    fn drifts(
+        &self,
+        world: &SimpleCommunicator,
+        profile: Option<&Profile>,
+        s: &Setup,
+    ) -> Option<Paired> {
+        let ranks = s.ranks_per_host.max(1);
+        let [memory, loads] = [0, 1].map(|i| {
+            let now = self.probes[i].as_ref()?.bandwidth(world, ranks)?;
+            Some(self.targets[i]?.drift(now, &format!("{ranks} rank(s)")))
+        });
+        profile.map(|_| Paired {
+            memory,
+            loads,
+            ..Paired::default()
+        })
+    }
 }
 
 /// CPUs online on this host (not the affinity mask: mpirun binds each rank

@@ -175,7 +175,7 @@ fn predicted(
     paired: Option<&Paired>,
     r: Record,
 ) -> (Record, Option<Prediction>) {
-    let setup = super::setup(ctx.checked, run, ctx.ranks_per_host);
+    let setup = super::setup(ctx.checked, run.grid, run.variant, ctx.ranks_per_host);
     match ctx
         .profile
         .as_deref()
