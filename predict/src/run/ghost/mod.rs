@@ -21,8 +21,7 @@ use crate::mpi_stencil::driver::{
     host_names, max_ranks_per_host, run_variant, verify_runs, RunConfig, VariantRun,
 };
 use crate::mpi_stencil::grid::ELEM_BYTES;
-use crate::mpi_stencil::layout::check_size;
-use crate::mpi_stencil::layout::ProcessGrid;
+use crate::mpi_stencil::layout::{check_size, ProcessGrid};
 use crate::mpi_stencil::model::{self, Setup};
 use crate::mpi_stencil::probe::Probe;
 use crate::mpi_stencil::Variant;
