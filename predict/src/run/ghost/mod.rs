@@ -198,7 +198,7 @@ fn run_on(world: &SimpleCommunicator, args: &RunArgs, out: &mut dyn Write) -> an
         let mut pair = Pair::ready(world, profile, &s);
         world.barrier();
         runs.push(run_variant(world, v, &checked.cfg, &mut pair.probes, &wd));
-        pairs.push(pair.drifts(world, profile, &s));
+        pairs.push(pair.drifts(world, &s));
     }
     drop(wd);
     if rank == 0 && checked.cfg.verify {
@@ -257,20 +257,15 @@ impl Pair {
         Self { targets, probes }
     }
 
-    /// The drifts the probes found (a collective): on rank 0 with a
-    /// profile, `None` elsewhere.
-    fn drifts(
-        &self,
-        world: &SimpleCommunicator,
-        profile: Option<&Profile>,
-        s: &Setup,
-    ) -> Option<Paired> {
+    /// The drifts the probes found (a collective): on rank 0 when it
+    /// re-measured any, `None` elsewhere.
+    fn drifts(&self, world: &SimpleCommunicator, s: &Setup) -> Option<Paired> {
         let ranks = s.ranks_per_host.max(1);
         let [memory, loads] = [0, 1].map(|i| {
             let now = self.probes[i].as_ref()?.bandwidth(world, ranks)?;
             Some(self.targets[i]?.drift(now, &format!("{ranks} rank(s)")))
         });
-        profile.map(|_| Paired {
+        (memory.is_some() || loads.is_some()).then(|| Paired {
             memory,
             loads,
             ..Paired::default()
