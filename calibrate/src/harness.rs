@@ -14,7 +14,9 @@
 //!   benchmark whose figure predicts it;
 //! * [`measure_size`] and [`measure_flops`]: calibrate's STREAM and peak
 //!   measurements themselves, for re-measuring a profile figure next to a
-//!   kernel (`predict run`'s paired prediction);
+//!   kernel (`predict run`'s paired prediction), and [`stream_region`],
+//!   one thread's STREAM arrays, for timing them another way (across MPI
+//!   ranks);
 //! * [`sysinfo`]: the CPU model, RAM and host name of the provenance;
 //! * [`atomic`]: files written atomically, for profiles, CSV, records and
 //!   charts alike;
@@ -28,7 +30,7 @@ pub use crate::bench::increments::{
     bin_items, local_sum_steps, own_line_increments, shared_line_increments,
 };
 pub use crate::bench::lock::{throughput as lock_throughput, Kind as LockKind};
-pub use crate::bench::stream::measure_size;
+pub use crate::bench::stream::{measure_size, region as stream_region};
 pub use crate::cli::clap_error_line;
 pub use crate::exit;
 pub use crate::kernels;

@@ -141,24 +141,27 @@ impl KernelPoint {
     }
 }
 
-/// One region per thread of `team`, room for every kernel's arrays at a
-/// working set of `per_thread_bytes`, allocated by that pinned thread
-/// (placed on its NUMA node) and filled.
+/// One thread's region: room for every kernel's arrays at a working set
+/// of `per_thread_bytes`, filled. Allocated by the thread that runs the
+/// kernels on it, its pages are placed on that thread's NUMA node.
+pub fn region(per_thread_bytes: u64, pages: Pages) -> Result<Region> {
+    let mut r = Region::new(words_for_all(per_thread_bytes as usize) * 8, pages)?;
+    r.f64s_mut().fill(1.0);
+    Ok(r)
+}
+
+/// One [`region`] per thread of `team`, each allocated by its pinned
+/// thread.
 fn regions(team: &Team, per_thread_bytes: u64, pages: Pages) -> Result<Vec<Mutex<Region>>> {
-    let words = words_for_all(per_thread_bytes as usize);
-    team.each(|_| -> Result<Mutex<Region>> {
-        let mut r = Region::new(words * 8, pages)?;
-        r.f64s_mut().fill(1.0);
-        Ok(Mutex::new(r))
-    })
-    .into_iter()
-    .collect::<Result<Vec<_>>>()
-    .with_context(|| {
-        format!(
-            "allocating {} per thread",
-            binary_bytes(per_thread_bytes as f64)
-        )
-    })
+    team.each(|_| region(per_thread_bytes, pages).map(Mutex::new))
+        .into_iter()
+        .collect::<Result<Vec<_>>>()
+        .with_context(|| {
+            format!(
+                "allocating {} per thread",
+                binary_bytes(per_thread_bytes as f64)
+            )
+        })
 }
 
 /// Measures `kernels` on every thread of `team`, each thread on its own

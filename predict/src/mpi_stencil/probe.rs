@@ -17,9 +17,10 @@
 //! and length are agreed first), so no rank waits on a collective another
 //! never reaches.
 
-use calibrate::harness::kernels::stream::{run, words_for_all, Kernel};
+use calibrate::harness::kernels::stream::{run, Kernel};
 use calibrate::harness::kernels::Isa;
 use calibrate::harness::mem::{Pages, Region};
+use calibrate::harness::stream_region;
 use models::stats::{Better, Sample};
 use mpi::collective::SystemOperation;
 use mpi::topology::SimpleCommunicator;
@@ -44,12 +45,12 @@ pub struct Probe {
 }
 
 impl Probe {
-    /// `kernel` on a working set of `per_rank_bytes` on every rank,
-    /// allocated, filled and swept once, which sets how many sweeps make a
+    /// `kernel` on a working set of `per_rank_bytes` on every rank
+    /// (calibrate's STREAM arrays), swept once, which sets how many sweeps make a
     /// timing. A collective: `None` on every rank when a rank could not
     /// allocate.
     pub fn new(world: &SimpleCommunicator, kernel: Kernel, per_rank_bytes: u64) -> Option<Self> {
-        let region = Region::new(words_for_all(per_rank_bytes as usize) * 8, Pages::Huge).ok();
+        let region = stream_region(per_rank_bytes, Pages::Huge).ok();
         let mut all_ok = 0i32;
         world.all_reduce_into(
             &i32::from(region.is_some()),
@@ -64,7 +65,6 @@ impl Probe {
             sweeps: 1,
             times: Vec::new(),
         };
-        probe.region.f64s_mut().fill(1.0);
         let mut slowest = 0.0f64;
         world.all_reduce_into(&probe.timed(world), &mut slowest, SystemOperation::max());
         probe.sweeps = (MIN_TIMING_S / slowest.max(1e-9)).ceil().max(1.0) as u64;
