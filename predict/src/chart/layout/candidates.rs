@@ -1,6 +1,7 @@
 //! Candidate positions of a label: along its line, around its marker, or
 //! down a vertical line or span, in order of preference.
 
+use super::geometry::dist;
 use super::{GAP, MARKER_R};
 use crate::chart::figure::Along;
 use crate::chart::scene::Rect;
@@ -93,8 +94,7 @@ pub(super) fn line_candidates(points: &[(f64, f64)], along: Along, w: f64, h: f6
     }
     let mut cum = vec![0.0];
     for s in points.windows(2) {
-        let d = ((s[1].0 - s[0].0).powi(2) + (s[1].1 - s[0].1).powi(2)).sqrt();
-        cum.push(cum.last().expect("starts with 0") + d);
+        cum.push(cum.last().expect("starts with 0") + dist(s[0], s[1]));
     }
     let total = *cum.last().expect("two points");
     if total <= 0.0 {

@@ -249,6 +249,7 @@ fn nearest_on(a: (f64, f64), b: (f64, f64), p: (f64, f64)) -> (f64, f64) {
     (a.0 + t * dx, a.1 + t * dy)
 }
 
-fn dist(a: (f64, f64), b: (f64, f64)) -> f64 {
+/// The distance between two points.
+pub(super) fn dist(a: (f64, f64), b: (f64, f64)) -> f64 {
     ((a.0 - b.0).powi(2) + (a.1 - b.1).powi(2)).sqrt()
 }

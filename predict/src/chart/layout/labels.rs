@@ -213,11 +213,7 @@ impl Placer<'_> {
                 .find(|(t, c)| ok(t, pick, c, hide_ok))
                 .map(|(t, _)| t.clone())
         };
-        let plain = |text| Placement {
-            text,
-            halo: false,
-            leader: None,
-        };
+        let plain = Placement::plain;
         let haloed = |text| Placement {
             halo: true,
             ..plain(text)
@@ -408,6 +404,17 @@ struct Placement {
     leader: Option<[(f64, f64); 2]>,
 }
 
+impl Placement {
+    /// `text` as it is, with no halo and no leader.
+    fn plain(text: Text) -> Self {
+        Self {
+            text,
+            halo: false,
+            leader: None,
+        }
+    }
+}
+
 fn quad_bbox(q: &Quad) -> Rect {
     let xs = q.iter().map(|c| c.0);
     let ys = q.iter().map(|c| c.1);
@@ -462,12 +469,7 @@ pub(super) fn place_labels(mut out: Placed, obs: &Obstacles, map: &Mapper, panel
             req.text
         ));
         if let Some(text) = placer.least_covered(&req) {
-            let p = Placement {
-                text,
-                halo: false,
-                leader: None,
-            };
-            placer.commit(&mut out, &req, p);
+            placer.commit(&mut out, &req, Placement::plain(text));
         }
     }
 }
