@@ -1,8 +1,12 @@
 //! The paired re-measure: which profile point is measured again, and how
 //! the drifts scale the roofs.
 
+use super::target::nearest_point;
 use super::*;
+use calibrate::harness::kernels::stream::Kernel as StreamKernel;
+use models::kernel::Traffic;
 use models::profile::stream::StreamSweep;
+use models::profile::stream::{StreamPoint, StreamSection};
 
 fn point(kernel: &str, bytes: u64, threads: Option<usize>) -> StreamPoint {
     StreamPoint::with_bandwidth_wa(kernel, bytes, threads, 1e10)
