@@ -31,7 +31,9 @@
 //!
 //! At the DRAM working set the copy also runs in segments of 1 to 64 KiB
 //! against the contiguous copy, for what a stream's restart costs
-//! (`restarts`, [`crate::kernels::segments`]).
+//! (`restarts`, [`crate::kernels::segments`]), and, on one thread, reading
+//! its source again two lags behind, for what a read from a reuse window
+//! costs beside streams from DRAM (`windows`, [`crate::kernels::lagged`]).
 //!
 //! # Section `stream`
 //!
@@ -49,7 +51,9 @@
 //!   "dram": [ { "threads": 2, "kernel": "triad", "total_bytes": .., "bandwidth_Bps": {..},
 //!               "bandwidth_write_allocate_Bps": .. } ],
 //!   "restarts": [ { "threads": 2, "segment_bytes": 8192, "per_thread_bytes": ..,
-//!                   "per_segment_s": {"point": .., "lo": .., "hi": ..} } ]
+//!                   "per_segment_s": {"point": .., "lo": .., "hi": ..} } ],
+//!   "windows": [ { "threads": 1, "window_bytes": 131072, "per_thread_bytes": ..,
+//!                  "per_byte_s": {"point": .., "lo": .., "hi": ..} } ]
 //! }
 //! ```
 
@@ -72,13 +76,16 @@ use crate::pin::Team;
 use crate::timer::{measure, Plan};
 
 mod edge;
+mod pairs;
 mod report;
 mod restarts;
 mod sweep;
+mod windows;
 use report::{bound_warnings, dram_headlines, dram_table, memory_levels, section};
 use restarts::measure_restarts;
 use sweep::sweep;
 pub use sweep::DRAM_BURSTS;
+use windows::measure_windows;
 
 /// Smallest per-thread working set of the sweep, bytes.
 pub const FIRST_BYTES: u64 = 16 << 10;
@@ -324,6 +331,12 @@ impl Bench for Stream {
         };
         let sweeps = sweep(ctx, &teams, &grids, kernels)?;
         let restarts = measure_restarts(ctx, &teams, dram_total)?;
+        let first = caches.iter().map(|c| c.1).reduce(f64::min).unwrap_or(0.0);
+        let windows = if first > 0.0 {
+            measure_windows(ctx, dram_total, first, largest)?
+        } else {
+            Vec::new()
+        };
 
         // DRAM: the largest point of each sweep.
         let dram: Vec<&KernelPoint> = sweeps
@@ -364,8 +377,24 @@ impl Bench for Stream {
                 binary_bytes(r.per_thread_bytes)
             )
         }));
+        if !windows.is_empty() {
+            let curve: Vec<String> = windows
+                .iter()
+                .map(|w| {
+                    format!(
+                        "{} {}",
+                        binary_bytes(w.window_bytes),
+                        models::units::Si(1.0 / w.per_byte_s.point, "B/s")
+                    )
+                })
+                .collect();
+            out.notes.push(format!(
+                "stream windows: one thread reads lines again from a reuse window, beside its copy from DRAM, at {} (window, bytes per second of the added time)",
+                curve.join(", ")
+            ));
+        }
         out.section = Some(Section::Stream(section(
-            dram_total, &sweeps, &teams, &levels, &dram, restarts,
+            dram_total, &sweeps, &teams, &levels, &dram, restarts, windows,
         )));
         out.table = dram_table(ctx, &dram, dram_total);
         Ok(out)

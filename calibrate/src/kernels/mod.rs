@@ -11,6 +11,7 @@ pub mod chase;
 pub mod dgemm;
 pub mod fma;
 pub mod increment;
+pub mod lagged;
 pub mod segments;
 pub mod stream;
 

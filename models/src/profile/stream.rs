@@ -44,6 +44,30 @@ pub struct StreamSection {
     /// length and thread count (profiles from before it lack it).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub restarts: Vec<StreamRestart>,
+    /// What a read of lines brought in before costs while the streams come
+    /// from DRAM, by reuse window, on one thread (profiles from before it
+    /// lack it).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub windows: Vec<StreamWindow>,
+}
+
+/// STREAM's copy at the DRAM working set that reads its source again two
+/// lags behind (`a[j] = b[j] + (b[j−d] + b[j−2d])`, a row-major stencil's
+/// streams) against the plain copy of the same arrays timed right before
+/// it, in pairs: what one thread pays per byte read again from a reuse
+/// window of `window_bytes` (4·d·8: two lags of both arrays) while its
+/// streams come from DRAM.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct StreamWindow {
+    pub threads: usize,
+    /// The reuse window, bytes.
+    pub window_bytes: f64,
+    /// Working set of the thread (both arrays), bytes.
+    pub per_thread_bytes: f64,
+    /// Seconds per byte read again: (t_lagged − t_copy) / bytes read
+    /// again, from the capability estimates of both times, at least 0;
+    /// the median over the pairs, the interval their range.
+    pub per_byte_s: Estimate,
 }
 
 /// STREAM's copy at the DRAM working set run in segments (every other run
@@ -175,6 +199,29 @@ impl StreamSection {
         ))
     }
 
+    /// Seconds one thread pays per byte it reads again from a reuse window
+    /// of `window_bytes` while its streams come from DRAM: the measured
+    /// curve, linear in log window between its points and flat beyond
+    /// them; `None` without window points.
+    pub fn window_read_s(&self, window_bytes: f64) -> Option<Estimate> {
+        let mut pts: Vec<&StreamWindow> = self.windows.iter().collect();
+        pts.sort_by(|a, b| a.window_bytes.total_cmp(&b.window_bytes));
+        let (first, last) = (pts.first()?, pts.last()?);
+        let x = window_bytes.clamp(first.window_bytes, last.window_bytes);
+        let curve = |f: fn(&Estimate) -> f64| {
+            let xy: Vec<(f64, f64)> = pts
+                .iter()
+                .map(|w| (w.window_bytes, f(&w.per_byte_s)))
+                .collect();
+            log_interpolate(&xy, x)
+        };
+        Some(Estimate::new(
+            curve(|e| e.point),
+            curve(|e| e.lo),
+            curve(|e| e.hi),
+        ))
+    }
+
     /// The sweep's points on `threads` threads, of every kernel and size.
     pub fn sweep_points(&self, threads: usize) -> impl Iterator<Item = &StreamPoint> {
         self.sweeps
@@ -272,6 +319,26 @@ mod tests {
         let e = s.restart_s(1, 4096.0).unwrap();
         assert!((e.lo - 150e-9).abs() < 1e-18 && (e.hi - 600e-9).abs() < 1e-18);
         assert_eq!(StreamSection::default().restart_s(1, 4096.0), None);
+    }
+
+    #[test]
+    fn window_reads_interpolate_in_log_window_and_stay_flat_beyond() {
+        let w = |kib: f64, ps: f64| StreamWindow {
+            threads: 1,
+            window_bytes: kib * 1024.0,
+            per_thread_bytes: 256e6,
+            per_byte_s: Estimate::new(ps * 1e-12, 0.5 * ps * 1e-12, 2.0 * ps * 1e-12),
+        };
+        let s = StreamSection {
+            windows: vec![w(512.0, 20.0), w(128.0, 10.0)],
+            ..Default::default()
+        };
+        let ps = |kib: f64| s.window_read_s(kib * 1024.0).unwrap().point * 1e12;
+        assert!((ps(256.0) - 15.0).abs() < 1e-9);
+        assert!((ps(64.0) - 10.0).abs() < 1e-9);
+        assert!((ps(4096.0) - 20.0).abs() < 1e-9);
+        assert!((s.window_read_s(512.0 * 1024.0).unwrap().hi - 40e-12).abs() < 1e-24);
+        assert_eq!(StreamSection::default().window_read_s(1e6), None);
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! warnings, the typed section and the human table.
 
 use models::profile::stream::{
-    BytesPerElem, StreamLevel, StreamRestart, StreamSection, StreamSweep,
+    BytesPerElem, StreamLevel, StreamRestart, StreamSection, StreamSweep, StreamWindow,
 };
 use models::stats::Better;
 use models::units::{binary_bytes, Si};
@@ -97,6 +97,7 @@ pub(super) fn section(
     levels: &[Plateau],
     dram: &[&KernelPoint],
     restarts: Vec<StreamRestart>,
+    windows: Vec<StreamWindow>,
 ) -> StreamSection {
     StreamSection {
         isa: Isa::detect().name().into(),
@@ -137,6 +138,7 @@ pub(super) fn section(
             .collect(),
         dram: dram.iter().map(|p| p.record(Some(p.threads))).collect(),
         restarts,
+        windows,
     }
 }
 

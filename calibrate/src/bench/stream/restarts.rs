@@ -9,11 +9,9 @@
 //! t_restart(S) = (t_segments(S) − t_contiguous) / runs, runs = ⌈n / S⌉,
 //!
 //! S the run length of each array in bytes, both times the capability
-//! estimates (low quantile) of their clean timings. The host's memory
-//! system drifts by tens of per cent within seconds, more than a restart
-//! costs at long runs, so each run length is timed in [`PAIRS`] pairs, the
-//! contiguous copy right before the segmented one: the figure is the
-//! median of the pairs' differences, its interval their range. Measured at
+//! estimates (low quantile) of their clean timings. Each run length is
+//! timed in [`PAIRS`] pairs, the contiguous copy right before the
+//! segmented one ([`super::pairs`]). Measured at
 //! [`SEGMENT_BYTES`], a predicted loop reads the curve between them
 //! (`StreamSection::restart_s`).
 
@@ -23,8 +21,8 @@ use anyhow::Result;
 use models::profile::stream::StreamRestart;
 use models::stats::Better;
 use models::units::binary_bytes;
-use models::Estimate;
 
+use super::pairs::{over_pairs, PAIRS};
 use super::regions;
 use crate::bench::Context;
 use crate::kernels::segments::copy_segments;
@@ -47,8 +45,6 @@ pub const SEGMENT_BYTES: [usize; 7] = [
 ];
 /// Kept timings per measurement (each a whole DRAM-sized copy).
 pub const REPS: usize = 5;
-/// Contiguous-then-segmented pairs per run length.
-pub const PAIRS: usize = 3;
 
 /// The restart curve on each team, each thread copying its share of the
 /// DRAM working set `dram_total`.
@@ -83,18 +79,17 @@ pub fn measure_restarts(
         };
         for bytes in SEGMENT_BYTES {
             let runs = n.div_ceil(bytes / 8) as f64;
-            let mut lost = Vec::with_capacity(PAIRS);
-            for _ in 0..PAIRS {
+            let per_segment_s = over_pairs(|| {
                 let contiguous = time(n)?;
-                lost.push(((time(bytes / 8)? - contiguous) / runs).max(0.0));
+                let lost = ((time(bytes / 8)? - contiguous) / runs).max(0.0);
                 bar.inc(1);
-            }
-            lost.sort_by(f64::total_cmp);
+                Ok(lost)
+            })?;
             out.push(StreamRestart {
                 threads: team.threads(),
                 segment_bytes: bytes as f64,
                 per_thread_bytes: per_thread as f64,
-                per_segment_s: Estimate::new(lost[PAIRS / 2], lost[0], lost[PAIRS - 1]),
+                per_segment_s,
             });
         }
     }
