@@ -88,6 +88,8 @@ impl Bound {
 #[allow(non_snake_case)]
 pub struct ReuseLevel {
     pub name: String,
+    /// Whether a cache holds the window (DRAM does not count).
+    pub cached: bool,
     /// One thread's read bandwidth there, B/s.
     pub read_Bps: f64,
 }
@@ -128,6 +130,73 @@ impl<'a> Machine<'a> {
         let (seconds, level) =
             time_at(&curve, per_thread_bytes, traffic).expect("a curve with points");
         Ok((seconds / self.now.memory, level))
+    }
+
+    /// Seconds one of `threads` threads takes for its share of `traffic`
+    /// at one thread's STREAM rates: the core's own data transfers (ECM's
+    /// T_data), which the shared memory system's time on all threads
+    /// ([`Machine::traffic_time`]) bounds apart (ECM's saturation,
+    /// T = max(T_core, T_bus)). The thread's lines come from the level that
+    /// holds `per_thread_bytes` on `threads` threads: a private level (L1,
+    /// L2) at that size on one thread's curve, the shared last cache or
+    /// DRAM at the whole working set, `threads` × `per_thread_bytes`. A
+    /// paired drift measured on all threads is the shared system's and
+    /// does not scale this time; on one thread it is the core's own. A
+    /// profile without a one-thread sweep gives the all-thread time.
+    pub fn one_core_traffic_time(
+        &self,
+        traffic: &Traffic,
+        threads: usize,
+        per_thread_bytes: f64,
+        bound: Bound,
+    ) -> Result<f64, Missing> {
+        let all = || {
+            Ok(self
+                .traffic_time(traffic, threads, per_thread_bytes, bound)?
+                .0)
+        };
+        if threads <= 1 {
+            return all();
+        }
+        let Ok(curve) = self.level_curve(1, bound) else {
+            return all();
+        };
+        let p = threads as f64;
+        let share = Traffic {
+            load_bytes: traffic.load_bytes / p,
+            store_bytes: traffic.store_bytes / p,
+            allocate_bytes: traffic.allocate_bytes / p,
+        };
+        let seen = if self.private_level_holds(per_thread_bytes, threads) {
+            per_thread_bytes
+        } else {
+            per_thread_bytes * p
+        };
+        Ok(time_at(&curve, seen, &share)
+            .expect("a curve with points")
+            .0)
+    }
+
+    /// Whether a cache before the last one holds `bytes` per thread on
+    /// `threads` threads.
+    fn private_level_holds(&self, bytes: f64, threads: usize) -> bool {
+        let last_cache = self
+            .profile
+            .levels
+            .iter()
+            .rposition(|l| l.size_bytes.is_some());
+        self.holding_index(bytes, threads)
+            .zip(last_cache)
+            .is_some_and(|(i, last)| i < last)
+    }
+
+    /// Seconds one thread pays per byte it reads again from a reuse window
+    /// of `window_bytes` while its streams come from DRAM (the stream
+    /// section's window curve, `StreamSection::window_read_s`); `None` for
+    /// a profile without it.
+    pub fn window_read_s(&self, window_bytes: f64, bound: Bound) -> Option<f64> {
+        let s = self.profile.sections.stream.as_ref()?;
+        s.window_read_s(window_bytes).map(|e| bound.of_time(&e))
     }
 
     /// Latency of one access at a random place of a `region_bytes` region,
@@ -230,12 +299,14 @@ impl<'a> Machine<'a> {
     /// The first level that holds `bytes` per thread on `threads` threads;
     /// none when the profile has no level without a size (DRAM).
     pub fn holding_level(&self, bytes: f64, threads: usize) -> Option<&'a MemoryLevel> {
-        self.profile
-            .levels
-            .iter()
-            .enumerate()
-            .find(|&(i, _)| self.capacity(i, threads).map_or(true, |c| bytes <= c))
-            .map(|(_, l)| l)
+        self.holding_index(bytes, threads)
+            .map(|i| &self.profile.levels[i])
+    }
+
+    /// The index of [`Machine::holding_level`]'s level.
+    fn holding_index(&self, bytes: f64, threads: usize) -> Option<usize> {
+        (0..self.profile.levels.len())
+            .find(|&i| self.capacity(i, threads).map_or(true, |c| bytes <= c))
     }
 
     /// Bytes per thread that level `i` holds on `threads` threads; none
@@ -351,6 +422,7 @@ impl<'a> Machine<'a> {
         })?;
         Ok(ReuseLevel {
             name: l.name.clone(),
+            cached: l.size_bytes.is_some(),
             read_Bps: bound.of_rate(read) * self.now.loads,
         })
     }

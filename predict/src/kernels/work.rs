@@ -182,7 +182,18 @@ pub fn predict_at(
 ) -> Result<Prediction, Missing> {
     let mut terms = Vec::new();
     let mut load_store_s = 0.0;
+    let mut one_core_memory_s = 0.0;
     let mut lock_states = None;
+    let working_set = work
+        .demands
+        .iter()
+        .filter_map(|d| match d {
+            Demand::Memory {
+                per_thread_bytes, ..
+            } => Some(*per_thread_bytes),
+            _ => None,
+        })
+        .reduce(f64::max);
     for d in &work.demands {
         terms.push(match d {
             Demand::Flops {
@@ -194,7 +205,11 @@ pub fn predict_at(
             Demand::Memory {
                 traffic,
                 per_thread_bytes,
-            } => terms::memory(m, traffic, threads, *per_thread_bytes, bound)?,
+            } => {
+                one_core_memory_s +=
+                    m.one_core_traffic_time(traffic, threads, *per_thread_bytes, bound)?;
+                terms::memory(m, traffic, threads, *per_thread_bytes, bound)?
+            }
             Demand::Random {
                 accesses,
                 huge_pages,
@@ -243,7 +258,14 @@ pub fn predict_at(
                 bytes_per_thread,
                 window_bytes,
             } => {
-                let t = terms::reuse(m, *bytes_per_thread, *window_bytes, threads, bound)?;
+                let t = terms::reuse(
+                    m,
+                    *bytes_per_thread,
+                    *window_bytes,
+                    threads,
+                    working_set.unwrap_or(0.0),
+                    bound,
+                )?;
                 load_store_s += t.seconds;
                 t
             }
@@ -265,18 +287,13 @@ pub fn predict_at(
             }
         });
     }
-    let working_set = work
-        .demands
-        .iter()
-        .filter_map(|d| match d {
-            Demand::Memory {
-                per_thread_bytes, ..
-            } => Some(*per_thread_bytes),
-            _ => None,
-        })
-        .reduce(f64::max);
     let chain_overlap = working_set.and_then(|b| m.chain_overlap(b));
-    terms.extend(non_overlapping(&terms, load_store_s, chain_overlap));
+    terms.extend(non_overlapping(
+        one_core_memory_s,
+        &terms,
+        load_store_s,
+        chain_overlap,
+    ));
     let top = terms
         .iter()
         .max_by(|a, b| a.seconds.total_cmp(&b.seconds))
@@ -302,25 +319,29 @@ pub fn predict_at(
     })
 }
 
-/// The sums of terms that do not overlap: the loops' load/store work with
-/// their memory traffic, and a loop-carried chain with its memory traffic
-/// less the share ω of the shorter of the two that the core overlaps
-/// (`chain_overlap`, measured at the loop's working set; none measured:
-/// they add).
-fn non_overlapping(terms: &[Term], load_store_s: f64, chain_overlap: Option<f64>) -> Vec<Term> {
+/// The sums of terms that do not overlap on one core (ECM: a core's time
+/// is its in-core work plus its data transfers, `memory_s` at one
+/// thread's rates, [`Machine::one_core_traffic_time`]): the loops'
+/// load/store work with their memory traffic, and a loop-carried chain
+/// with its memory traffic less the share ω of the shorter of the two
+/// that the core overlaps (`chain_overlap`, measured at the loop's working
+/// set; none measured: they add). The shared memory system's time on all
+/// threads is the memory term, and the larger binds (ECM's saturation,
+/// T = max(T_core, T_bus)).
+fn non_overlapping(
+    memory_s: f64,
+    terms: &[Term],
+    load_store_s: f64,
+    chain_overlap: Option<f64>,
+) -> Vec<Term> {
     let mut out = Vec::new();
-    let memory_s = terms
-        .iter()
-        .filter(|t| t.resource == MEMORY_BANDWIDTH)
-        .map(|t| t.seconds)
-        .sum::<f64>();
     if load_store_s > 0.0 {
         out.push(Term {
             resource: "memory + load/store",
             seconds: memory_s + load_store_s,
             explain: format!(
-                "the loops' load/store work does not overlap their line transfers (ECM): \
-                 memory {memory_s:.3e} s + load/store {load_store_s:.3e} s"
+                "one core's load/store work does not overlap its line transfers (ECM): \
+                 memory on one core {memory_s:.3e} s + load/store {load_store_s:.3e} s"
             ),
         });
     }

@@ -273,7 +273,7 @@ fn reuse_beyond_l1_brings_its_lines_back_from_the_level_that_holds_them() {
         .to_vec();
     let m = Machine::new(&p);
     let reuse = |window| {
-        terms::reuse(&m, 16e6, window, 2, Bound::Point)
+        terms::reuse(&m, 16e6, window, 2, 0.0, Bound::Point)
             .unwrap()
             .seconds
     };
@@ -291,7 +291,7 @@ fn reuse_beyond_l1_brings_its_lines_back_from_the_level_that_holds_them() {
     };
     let half = Machine::paired(&p, now);
     let slow = |window| {
-        terms::reuse(&half, 16e6, window, 2, Bound::Point)
+        terms::reuse(&half, 16e6, window, 2, 0.0, Bound::Point)
             .unwrap()
             .seconds
     };
@@ -299,10 +299,104 @@ fn reuse_beyond_l1_brings_its_lines_back_from_the_level_that_holds_them() {
     assert!((slow(32816.0) - 2.0 * reuse(32816.0)).abs() < 1e-15);
     // L2 is the last cache, shared by the 2 threads (512 KiB each);
     // beyond it the DRAM level's read bandwidth applies, here unmeasured.
-    let e = terms::reuse(&m, 16e6, 4e6, 2, Bound::Point).unwrap_err();
+    let e = terms::reuse(&m, 16e6, 4e6, 2, 0.0, Bound::Point).unwrap_err();
     assert!(e.what.contains("DRAM read bandwidth"), "{e}");
     // The same rule places the working sets the explanations name: 600 KB
     // fits the 1 MiB L2 alone, not its half.
     assert_eq!(m.holding_level_name(600e3, 1), "L2");
     assert_eq!(m.holding_level_name(600e3, 2), "DRAM");
+}
+
+/// The synthetic machine with an L1 of 160 GB/s for one thread and, on
+/// one thread, DRAM triad 32 GB/s and loads 40 GB/s with write-allocate:
+/// a core alone gets 80% of what two share.
+fn machine_with_one_core() -> Profile {
+    let mut p = machine();
+    p.levels.insert(
+        0,
+        MemoryLevel {
+            name: "L1".into(),
+            size_bytes: Some(32768.0),
+            latency_s: None,
+            bandwidth_1t_Bps: Some(Estimate::exact(160e9)),
+            bandwidth_Bps: None,
+        },
+    );
+    let mut stream = serde_json::to_value(p.sections.stream.as_ref().unwrap()).unwrap();
+    let dram = stream["dram"].as_array_mut().unwrap();
+    for (kernel, rate) in [("triad", 32e9), ("load", 40e9)] {
+        dram.push(
+            json!({"kernel": kernel, "threads": 1, "per_thread_bytes": 67108864.0,
+                         "bandwidth_write_allocate_Bps": rate}),
+        );
+    }
+    p.sections.insert_json("stream", stream).unwrap();
+    p
+}
+
+#[test]
+fn a_core_adds_its_load_store_work_to_its_own_transfers_and_the_shared_memory_bounds_apart() {
+    let p = machine_with_one_core();
+    let m = Machine::new(&p);
+    let w = |reused| Work {
+        demands: vec![
+            Demand::Memory {
+                traffic: Traffic::streaming(16e6, 8e6),
+                per_thread_bytes: 64e6,
+            },
+            Demand::Reuse {
+                bytes_per_thread: reused,
+                window_bytes: 0.0,
+            },
+        ],
+    };
+    // Each core: its 16 MB of the 32 MB at 32 GB/s, 0.5 ms, plus 32 MB of
+    // L1 loads at 160 GB/s, 0.2 ms: 0.7 ms. Both cores share the memory
+    // system: 32 MB at 40 GB/s, 0.8 ms, which binds.
+    let pr = predict(&w(32e6), &m, 2).unwrap();
+    assert_eq!(pr.binding, MEMORY_BANDWIDTH);
+    assert!((pr.seconds - 0.8e-3).abs() < 1e-12, "{}", pr.seconds);
+    let core = pr
+        .terms
+        .iter()
+        .find(|t| t.resource == "memory + load/store")
+        .unwrap();
+    assert!((core.seconds - 0.7e-3).abs() < 1e-12, "{}", core.seconds);
+    // Twice the loads: the core's 0.9 ms binds.
+    let pr = predict(&w(64e6), &m, 2).unwrap();
+    assert_eq!(pr.binding, "memory + load/store");
+    assert!((pr.seconds - 0.9e-3).abs() < 1e-12, "{}", pr.seconds);
+    // On one thread the core's time is the memory term's: 1 ms + 0.4 ms.
+    let pr = predict(&w(64e6), &m, 1).unwrap();
+    assert!((pr.seconds - 1.4e-3).abs() < 1e-12, "{}", pr.seconds);
+}
+
+#[test]
+fn reused_lines_beside_streams_from_dram_cost_the_measured_window_read() {
+    let mut p = machine_with_one_core();
+    p.levels[1].bandwidth_1t_Bps = Some(Estimate::exact(100e9));
+    let m = Machine::new(&p);
+    let reuse = |m: &Machine, streamed| {
+        terms::reuse(m, 16e6, 131072.0, 1, streamed, Bound::Point)
+            .unwrap()
+            .seconds
+    };
+    // Without the window curve: the L2 load kernel's rate throughout.
+    assert!((reuse(&m, 64e6) - 16e6 / 100e9).abs() < 1e-15);
+    let mut stream = serde_json::to_value(p.sections.stream.as_ref().unwrap()).unwrap();
+    stream["windows"] = json!([
+        {"threads": 1, "window_bytes": 65536.0, "per_thread_bytes": 64e6,
+         "per_byte_s": {"point": 20e-12, "lo": 18e-12, "hi": 22e-12}},
+        {"threads": 1, "window_bytes": 524288.0, "per_thread_bytes": 64e6,
+         "per_byte_s": {"point": 10e-12, "lo": 9e-12, "hi": 11e-12}}
+    ]);
+    p.sections.insert_json("stream", stream).unwrap();
+    let m = Machine::new(&p);
+    // 128 KiB lies a third of the way (in log) from 64 to 512 KiB:
+    // 20 − 10/3 ps per byte read again, for every byte, since the streams
+    // come from DRAM (s = 1).
+    let t_w = (20.0 - 10.0 / 3.0) * 1e-12;
+    assert!((reuse(&m, 64e6) - 16e6 * t_w).abs() < 1e-15);
+    // Streams within the caches (s = 0) read the window at L2's rate.
+    assert!((reuse(&m, 512e3) - 16e6 / 100e9).abs() < 1e-15);
 }
