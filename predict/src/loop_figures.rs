@@ -333,62 +333,38 @@ impl<'a> Machine<'a> {
         Some(capacity / share)
     }
 
-    /// The share of a streamed working set's lines that come from DRAM,
-    /// as the STREAM sweep sees it, and how it was read. With a share s of
-    /// the lines missing the caches a byte takes s/B_DRAM + (1 − s)/B_cache,
-    /// so s = (t(W) − t(C)) / (t(D) − t(C)), clamped to [0, 1]: t is the
-    /// sweep's time per byte of a read stream on `threads` threads, W the
-    /// working set per thread, C the most the detected caches hold per
-    /// thread ([`Machine::holding_level`]'s capacities) and D the sweep's
-    /// DRAM size. Zero within the caches. Where the pointer chase and the
-    /// sweep agree on the last cache's size, s steps from 0 to 1 there; on
-    /// the Zen 4 VM the chase leaves its L3 at 5–9 MB while two threads'
-    /// loads keep their L3 speed up to 8 MiB each, and the share of the
-    /// working sets in between is read from the sweep. What was measured
-    /// at the DRAM working set for the streams the prefetchers cannot
-    /// follow (a stream's restarts, a scatter's 256 streams) is charged in
-    /// this share.
-    pub fn dram_share(
-        &self,
-        per_thread_bytes: f64,
-        threads: usize,
-        bound: Bound,
-    ) -> Result<(f64, String), Missing> {
+    /// The share s of a streamed working set's lines that come from DRAM,
+    /// and why: 1 when `per_thread_bytes` exceeds the most the caches hold
+    /// per thread on `threads` threads (C, [`Machine::holding_level`]'s
+    /// capacities, the last cache shared by the threads), else 0. A sweep
+    /// over more than a cache holds evicts each line before its next use
+    /// (LRU). What is charged in this share was measured beside streams
+    /// from DRAM (a stream's restarts, a scatter's 256 streams, reads from a
+    /// reuse window): what the core pays for streams that miss the caches.
+    /// STREAM's read-only load kernel keeps part of such an array (on the
+    /// Zen 4 VM one thread's loads at twice its 32 MiB L3 ran 35% faster
+    /// than at DRAM), but a C Jacobi sweep there took as long per update at
+    /// twice the L3 as at eight times it, and the MPI ghost sweep likewise.
+    /// Until 2026-12-05 s was read off the sweep's read time between C and
+    /// the DRAM size, which gave 0.3–0.5 at twice the L3.
+    pub fn dram_share(&self, per_thread_bytes: f64, threads: usize) -> (f64, String) {
         let cache = (0..self.profile.levels.len())
             .filter_map(|i| self.capacity(i, threads))
             .reduce(f64::max);
-        let Some(cache) = cache.filter(|&c| per_thread_bytes > c) else {
-            let level = self.holding_level_name(per_thread_bytes, threads);
-            return Ok((0.0, format!("s = 0: the working set is in {level}")));
-        };
-        let dram = self
-            .stream()?
-            .dram_points(threads)
-            .map(|p| p.per_thread_bytes as f64)
-            .fold(per_thread_bytes, f64::max);
-        let read = Traffic::streaming(1.0, 0.0);
-        let curve = self.level_curve(threads, bound)?;
-        let t = |bytes: f64| {
-            time_at(&curve, bytes, &read)
-                .expect("a curve with points")
-                .0
-        };
-        let (t_w, t_c, t_d) = (t(per_thread_bytes), t(cache), t(dram));
-        let share = if t_d > t_c {
-            ((t_w - t_c) / (t_d - t_c)).clamp(0.0, 1.0)
-        } else {
-            1.0
-        };
-        Ok((
-            share,
-            format!(
-                "s = (t(W) − t(C)) / (t(D) − t(C)) = ({t_w:.3e} − {t_c:.3e}) / ({t_d:.3e} − {t_c:.3e}) = {share:.2} \
-                 (STREAM read time per byte at W = {}, C = {}, D = {} per thread)",
-                Si(per_thread_bytes, "B"),
-                Si(cache, "B"),
-                Si(dram, "B")
+        match cache.filter(|&c| per_thread_bytes > c) {
+            Some(c) => (
+                1.0,
+                format!(
+                    "s = 1: the working set, {} per thread, exceeds the {} per thread the caches hold",
+                    Si(per_thread_bytes, "B"),
+                    Si(c, "B")
+                ),
             ),
-        ))
+            None => {
+                let level = self.holding_level_name(per_thread_bytes, threads);
+                (0.0, format!("s = 0: the working set is in {level}"))
+            }
+        }
     }
 
     /// Name of [`Machine::holding_level`]'s level, "DRAM" beyond them all.

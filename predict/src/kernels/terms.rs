@@ -342,16 +342,15 @@ pub fn local_sum(m: &Machine, steps_per_thread: f64) -> Result<Term, Missing> {
 /// T_L1L2, added (Intel) or overlapped (AMD Zen) as the core does; adding
 /// 1/B_L1 to it would count the loads twice.
 ///
-/// While the loop's streams come from DRAM, the core fetches those lines
-/// beside its misses to memory, and on some cores that costs far more than
-/// the level's load kernel alone says (on the Zen 4 VM an L2 window 2–3
-/// times): in the share s of the streamed working set
-/// (`streamed_per_thread_bytes`) that comes from DRAM
-/// ([`Machine::dram_share`]), a reused byte costs what calibrate's lagged
-/// copy measured per byte read again from a window that size beside a
-/// copy from DRAM ([`Machine::window_read_s`]), t_w:
-/// (1 − s) · max(1/B_L1, 1/B_level) + s · t_w per byte. A profile without
-/// the window curve charges the level's rate throughout.
+/// While the loop's streams come from DRAM (its streamed working set,
+/// `streamed_per_thread_bytes`, exceeds the caches:
+/// [`Machine::dram_share`]), the core fetches those lines beside its
+/// misses to memory, and on some cores that costs far more than the
+/// level's load kernel alone says (on the Zen 4 VM an L2 window 2–3
+/// times): a reused byte then costs t_w, what calibrate's lagged copy
+/// paid per byte it read again from a window that size beside a copy from
+/// DRAM ([`Machine::window_read_s`]). A profile without the window curve
+/// charges the level's rate.
 pub fn reuse(
     m: &Machine,
     bytes_per_thread: f64,
@@ -378,38 +377,38 @@ pub fn reuse(
             ),
         });
     };
-    let cached = ports.max(bytes_per_thread / l.read_Bps);
-    let mut explain = format!(
-        "reused bytes / B_{name} = {} / {} (a {} window per thread exceeds L1, {name} holds it: \
-         the loads at one thread's {name} read bandwidth, whose STREAM load kernel pays the same \
-         loads and lines; ECM's in-core time with T_L1{name})",
-        Si(bytes_per_thread, "B"),
-        Si(l.read_Bps, "B/s"),
-        Si(window_bytes, "B"),
-        name = l.name,
-    );
     let beside_dram = match (l.cached, m.window_read_s(window_bytes, bound)) {
         (true, Some(t_w)) if streamed_per_thread_bytes > 0.0 => {
-            let (s, how) = m.dram_share(streamed_per_thread_bytes, threads, bound)?;
-            (s > 0.0).then_some((s, t_w, how))
+            let (s, how) = m.dram_share(streamed_per_thread_bytes, threads);
+            (s > 0.0).then_some((t_w, how))
         }
         _ => None,
     };
-    let seconds = match beside_dram {
-        Some((s, t_w, how)) => {
-            explain = format!(
-                "(1 − s) · {explain} + s · reused bytes · t_w = {:.2} · {} + {s:.2} · {} · {} \
-                 (t_w: one thread's lagged copy from DRAM reading lines again from a {} window, \
-                 per byte read again; {how})",
-                1.0 - s,
-                Si(cached, "s"),
+    let (seconds, explain) = match beside_dram {
+        Some((t_w, how)) => (
+            bytes_per_thread * t_w,
+            format!(
+                "reused bytes · t_w = {} · {} (a {} window per thread exceeds L1, {} holds it, and the \
+                 loop's streams come from DRAM, {how}: t_w is what one thread's lagged copy from DRAM \
+                 paid per byte it read again from a window that size)",
                 Si(bytes_per_thread, "B"),
                 Si(t_w, "s/B"),
                 Si(window_bytes, "B"),
-            );
-            (1.0 - s) * cached + s * bytes_per_thread * t_w
-        }
-        None => cached,
+                l.name,
+            ),
+        ),
+        None => (
+            ports.max(bytes_per_thread / l.read_Bps),
+            format!(
+                "reused bytes / B_{name} = {} / {} (a {} window per thread exceeds L1, {name} holds it: \
+                 the loads at one thread's {name} read bandwidth, whose STREAM load kernel pays the same \
+                 loads and lines; ECM's in-core time with T_L1{name})",
+                Si(bytes_per_thread, "B"),
+                Si(l.read_Bps, "B/s"),
+                Si(window_bytes, "B"),
+                name = l.name,
+            ),
+        ),
     };
     Ok(Term {
         resource: "load/store",
@@ -433,7 +432,7 @@ pub fn restarts(
     per_thread_bytes: f64,
     bound: Bound,
 ) -> Result<Term, Missing> {
-    let (share, how) = m.dram_share(per_thread_bytes, threads, bound)?;
+    let (share, how) = m.dram_share(per_thread_bytes, threads);
     let (seconds, explain) = if share > 0.0 {
         let t = m.restart_s(threads, segment_bytes, bound)?;
         (
@@ -477,7 +476,7 @@ pub fn bin_loop(
     let t = m.bin_item_s(key)?;
     let level = m.holding_level_name(working_set_per_thread, threads);
     let share = match kind {
-        SortLoop::Scatter => Some(m.dram_share(working_set_per_thread, threads, bound)?),
+        SortLoop::Scatter => Some(m.dram_share(working_set_per_thread, threads)),
         SortLoop::Histogram => None,
     };
     let (extra, how) = match share {
