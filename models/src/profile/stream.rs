@@ -168,6 +168,25 @@ impl StreamPoint {
     }
 }
 
+/// The estimate at `x` of a curve of estimates by size: each of the
+/// point and the interval's ends linear in log size between the points
+/// and flat beyond them; `None` without points.
+fn log_curve(points: impl Iterator<Item = (f64, Estimate)>, x: f64) -> Option<Estimate> {
+    let mut pts: Vec<(f64, Estimate)> = points.collect();
+    pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (first, last) = (pts.first()?.0, pts.last()?.0);
+    let x = x.clamp(first, last);
+    let curve = |f: fn(&Estimate) -> f64| {
+        let xy: Vec<(f64, f64)> = pts.iter().map(|(s, e)| (*s, f(e))).collect();
+        log_interpolate(&xy, x)
+    };
+    Some(Estimate::new(
+        curve(|e| e.point),
+        curve(|e| e.lo),
+        curve(|e| e.hi),
+    ))
+}
+
 impl StreamSection {
     /// Seconds a thread loses per restart of its streams, runs of
     /// `segment_bytes` on `threads` threads: the measured curve on the
@@ -181,22 +200,12 @@ impl StreamSection {
             .filter(|&t| t <= threads)
             .max()
             .or_else(|| counts.min())?;
-        let mut pts: Vec<&StreamRestart> =
-            self.restarts.iter().filter(|r| r.threads == on).collect();
-        pts.sort_by(|a, b| a.segment_bytes.total_cmp(&b.segment_bytes));
-        let x = segment_bytes.clamp(pts[0].segment_bytes, pts[pts.len() - 1].segment_bytes);
-        let curve = |f: fn(&Estimate) -> f64| {
-            let xy: Vec<(f64, f64)> = pts
-                .iter()
-                .map(|r| (r.segment_bytes, f(&r.per_segment_s)))
-                .collect();
-            log_interpolate(&xy, x)
-        };
-        Some(Estimate::new(
-            curve(|e| e.point),
-            curve(|e| e.lo),
-            curve(|e| e.hi),
-        ))
+        let pts = self
+            .restarts
+            .iter()
+            .filter(|r| r.threads == on)
+            .map(|r| (r.segment_bytes, r.per_segment_s));
+        log_curve(pts, segment_bytes)
     }
 
     /// Seconds one thread pays per byte it reads again from a reuse window
@@ -204,22 +213,8 @@ impl StreamSection {
     /// curve, linear in log window between its points and flat beyond
     /// them; `None` without window points.
     pub fn window_read_s(&self, window_bytes: f64) -> Option<Estimate> {
-        let mut pts: Vec<&StreamWindow> = self.windows.iter().collect();
-        pts.sort_by(|a, b| a.window_bytes.total_cmp(&b.window_bytes));
-        let (first, last) = (pts.first()?, pts.last()?);
-        let x = window_bytes.clamp(first.window_bytes, last.window_bytes);
-        let curve = |f: fn(&Estimate) -> f64| {
-            let xy: Vec<(f64, f64)> = pts
-                .iter()
-                .map(|w| (w.window_bytes, f(&w.per_byte_s)))
-                .collect();
-            log_interpolate(&xy, x)
-        };
-        Some(Estimate::new(
-            curve(|e| e.point),
-            curve(|e| e.lo),
-            curve(|e| e.hi),
-        ))
+        let pts = self.windows.iter().map(|w| (w.window_bytes, w.per_byte_s));
+        log_curve(pts, window_bytes)
     }
 
     /// The sweep's points on `threads` threads, of every kernel and size.

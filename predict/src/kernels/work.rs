@@ -63,8 +63,9 @@ pub enum Demand {
     /// (`calibrate::harness::kernels::bins`), per thread, at the calibrated time per
     /// item in L1. This is load/store-port work, which the core does not
     /// overlap with the same loop's cache-line transfers, so its time adds
-    /// to the memory term instead of competing with it (the ECM model's
-    /// T = T_nOL + T_data, for the non-overlapping load/store cycles).
+    /// to the core's own transfers instead of competing with them (the ECM
+    /// model's T = T_nOL + T_data, for the non-overlapping load/store
+    /// cycles; see [`predict`]).
     /// A scatter also pays what its 256 output streams cost beyond the
     /// caches over one stream (`Machine::scatter_streams_s`), in the share
     /// of its loop's working set that comes from DRAM
@@ -78,7 +79,8 @@ pub enum Demand {
     /// `window_bytes` of traffic before (0: lines still in L1;
     /// `models::kernel::LoopKernel::reused_bytes` and `windowed_reuse`):
     /// load-port work, plus the lines' way back when L1 cannot hold the
-    /// window, that adds to the memory term as [`Demand::BinLoop`]'s does.
+    /// window, that adds to the core's transfers as [`Demand::BinLoop`]'s
+    /// does.
     Reuse {
         bytes_per_thread: f64,
         window_bytes: f64,
@@ -86,7 +88,7 @@ pub enum Demand {
     /// Runs of `segment_bytes` each thread's streams make before jumping
     /// elsewhere (`models::kernel::LoopKernel::segment_iterations`), over a
     /// working set of `per_thread_bytes`: each run restarts the streams,
-    /// a stall that adds to the memory term as [`Demand::BinLoop`]'s work
+    /// a stall that adds to the core's transfers as [`Demand::BinLoop`]'s work
     /// does.
     Restarts {
         runs_per_thread: f64,
@@ -166,8 +168,10 @@ pub struct Prediction {
 
 /// Predicts `work` on `threads` threads of the profiled machine:
 /// T = max over resources of each resource's time, where the load/store
-/// work of [`Demand::BinLoop`]s and [`Demand::Reuse`] counts as one
-/// resource with the memory traffic (their sum).
+/// work of [`Demand::BinLoop`]s, [`Demand::Reuse`] and [`Demand::Restarts`]
+/// counts as one resource with the core's own share of the memory traffic
+/// at one thread's rates (their sum, ECM's T_core), which the memory term
+/// on all threads bounds apart (T_bus).
 pub fn predict(work: &Work, m: &Machine, threads: usize) -> Result<Prediction, Missing> {
     predict_at(work, m, threads, Bound::Point)
 }
@@ -354,13 +358,13 @@ fn non_overlapping(
         let explain = match chain_overlap {
             Some(w) => format!(
                 "the calibrated dependent sum over an array hides ω = {w:.2} of the shorter of its \
-                 chain and its loads: memory {memory_s:.3e} s + chain {chain_s:.3e} s \
+                 chain and its loads: memory on one core {memory_s:.3e} s + chain {chain_s:.3e} s \
                  − ω · min(the two)"
             ),
             None => format!(
                 "a loop-carried chain that fills the out-of-order window keeps the loop's line \
                  transfers from running ahead of it, and the two add (the profile has no \
-                 measured overlap): memory {memory_s:.3e} s + chain {chain_s:.3e} s"
+                 measured overlap): memory on one core {memory_s:.3e} s + chain {chain_s:.3e} s"
             ),
         };
         out.push(Term {

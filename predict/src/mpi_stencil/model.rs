@@ -20,7 +20,11 @@
 //!   right in L1, the row above and the update's own row within the
 //!   layer condition's window of (4·(rx+2) − 2)·8 bytes, in the level that
 //!   holds it (Kerncraft's layer condition); their load-port time adds to
-//!   the traffic (ECM's non-overlapping in-core part);
+//!   the rank's own traffic (ECM's non-overlapping in-core part), and
+//!   while the rank's streams come from DRAM the reads from that window
+//!   cost what calibrate's lagged copy measured beside a copy from DRAM;
+//!   the ranks' traffic on the host's shared memory bounds apart (ECM's
+//!   saturation, max of the core's and the shared system's time);
 //! * 5 flops per update against the f64 compute ceiling.
 //!
 //! The slowest of these binds; t_comp is that time for the largest block,
