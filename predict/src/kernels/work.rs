@@ -186,7 +186,6 @@ pub fn predict_at(
 ) -> Result<Prediction, Missing> {
     let mut terms = Vec::new();
     let mut load_store_s = 0.0;
-    let mut one_core_memory_s = 0.0;
     let mut lock_states = None;
     let working_set = work
         .demands
@@ -209,11 +208,7 @@ pub fn predict_at(
             Demand::Memory {
                 traffic,
                 per_thread_bytes,
-            } => {
-                one_core_memory_s +=
-                    m.one_core_traffic_time(traffic, threads, *per_thread_bytes, bound)?;
-                terms::memory(m, traffic, threads, *per_thread_bytes, bound)?
-            }
+            } => terms::memory(m, traffic, threads, *per_thread_bytes, bound)?,
             Demand::Random {
                 accesses,
                 huge_pages,
@@ -292,6 +287,26 @@ pub fn predict_at(
         });
     }
     let chain_overlap = working_set.and_then(|b| m.chain_overlap(b));
+    // One core's transfers, read (and leaned on) only for a sum that uses
+    // them.
+    let has_chain = work
+        .demands
+        .iter()
+        .any(|d| matches!(d, Demand::Chain { .. }));
+    let one_core_memory_s = if load_store_s > 0.0 || has_chain {
+        work.demands
+            .iter()
+            .filter_map(|d| match d {
+                Demand::Memory {
+                    traffic,
+                    per_thread_bytes,
+                } => Some(m.one_core_traffic_time(traffic, threads, *per_thread_bytes, bound)),
+                _ => None,
+            })
+            .sum::<Result<f64, Missing>>()?
+    } else {
+        0.0
+    };
     terms.extend(non_overlapping(
         one_core_memory_s,
         &terms,
