@@ -17,6 +17,7 @@
 //! | [`work_span`] | §4.2 | greedy bounds, latency in the span |
 //! | [`little`] | §4.3 | Little's law, memory-level parallelism |
 //! | [`roofline`] | §4.4 | ceilings, ridge point, binding roof |
+//! | [`saturation`] | §4.4 | one core's time and the shared memory system's, with a calibrated knee |
 //! | [`speedup`] | §4.6 | Amdahl, Gustafson, Karp–Flatt |
 //! | [`amdahl_comm`] | §4.6, §4.1, §4.2 | Amdahl plus a communication term c·g(P), fitted to runs |
 //! | [`contention`] | §2.8, §4.5 | locks, combining trees, queues |
@@ -45,6 +46,7 @@ pub mod profile_check;
 pub mod quantile;
 pub mod random;
 pub mod roofline;
+pub mod saturation;
 pub mod speedup;
 pub mod stats;
 pub mod stencil;

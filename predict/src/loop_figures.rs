@@ -199,6 +199,19 @@ impl<'a> Machine<'a> {
         s.window_read_s(window_bytes).map(|e| bound.of_time(&e))
     }
 
+    /// The exponent k of the knee between one core's time and the shared
+    /// memory system's for a loop on `threads` threads
+    /// (`models::saturation`), fitted to the stream section's lagged
+    /// copies on all threads; `None` on one thread or for a profile
+    /// without it. A larger k is the faster end of its interval.
+    pub fn knee_exponent(&self, threads: usize, bound: Bound) -> Option<f64> {
+        if threads <= 1 {
+            return None;
+        }
+        let k = self.profile.sections.stream.as_ref()?.knee.as_ref()?;
+        Some(bound.rate(k.exponent.point, Some(k.exponent.lo), Some(k.exponent.hi)))
+    }
+
     /// Latency of one access at a random place of a `region_bytes` region,
     /// from the pointer chase's curve with `huge_pages` (2 MiB) or 4 KiB
     /// pages, linear in log-size between its points (the page walks of

@@ -85,7 +85,7 @@ use report::{bound_warnings, dram_headlines, dram_table, memory_levels, section}
 use restarts::measure_restarts;
 use sweep::sweep;
 pub use sweep::DRAM_BURSTS;
-use windows::measure_windows;
+use windows::{measure_windows, Windows};
 
 /// Smallest per-thread working set of the sweep, bytes.
 pub const FIRST_BYTES: u64 = 16 << 10;
@@ -335,7 +335,7 @@ impl Bench for Stream {
         let windows = if first > 0.0 {
             measure_windows(ctx, dram_total, first, largest)?
         } else {
-            Vec::new()
+            Windows::default()
         };
 
         // DRAM: the largest point of each sweep.
@@ -377,8 +377,9 @@ impl Bench for Stream {
                 binary_bytes(r.per_thread_bytes)
             )
         }));
-        if !windows.is_empty() {
+        if !windows.curve.is_empty() {
             let curve: Vec<String> = windows
+                .curve
                 .iter()
                 .map(|w| {
                     format!(
@@ -391,6 +392,16 @@ impl Bench for Stream {
             out.notes.push(format!(
                 "stream windows: one thread reads lines again from a reuse window, beside its copy from DRAM, at {} (window, bytes per second of the added time)",
                 curve.join(", ")
+            ));
+        }
+        if let Some(k) = &windows.knee {
+            out.notes.push(format!(
+                "stream knee: on {} threads a copy with reads from a reuse window runs as T^k = T_core^k + T_bus^k − T_stream^k with k = {:.1} ({:.1}–{:.1} over {} windows; k = 1: the core's work adds to the shared memory's time, large k: the larger of the two binds)",
+                k.threads,
+                k.exponent.point,
+                k.exponent.lo,
+                k.exponent.hi,
+                k.points.len()
             ));
         }
         out.section = Some(Section::Stream(section(

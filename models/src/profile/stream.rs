@@ -49,6 +49,53 @@ pub struct StreamSection {
     /// lack it).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub windows: Vec<StreamWindow>,
+    /// How one core's time and the shared memory system's combine on all
+    /// threads, from the same lagged copies on all of them (profiles from
+    /// before it, and one-thread runs, lack it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub knee: Option<StreamKnee>,
+}
+
+/// The windows' lagged copies and plain copies on one thread and on all
+/// of them, right after each other, and the knee's exponent k fitted to
+/// them (`models::saturation`): T^k = T_core^k + T_bus^k − T_stream^k.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct StreamKnee {
+    /// Threads of the all-thread copies.
+    pub threads: usize,
+    /// The exponent: the median of the points' exponents, the interval
+    /// their range.
+    pub exponent: Estimate,
+    pub points: Vec<KneePoint>,
+}
+
+/// One window's four times, each seconds per element of one thread: the
+/// median over the pairs of the capability estimates, the interval their
+/// range.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct KneePoint {
+    /// The reuse window, bytes.
+    pub window_bytes: f64,
+    /// The copy on one thread (T_stream).
+    pub copy_one_s: Estimate,
+    /// The lagged copy on one thread (T_core).
+    pub lagged_one_s: Estimate,
+    /// The copy on all threads (T_bus).
+    pub copy_all_s: Estimate,
+    /// The lagged copy on all threads (T).
+    pub lagged_all_s: Estimate,
+}
+
+impl KneePoint {
+    /// The point as the fit reads it.
+    pub fn measurement(&self) -> crate::saturation::KneeMeasurement {
+        crate::saturation::KneeMeasurement {
+            stream_s: self.copy_one_s,
+            core_s: self.lagged_one_s,
+            bus_s: self.copy_all_s,
+            measured_s: self.lagged_all_s,
+        }
+    }
 }
 
 /// STREAM's copy at the DRAM working set that reads its source again two

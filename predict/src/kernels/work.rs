@@ -6,6 +6,7 @@ use models::profile::CeilingKernel;
 use serde::Serialize;
 
 use models::kernel::{RandomAccesses, Traffic};
+use models::saturation::saturated_s;
 
 use super::terms;
 use crate::loop_figures::Bound;
@@ -312,6 +313,7 @@ pub fn predict_at(
         &terms,
         load_store_s,
         chain_overlap,
+        m.knee_exponent(threads, bound),
     ));
     let top = terms
         .iter()
@@ -346,22 +348,44 @@ pub fn predict_at(
 /// that the core overlaps (`chain_overlap`, measured at the loop's working
 /// set; none measured: they add). The shared memory system's time on all
 /// threads is the memory term, and the larger binds (ECM's saturation,
-/// T = max(T_core, T_bus)).
+/// T = max(T_core, T_bus)); with a calibrated knee `knee` the load/store
+/// sum is the loop's time near it too,
+/// T^k = T_core^k + T_bus^k − T_stream^k (`models::saturation`).
 fn non_overlapping(
     memory_s: f64,
     terms: &[Term],
     load_store_s: f64,
     chain_overlap: Option<f64>,
+    knee: Option<f64>,
 ) -> Vec<Term> {
     let mut out = Vec::new();
     if load_store_s > 0.0 {
+        let core_s = memory_s + load_store_s;
+        let ecm = format!(
+            "one core's load/store work does not overlap its line transfers (ECM): \
+             memory on one core {memory_s:.3e} s + load/store {load_store_s:.3e} s"
+        );
+        let bus_s: f64 = terms
+            .iter()
+            .filter(|t| t.resource == MEMORY_BANDWIDTH)
+            .map(|t| t.seconds)
+            .sum();
+        let (seconds, explain) = match knee {
+            Some(k) if bus_s > memory_s => (
+                saturated_s(core_s, bus_s, memory_s, k),
+                format!(
+                    "{ecm} = T_core {core_s:.3e} s; near the shared memory system's time the two \
+                     queue: T^k = T_core^k + T_bus^k − T_stream^k with T_bus {bus_s:.3e} s, \
+                     T_stream (memory on one core) {memory_s:.3e} s and k = {k:.2} (the stream \
+                     section's lagged copies on all threads; §4.4)"
+                ),
+            ),
+            _ => (core_s, ecm),
+        };
         out.push(Term {
             resource: "memory + load/store",
-            seconds: memory_s + load_store_s,
-            explain: format!(
-                "one core's load/store work does not overlap its line transfers (ECM): \
-                 memory on one core {memory_s:.3e} s + load/store {load_store_s:.3e} s"
-            ),
+            seconds,
+            explain,
         });
     }
     let chain_s: f64 = terms

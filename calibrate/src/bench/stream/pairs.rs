@@ -12,9 +12,16 @@ pub const PAIRS: usize = 3;
 
 /// The median and range of `difference()` over [`PAIRS`] calls.
 pub fn over_pairs(mut difference: impl FnMut() -> Result<f64>) -> Result<Estimate> {
-    let mut d = (0..PAIRS)
+    let d = (0..PAIRS)
         .map(|_| difference())
         .collect::<Result<Vec<f64>>>()?;
-    d.sort_by(f64::total_cmp);
-    Ok(Estimate::new(d[PAIRS / 2], d[0], d[PAIRS - 1]))
+    Ok(median_range(d))
+}
+
+/// The median of an odd number of values (the upper middle one of an
+/// even number) and their range.
+pub fn median_range(mut values: Vec<f64>) -> Estimate {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    Estimate::new(values[n / 2], values[0], values[n - 1])
 }

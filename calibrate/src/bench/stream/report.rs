@@ -2,11 +2,12 @@
 //! warnings, the typed section and the human table.
 
 use models::profile::stream::{
-    BytesPerElem, StreamLevel, StreamRestart, StreamSection, StreamSweep, StreamWindow,
+    BytesPerElem, StreamLevel, StreamRestart, StreamSection, StreamSweep,
 };
 use models::stats::Better;
 use models::units::{binary_bytes, Si};
 
+use super::windows::Windows;
 use super::{KernelPoint, Plateau, MAX_VECTORS_PER_CYCLE};
 use crate::bench::{level, noisy_warning, Context, Outcome};
 use crate::kernels::stream::Kernel;
@@ -97,7 +98,7 @@ pub(super) fn section(
     levels: &[Plateau],
     dram: &[&KernelPoint],
     restarts: Vec<StreamRestart>,
-    windows: Vec<StreamWindow>,
+    windows: Windows,
 ) -> StreamSection {
     StreamSection {
         isa: Isa::detect().name().into(),
@@ -138,7 +139,8 @@ pub(super) fn section(
             .collect(),
         dram: dram.iter().map(|p| p.record(Some(p.threads))).collect(),
         restarts,
-        windows,
+        windows: windows.curve,
+        knee: windows.knee,
     }
 }
 

@@ -15,25 +15,47 @@
 //! (ECM), which the shared memory system bounds apart. On the Zen 4 VM a
 //! window in L2 costs 2–3 times the L2 load kernel's time per byte while
 //! the copy streams from DRAM, and less once the window is in L3.
+//!
+//! How the two bounds combine is measured with the same pairs on all
+//! threads, each thread on its share of the DRAM working set, right after
+//! the one-thread pair: the lagged copy is a loop with in-core work beside
+//! its streams, so its time on all threads against its time on one, the
+//! copy's on one and the copy's on all gives the knee's exponent
+//! ([`models::saturation`]). On the Zen 4 VM, with the host's two-thread
+//! DRAM copy at 57 GB/s, the lagged copy with its window in L2 took
+//! 0.94–1.05 ns per element and thread on two threads, 0.81–0.86 on one,
+//! and the copies 0.82–0.91 and 0.41–0.54: 12–15% beyond the larger
+//! bound.
 
 use std::hint::black_box;
+use std::sync::Mutex;
 
 use anyhow::Result;
-use models::profile::stream::StreamWindow;
+use models::profile::stream::{KneePoint, StreamKnee, StreamWindow};
+use models::saturation::fit_exponent;
 use models::stats::Better;
 use models::units::binary_bytes;
 
-use super::pairs::{over_pairs, PAIRS};
+use super::pairs::{median_range, PAIRS};
 use super::regions;
 use crate::bench::{size_grid, Context};
 use crate::kernels::lagged::{copy_lagged, lag_for, reread_bytes, window_bytes};
 use crate::kernels::stream::Kernel;
 use crate::kernels::Isa;
-use crate::mem::Pages;
+use crate::mem::{Pages, Region};
+use crate::pin::Team;
 use crate::timer::measure;
 
 /// Kept timings per measurement (each a whole DRAM-sized copy).
 pub const REPS: usize = 5;
+
+/// The window curve on one thread and the knee from the same copies on
+/// all threads.
+#[derive(Debug, Default)]
+pub struct Windows {
+    pub curve: Vec<StreamWindow>,
+    pub knee: Option<StreamKnee>,
+}
 
 /// The windows measured between the first cache `first` and the last
 /// `last` (bytes): an octave apart from 2·first to last / 2, each with
@@ -46,49 +68,104 @@ pub fn windows(first: f64, last: f64, n: usize) -> Vec<f64> {
         .collect()
 }
 
+/// One team's copies: its threads, each on `n` elements of its own arrays.
+struct Copies<'a> {
+    team: &'a Team,
+    regions: Vec<Mutex<Region>>,
+    n: usize,
+}
+
+impl<'a> Copies<'a> {
+    /// `team`'s threads on their shares of `dram_total` bytes.
+    fn new(team: &'a Team, dram_total: u64) -> Result<Self> {
+        let per_thread = dram_total / team.threads() as u64;
+        Ok(Self {
+            team,
+            regions: regions(team, per_thread, Pages::Huge)?,
+            n: Kernel::Copy.elems_for(per_thread as usize),
+        })
+    }
+
+    /// Seconds per copy with lag `d` (0: the plain copy), the capability
+    /// estimate of its clean timings.
+    fn time(&self, ctx: &Context, d: usize) -> Result<f64> {
+        let (isa, n) = (Isa::detect(), self.n);
+        let m = measure(&ctx.config.plan.capped(REPS), |inner, count| {
+            self.team
+                .time_batch(&self.regions, inner, count, |r, sweeps| {
+                    black_box(copy_lagged(isa, r.f64s_mut(), n, d, sweeps));
+                })
+        })?;
+        Ok(m.per_unit.summary().capability(Better::Lower).point)
+    }
+}
+
 /// The window curve on one thread copying the DRAM working set
-/// `dram_total`, with the detected caches from `first` to `last` bytes.
-pub fn measure_windows(
-    ctx: &Context,
-    dram_total: u64,
-    first: f64,
-    last: f64,
-) -> Result<Vec<StreamWindow>> {
-    let team = &ctx.one;
-    let plan = ctx.config.plan.capped(REPS);
-    let isa = Isa::detect();
-    let n = Kernel::Copy.elems_for(dram_total as usize);
-    let sizes = windows(first, last, n);
+/// `dram_total`, with the detected caches from `first` to `last` bytes,
+/// and the knee from the same pairs on all threads.
+pub fn measure_windows(ctx: &Context, dram_total: u64, first: f64, last: f64) -> Result<Windows> {
+    let one = Copies::new(&ctx.one, dram_total)?;
+    // Both teams' arrays are held at once, so the knee needs twice the
+    // DRAM working set within the budget.
+    let all = (ctx.all.threads() > 1 && 2 * dram_total <= ctx.config.budget_bytes)
+        .then(|| Copies::new(&ctx.all, dram_total))
+        .transpose()?;
+    let shortest = all.as_ref().map_or(one.n, |a| a.n.min(one.n));
+    let sizes = windows(first, last, shortest);
     let bar = ctx
         .progress
         .bar("stream windows", (sizes.len() * PAIRS) as u64);
-    let regions = regions(team, dram_total, Pages::Huge)?;
-    let time = |d: usize| -> Result<f64> {
-        let m = measure(&plan, |inner, count| {
-            team.time_batch(&regions, inner, count, |r, sweeps| {
-                black_box(copy_lagged(isa, r.f64s_mut(), n, d, sweeps));
-            })
-        })?;
-        Ok(m.per_unit.summary().capability(Better::Lower).point)
-    };
-    let mut out = Vec::with_capacity(sizes.len());
+    let mut out = Windows::default();
+    let mut points = Vec::new();
     for w in sizes {
         let d = lag_for(w);
         bar.set_message(format!("window {}", binary_bytes(window_bytes(d))));
-        let per_byte_s = over_pairs(|| {
-            let copy = time(0)?;
-            let extra = ((time(d)? - copy) / reread_bytes(n, d)).max(0.0);
+        // Per pair: the one-thread copy and lagged copy, then the same on
+        // all threads, seconds per element of a thread.
+        let mut times: [Vec<f64>; 4] = Default::default();
+        for _ in 0..PAIRS {
+            let (copy, lagged) = (one.time(ctx, 0)?, one.time(ctx, d)?);
+            times[0].push(copy / one.n as f64);
+            times[1].push(lagged / one.n as f64);
+            if let Some(all) = &all {
+                times[2].push(all.time(ctx, 0)? / all.n as f64);
+                times[3].push(all.time(ctx, d)? / all.n as f64);
+            }
             bar.inc(1);
-            Ok(extra)
-        })?;
-        out.push(StreamWindow {
-            threads: team.threads(),
+        }
+        let per_byte = |copy: &f64, lagged: &f64| {
+            ((lagged - copy) * one.n as f64 / reread_bytes(one.n, d)).max(0.0)
+        };
+        out.curve.push(StreamWindow {
+            threads: 1,
             window_bytes: window_bytes(d),
             per_thread_bytes: dram_total as f64,
-            per_byte_s,
+            per_byte_s: median_range(
+                times[0]
+                    .iter()
+                    .zip(&times[1])
+                    .map(|(c, l)| per_byte(c, l))
+                    .collect(),
+            ),
         });
+        if all.is_some() {
+            let [c1, l1, cp, lp] = times.map(median_range);
+            points.push(KneePoint {
+                window_bytes: window_bytes(d),
+                copy_one_s: c1,
+                lagged_one_s: l1,
+                copy_all_s: cp,
+                lagged_all_s: lp,
+            });
+        }
     }
     bar.finish_and_clear();
+    let measured: Vec<_> = points.iter().map(KneePoint::measurement).collect();
+    out.knee = fit_exponent(&measured).map(|exponent| StreamKnee {
+        threads: ctx.all.threads(),
+        exponent,
+        points,
+    });
     Ok(out)
 }
 

@@ -362,6 +362,53 @@ fn a_core_adds_its_load_store_work_to_its_own_transfers_and_the_shared_memory_bo
 }
 
 #[test]
+fn near_the_shared_memory_time_a_calibrated_knee_slows_the_loop() {
+    let mut p = machine_with_one_core();
+    let mut stream = serde_json::to_value(p.sections.stream.as_ref().unwrap()).unwrap();
+    stream["knee"] = json!({"threads": 2, "exponent": {"point": 2.0, "lo": 1.5, "hi": 3.0},
+                            "points": []});
+    p.sections.insert_json("stream", stream).unwrap();
+    let m = Machine::new(&p);
+    let memory = Demand::Memory {
+        traffic: Traffic::streaming(16e6, 8e6),
+        per_thread_bytes: 64e6,
+    };
+    let reuse = Demand::Reuse {
+        bytes_per_thread: 32e6,
+        window_bytes: 0.0,
+    };
+    // T_core 0.7 ms, T_bus 0.8 ms, one core's streams 0.5 ms, k = 2:
+    // T = √(0.7² + 0.8² − 0.5²) ms, beyond both bounds.
+    let w = Work {
+        demands: vec![memory.clone(), reuse.clone()],
+    };
+    let pr = predict(&w, &m, 2).unwrap();
+    assert_eq!(pr.binding, "memory + load/store");
+    let want = (0.49f64 + 0.64 - 0.25).sqrt() * 1e-3;
+    assert!((pr.seconds - want).abs() < 1e-12, "{}", pr.seconds);
+    // The slow end of the interval is the smaller exponent.
+    let slow = predict_at(&w, &m, 2, Bound::Slow).unwrap();
+    assert!(slow.seconds > pr.seconds);
+    // A loop that only streams is the bus's STREAM time; one thread has
+    // no knee.
+    let streams = predict(
+        &Work {
+            demands: vec![memory],
+        },
+        &m,
+        2,
+    )
+    .unwrap();
+    assert!(
+        (streams.seconds - 0.8e-3).abs() < 1e-12,
+        "{}",
+        streams.seconds
+    );
+    let one = predict(&w, &m, 1).unwrap();
+    assert!((one.seconds - 1.2e-3).abs() < 1e-12, "{}", one.seconds);
+}
+
+#[test]
 fn reused_lines_beside_streams_from_dram_cost_the_measured_window_read() {
     let mut p = machine_with_one_core();
     p.levels[1].bandwidth_1t_Bps = Some(Estimate::exact(100e9));
