@@ -17,9 +17,13 @@
 //! is predicted as measured), T_bus plus the in-core work at k = 1 (the
 //! two add) and max(T_core, T_bus) as k → ∞. `calibrate` measures k with
 //! a copy that reads lines again from a reuse window beside its streams
-//! from DRAM, on one core and on all of them, and [`fit_exponent`] solves
-//! each window's measurement for k.
+//! from DRAM, on one core and on all of them, and [`fit_exponent`] fits k
+//! to the windows' measurements.
 
+use argmin::core::{CostFunction, Error as ArgminError, Executor};
+use argmin::solver::brent::BrentOpt;
+
+use crate::fit::t_quantile_95;
 use crate::Estimate;
 
 /// The exponent past which the knee is taken as sharp: at T_core = T_bus
@@ -53,67 +57,84 @@ pub struct KneeMeasurement {
 }
 
 impl KneeMeasurement {
-    /// The exponent k in [1, [`SHARP`]] with
-    /// [`saturated_s`]`(core, bus, stream, k)` = measured, from the point
-    /// estimates, by bisection in log k (the time falls as k grows, from
-    /// T_core + T_bus − T_stream at k = 1 to max(T_core, T_bus)); 1 when
-    /// the measurement is slower than the two adding, [`SHARP`] when it is
-    /// no slower than the larger. `None` when the point cannot tell k:
-    /// unless the all-core copy and the one-core lagged copy are both
-    /// slower than the one-core copy in every pair (their intervals apart),
-    /// T_bus^k − T_stream^k is a difference of noise, and so is k.
-    pub fn exponent(&self) -> Option<f64> {
+    /// Whether the point can tell k: only when the all-core copy and the
+    /// one-core lagged copy are both slower than the one-core copy in
+    /// every pair (their intervals apart) is T_bus^k − T_stream^k more
+    /// than a difference of noise.
+    pub fn informative(&self) -> bool {
         let apart = |slower: &Estimate| slower.lo > self.stream_s.hi;
-        if !apart(&self.bus_s) || !apart(&self.core_s) {
-            return None;
-        }
-        let [stream_s, core_s, bus_s, measured_s] =
-            [self.stream_s, self.core_s, self.bus_s, self.measured_s].map(|e| e.point);
-        if ![stream_s, core_s, bus_s, measured_s]
+        let positive = [self.stream_s, self.core_s, self.bus_s, self.measured_s]
             .iter()
-            .all(|t| t.is_finite() && *t > 0.0)
-        {
-            return None;
-        }
-        let at = |k: f64| saturated_s(core_s, bus_s, stream_s, k);
-        if measured_s >= at(1.0) {
-            return Some(1.0);
-        }
-        if measured_s <= at(SHARP) {
-            return Some(SHARP);
-        }
-        let (mut lo, mut hi) = (0.0_f64, SHARP.ln());
-        for _ in 0..60 {
-            let mid = 0.5 * (lo + hi);
-            if at(mid.exp()) > measured_s {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        Some((0.5 * (lo + hi)).exp())
+            .all(|e| e.point.is_finite() && e.point > 0.0);
+        positive && apart(&self.bus_s) && apart(&self.core_s)
+    }
+
+    /// ln(measured / [`saturated_s`]) at exponent `k`.
+    fn residual(&self, k: f64) -> f64 {
+        let at = saturated_s(self.core_s.point, self.bus_s.point, self.stream_s.point, k);
+        (self.measured_s.point / at).ln()
     }
 }
 
-/// The knee's exponent from the windows' measurements: the median of the
-/// points' exponents, the interval their range; `None` without an
-/// informative point.
+/// The sum of squared log residuals of `points` at k = e^u.
+struct Residuals<'a>(&'a [KneeMeasurement]);
+
+impl Residuals<'_> {
+    fn at(&self, u: f64) -> f64 {
+        self.0.iter().map(|p| p.residual(u.exp()).powi(2)).sum()
+    }
+}
+
+impl CostFunction for Residuals<'_> {
+    type Param = f64;
+    type Output = f64;
+
+    fn cost(&self, u: &f64) -> Result<f64, ArgminError> {
+        Ok(self.at(*u))
+    }
+}
+
+/// Steps of ln k over [1, [`SHARP`]] on which the interval is read.
+const INTERVAL_STEPS: usize = 256;
+
+/// The knee's exponent fitted to the windows' measurements: the k in
+/// [1, [`SHARP`]] that minimises Σ (ln T − ln T_k)² over the informative
+/// points ([`KneeMeasurement::informative`]), by Brent's method in ln k.
+/// A point near T_bus = T_stream barely moves with k, so it barely
+/// weighs. The interval is the profile likelihood's for one parameter:
+/// the k whose sum stays within S_min·(1 + t²/(n − 1)), t the 97.5%
+/// quantile of Student's t with n − 1 degrees of freedom. `None` with
+/// fewer than two informative points (a fit needs n ≥ p + 1).
 pub fn fit_exponent(points: &[KneeMeasurement]) -> Option<Estimate> {
-    let mut ks: Vec<f64> = points
-        .iter()
-        .filter_map(KneeMeasurement::exponent)
-        .collect();
-    if ks.is_empty() {
+    let pts: Vec<KneeMeasurement> = points.iter().copied().filter(|p| p.informative()).collect();
+    let n = pts.len();
+    if n < 2 {
         return None;
     }
-    ks.sort_by(f64::total_cmp);
-    let n = ks.len();
-    let median = if n % 2 == 1 {
-        ks[n / 2]
-    } else {
-        (ks[n / 2 - 1] * ks[n / 2]).sqrt()
-    };
-    Some(Estimate::new(median, ks[0], ks[n - 1]))
+    let top = SHARP.ln();
+    let residuals = Residuals(&pts);
+    let best_u = Executor::new(
+        Residuals(&pts),
+        BrentOpt::new(0.0, top).set_tolerance(1e-10, 1e-12),
+    )
+    .configure(|state| state.max_iters(200))
+    .run()
+    .ok()
+    .and_then(|r| r.state().best_param)?;
+    // Brent's method keeps to the inside of its bracket; an end can be
+    // the minimum.
+    let best_u = [0.0, best_u, top]
+        .into_iter()
+        .min_by(|a, b| residuals.at(*a).total_cmp(&residuals.at(*b)))?;
+    let t = t_quantile_95(n - 1);
+    let limit = residuals.at(best_u) * (1.0 + t * t / (n - 1) as f64);
+    let within: Vec<f64> = (0..=INTERVAL_STEPS)
+        .map(|i| top * i as f64 / INTERVAL_STEPS as f64)
+        .filter(|u| residuals.at(*u) <= limit)
+        .collect();
+    let lo = within.first().copied().unwrap_or(best_u).min(best_u);
+    let hi = within.last().copied().unwrap_or(best_u).max(best_u);
+    Some(Estimate::new(best_u.exp(), lo.exp(), hi.exp()))
 }
 
 #[cfg(test)]
@@ -146,26 +167,43 @@ mod tests {
     }
 
     #[test]
-    fn uninformative_points_give_no_exponent() {
-        let p = |stream_s, core_s, bus_s, measured_s| exact(stream_s, core_s, bus_s, measured_s);
-        assert_eq!(p(0.5, 0.8, 0.45, 0.8).exponent(), None);
-        assert_eq!(p(0.5, 0.5, 0.9, 0.9).exponent(), None);
-        assert_eq!(p(0.5, 0.8, 0.9, 1.5).exponent(), Some(1.0));
-        assert_eq!(p(0.5, 0.8, 0.9, 0.9).exponent(), Some(SHARP));
-        assert_eq!(fit_exponent(&[p(0.5, 0.8, 0.45, 0.8)]), None);
+    fn only_points_whose_copies_are_apart_inform_the_fit() {
+        assert!(exact(0.5, 0.8, 0.9, 0.95).informative());
+        // The all-core copy no slower than one core's.
+        assert!(!exact(0.5, 0.8, 0.45, 0.8).informative());
+        // No window cost.
+        assert!(!exact(0.5, 0.5, 0.9, 0.9).informative());
         // An all-core copy whose pairs overlap the one-core copy's.
-        let mut q = p(0.5, 0.8, 0.55, 0.9);
-        assert!(q.exponent().is_some());
+        let mut q = exact(0.5, 0.8, 0.55, 0.9);
         q.stream_s = Estimate::new(0.5, 0.45, 0.56);
-        assert_eq!(q.exponent(), None);
+        assert!(!q.informative());
+        // A fit needs two informative points.
+        assert_eq!(fit_exponent(&[exact(0.5, 0.8, 0.9, 0.95), q]), None);
     }
 
     #[test]
-    fn the_fit_is_the_median_point_with_their_range() {
-        let point = |k: f64| exact(0.45, 0.8, 0.85, saturated_s(0.8, 0.85, 0.45, k));
-        let e = fit_exponent(&[point(3.0), point(5.0), point(4.0)]).unwrap();
-        assert!((e.point - 4.0).abs() < 1e-6, "{e:?}");
-        assert!((e.lo - 3.0).abs() < 1e-6 && (e.hi - 5.0).abs() < 1e-6);
+    fn the_fit_recovers_a_common_exponent_and_narrows_with_agreeing_points() {
+        let point =
+            |core: f64, bus: f64, k: f64| exact(0.45, core, bus, saturated_s(core, bus, 0.45, k));
+        let e = fit_exponent(&[point(0.8, 0.85, 3.0), point(0.7, 0.9, 3.0)]).unwrap();
+        assert!((e.point - 3.0).abs() < 1e-3, "{e:?}");
+        // The points disagree: the interval spans both, the point between.
+        let e = fit_exponent(&[
+            point(0.8, 0.85, 2.0),
+            point(0.8, 0.86, 6.0),
+            point(0.7, 0.9, 4.0),
+        ])
+        .unwrap();
+        assert!(
+            e.lo < 2.5 && e.hi > 5.0 && e.point > 2.0 && e.point < 6.0,
+            "{e:?}"
+        );
+        // Slower than the two adding: k = 1; no slower than the larger:
+        // the sharp end.
+        let e = fit_exponent(&[exact(0.5, 0.8, 0.9, 1.5), exact(0.5, 0.7, 0.9, 1.4)]).unwrap();
+        assert!((e.point - 1.0).abs() < 1e-6, "{e:?}");
+        let e = fit_exponent(&[exact(0.5, 0.8, 0.9, 0.9), exact(0.5, 0.7, 0.9, 0.9)]).unwrap();
+        assert!(e.point > 0.9 * SHARP, "{e:?}");
     }
 
     proptest! {
@@ -174,15 +212,18 @@ mod tests {
             stream in 0.2f64..1.0,
             core_over in 1.05f64..3.0,
             bus_over in 1.05f64..3.0,
+            spread in 1.1f64..2.0,
             k in 1.2f64..40.0,
         ) {
             let (core, bus) = (stream * core_over, stream * bus_over);
-            let measured = saturated_s(core, bus, stream, k);
-            let p = exact(stream, core, bus, measured);
-            let got = p.exponent().unwrap();
+            let p = |core: f64| exact(stream, core, bus, saturated_s(core, bus, stream, k));
+            let got = fit_exponent(&[p(core), p(core * spread)]).unwrap();
             // Recovered wherever the time still tells k apart.
-            let back = saturated_s(core, bus, stream, got);
-            prop_assert!((back - measured).abs() <= 1e-9 * measured);
+            for c in [core, core * spread] {
+                let back = saturated_s(c, bus, stream, got.point);
+                let want = saturated_s(c, bus, stream, k);
+                prop_assert!((back - want).abs() <= 1e-6 * want);
+            }
         }
 
         #[test]

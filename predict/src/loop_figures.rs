@@ -136,7 +136,8 @@ impl<'a> Machine<'a> {
     /// at one thread's STREAM rates: the core's own data transfers (ECM's
     /// T_data), which the shared memory system's time on all threads
     /// ([`Machine::traffic_time`]) bounds apart (ECM's saturation,
-    /// T = max(T_core, T_bus)). The thread's lines come from the level that
+    /// T = max(T_core, T_bus), or near it the calibrated knee of
+    /// `models::saturation`). The thread's lines come from the level that
     /// holds `per_thread_bytes` on `threads` threads: a private level (L1,
     /// L2) at that size on one thread's curve, the shared last cache or
     /// DRAM at the whole working set, `threads` × `per_thread_bytes`. A

@@ -172,7 +172,8 @@ pub struct Prediction {
 /// work of [`Demand::BinLoop`]s, [`Demand::Reuse`] and [`Demand::Restarts`]
 /// counts as one resource with the core's own share of the memory traffic
 /// at one thread's rates (their sum, ECM's T_core), which the memory term
-/// on all threads bounds apart (T_bus).
+/// on all threads bounds apart (T_bus), both at once near the calibrated
+/// knee (`models::saturation`).
 pub fn predict(work: &Work, m: &Machine, threads: usize) -> Result<Prediction, Missing> {
     predict_at(work, m, threads, Bound::Point)
 }

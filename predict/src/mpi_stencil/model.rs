@@ -24,7 +24,8 @@
 //!   while the rank's streams come from DRAM the reads from that window
 //!   cost what calibrate's lagged copy measured beside a copy from DRAM;
 //!   the ranks' traffic on the host's shared memory bounds apart (ECM's
-//!   saturation, max of the core's and the shared system's time);
+//!   saturation, with the calibrated knee between the core's and the
+//!   shared system's time, `models::saturation`);
 //! * 5 flops per update against the f64 compute ceiling.
 //!
 //! The slowest of these binds; t_comp is that time for the largest block,
