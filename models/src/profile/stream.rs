@@ -63,8 +63,9 @@ pub struct StreamSection {
 pub struct StreamKnee {
     /// Threads of the all-thread copies.
     pub threads: usize,
-    /// The exponent: the median of the points' exponents, the interval
-    /// their range.
+    /// The exponent: the least-squares fit over the windows that can tell
+    /// it, with the profile likelihood's interval
+    /// (`models::saturation::fit_exponent`).
     pub exponent: Estimate,
     pub points: Vec<KneePoint>,
 }
