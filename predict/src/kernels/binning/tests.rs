@@ -2,6 +2,7 @@
 //! and its description.
 
 use super::*;
+use models::kernel::Traffic;
 
 #[test]
 fn sort_matches_reference() {
@@ -21,7 +22,7 @@ fn sort_matches_reference() {
 #[test]
 fn the_sort_is_predicted_from_its_passes_descriptions() {
     let (n, threads) = (1 << 20, 2);
-    let w = Variant::DataParallel.work(n, 256, threads);
+    let w = Variant::DataParallel.declared(n, 256, threads).unwrap();
     let n_f = n as f64;
     let per_thread = 20.0 * n_f / 2.0;
     let sort_loop = |kind| Demand::BinLoop {
@@ -86,4 +87,13 @@ fn locks_match_reference() {
         .map(|m| m.0.into_inner().unwrap())
         .collect();
     assert_eq!(from_lists(&h, &lists), reference(&p));
+}
+
+#[test]
+fn the_lock_free_insertion_is_not_predicted_on_any_thread_count() {
+    for threads in [1, 2] {
+        let why = Variant::NoSync.declared(1 << 20, 256, threads).unwrap_err();
+        assert!(matches!(why, NoWork::Unmodelled(s) if s.contains("no profile figure")));
+    }
+    assert!(Variant::GlobalLock.declared(1 << 20, 256, 1).is_ok());
 }
