@@ -210,7 +210,7 @@ impl<'a> Machine<'a> {
             return None;
         }
         let k = self.profile.sections.stream.as_ref()?.knee.as_ref()?;
-        Some(bound.rate(k.exponent.point, Some(k.exponent.lo), Some(k.exponent.hi)))
+        Some(bound.of_rate(&k.exponent))
     }
 
     /// Latency of one access at a random place of a `region_bytes` region,
