@@ -116,20 +116,15 @@ impl Kernel for FalseSharing {
         let counters = Counters::new(o.threads);
         let mut out = Vec::new();
         for v in Variant::ALL {
-            let s = time(&o.plan, || {
+            let work = Ok(v.work(incs, o.threads));
+            let mut beside = o.beside(&work, o.threads);
+            let s = time(&o.plan, &mut beside, || {
                 team.each(|tid| run(v, &counters, tid, incs));
             })?;
+            let paired = beside.finish();
             out.push(
-                measurement(
-                    "false-sharing",
-                    v.name(),
-                    o.threads,
-                    incs,
-                    s,
-                    Ok(v.work(incs, o.threads)),
-                    true,
-                )
-                .pair(o),
+                measurement("false-sharing", v.name(), o.threads, incs, s, work, true)
+                    .with_paired(paired),
             );
         }
         Ok(out)

@@ -277,7 +277,10 @@ impl Kernel for Fusion {
                 Variant::MAIN.to_vec()
             };
             for v in variants {
-                let s = time_states(&team, &o.plan, &states, |_, x| run(v, x))?;
+                let work = v.declared(per, threads);
+                let mut beside = o.beside(&work, threads);
+                let s = time_states(&team, &o.plan, &mut beside, &states, |_, x| run(v, x))?;
+                let paired = beside.finish();
                 let verified = v != Variant::ThreePass && v != Variant::Fused
                     || states.iter().all(|m| {
                         let x = m.lock().unwrap_or_else(|e| e.into_inner());
@@ -286,16 +289,8 @@ impl Kernel for Fusion {
                             .all(|i| x.e[i] == x.d[i] + (x.a[i] + x.b[i]) * x.c[i])
                     });
                 out.push(
-                    measurement(
-                        "fusion",
-                        v.name(),
-                        threads,
-                        n,
-                        s,
-                        v.declared(per, threads),
-                        verified,
-                    )
-                    .pair(o),
+                    measurement("fusion", v.name(), threads, n, s, work, verified)
+                        .with_paired(paired),
                 );
             }
         }

@@ -87,7 +87,9 @@ impl Kernel for Matmul {
             let team = team(threads)?;
             let cols = split(n, threads);
             let states = per_thread(&team, |t| Array::new(n * cols[t].len(), 2, |_| 0.0));
-            let s = time_states(&team, &o.plan, &states, |t, c| {
+            let declared = Ok(work(n, threads));
+            let mut beside = o.beside(&declared, threads);
+            let s = time_states(&team, &o.plan, &mut beside, &states, |t, c| {
                 multiply_cols(&m, cols[t].clone(), c)
             })?;
             // Check a few entries against a direct dot product (exact: small integers).
@@ -104,17 +106,10 @@ impl Kernel for Matmul {
                     got == want
                 })
             });
+            let paired = beside.finish();
             out.push(
-                measurement(
-                    "matmul",
-                    "blocked",
-                    threads,
-                    n,
-                    s,
-                    Ok(work(n, threads)),
-                    verified,
-                )
-                .pair(o),
+                measurement("matmul", "blocked", threads, n, s, declared, verified)
+                    .with_paired(paired),
             );
         }
         Ok(out)

@@ -32,7 +32,7 @@ use models::stats::Sample;
 
 use crate::machine::Missing;
 use crate::record::Record;
-use paired::Paired;
+use paired::{Beside, Paired};
 use work::Work;
 
 /// A built-in kernel of `predict run`, as calibrate's benchmarks are each a
@@ -45,9 +45,9 @@ pub trait Kernel: Sync {
     fn name(&self) -> &'static str;
 
     /// Runs and times every variant on pinned threads, checks each result
-    /// against the serial reference, and declares its work; each
-    /// measurement goes through [`Measurement::pair`] right after its
-    /// timing.
+    /// against the serial reference, and declares its work; each variant
+    /// is timed with its paired re-measure beside it ([`Options::beside`],
+    /// [`Measurement::with_paired`]).
     fn run(&self, o: &Options) -> Result<Vec<Measurement>>;
 
     /// Pairs of variants (slower, faster) whose speed-up the report shows:
@@ -106,6 +106,14 @@ pub struct Options {
     pub profile: Option<Arc<Profile>>,
 }
 
+impl Options {
+    /// The paired re-measure of `work` on `threads` threads, to interleave
+    /// with its timings; none without a profile or a work.
+    pub fn beside<'a>(&'a self, work: &'a Result<Work, NoWork>, threads: usize) -> Beside<'a> {
+        Beside::new(self.profile.as_deref(), work.as_ref().ok(), threads)
+    }
+}
+
 /// Why a measured variant has no work to predict from.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum NoWork {
@@ -140,20 +148,13 @@ pub struct Measurement {
 }
 
 impl Measurement {
-    /// The measurement with the figures its work leans on re-measured now
-    /// ([`paired::probe`]), when `o` has a profile and the work is known.
-    /// A re-measure that cannot run (its buffers cannot be allocated) says
-    /// so in one line and leaves the measurement without its pair: the
-    /// kernel's own figures stand.
-    pub fn pair(self, o: &Options) -> Self {
-        let (Some(profile), Ok(work)) = (&o.profile, &self.work) else {
-            return self;
-        };
-        match paired::probe(work, self.threads, profile) {
-            Ok(paired) => Self {
-                paired: Some(paired),
-                ..self
-            },
+    /// The measurement with the figures its work leans on re-measured
+    /// beside it ([`paired::Beside`]). A re-measure that could not run
+    /// (its buffers cannot be allocated) says so in one line and leaves
+    /// the measurement without its pair: the kernel's own figures stand.
+    pub fn with_paired(self, paired: Result<Option<Paired>>) -> Self {
+        match paired {
+            Ok(paired) => Self { paired, ..self },
             Err(e) => {
                 eprintln!(
                     "note: no paired re-measure for {} {}: {e:#}",

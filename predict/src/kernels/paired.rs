@@ -1,8 +1,10 @@
-//! The paired re-measure: right after a variant is timed, the profile
-//! figures its prediction leans on are measured again on the same threads,
-//! so that a prediction need not assume the machine stayed as it was when
+//! The paired re-measure: beside a variant's timings, the profile figures
+//! its prediction leans on are measured again on the same threads, so that
+//! a prediction need not assume the machine stayed as it was when
 //! `calibrate` ran (on a shared VM the memory bandwidth drifts by tens of
-//! per cent within minutes).
+//! per cent within minutes, and where the host runs the vCPUs changes
+//! within a second). The figures in L1 or on a few lines are interleaved
+//! with the timings ([`Beside`]); memory and compute follow them.
 //!
 //! These figures are re-measured, each with calibrate's own benchmark, at a
 //! point the profile holds, so that the pair compares like with like:
@@ -72,7 +74,7 @@ use calibrate::harness::{
 };
 use models::profile::lock::HandOff;
 use models::profile::{CeilingKernel, Profile};
-use models::stats::Better;
+use models::stats::{median, Better};
 use serde::Serialize;
 
 use super::team::team;
@@ -178,13 +180,161 @@ pub fn probe(work: &Work, threads: usize, profile: &Profile) -> Result<Paired> {
     Ok(Paired {
         memory: memory_drift(work, &team, profile, &plan)?,
         compute: compute_drift(work, &team, profile, &plan)?,
-        increments: increments_drift(work, &team, profile, &plan)?,
-        local_sums: local_sums_drift(work, &team, profile, &plan)?,
-        bin_loops: bin_loops_drift(work, &team, profile, &plan)?,
-        handoffs: handoffs_drift(work, threads, profile, &plan)?,
-        migrations: migrations_drift(work, threads, profile, &plan)?,
-        loads: loads_drift(work, &team, profile, &plan)?,
+        ..between(work, &team, profile, &plan)?
     })
+}
+
+/// The figures that follow where the host runs the vCPUs (on one core's
+/// siblings or on two cores, near or far for a line's migration), which
+/// can change within a second: increments, local sums, bin loops,
+/// hand-offs, migrations and loads, each in L1 or on a few lines.
+fn between(work: &Work, team: &Team, profile: &Profile, plan: &Plan) -> Result<Paired> {
+    let threads = team.threads();
+    Ok(Paired {
+        increments: increments_drift(work, team, profile, plan)?,
+        local_sums: local_sums_drift(work, team, profile, plan)?,
+        bin_loops: bin_loops_drift(work, team, profile, plan)?,
+        handoffs: handoffs_drift(work, threads, profile, plan)?,
+        migrations: migrations_drift(work, threads, profile, plan)?,
+        loads: loads_drift(work, team, profile, plan)?,
+        ..Paired::default()
+    })
+}
+
+/// One round of [`between`] between two of a kernel's timings: two
+/// timings (two 3 ms rounds of a lock) and no re-measure, about 2 to 12 ms
+/// in all.
+fn round_plan() -> Plan {
+    Plan {
+        warmup: 0,
+        reps: 2,
+        min_time: Duration::from_millis(1),
+        retry_cap: Duration::ZERO,
+    }
+}
+
+/// The paired re-measure of one variant, interleaved with its timings.
+///
+/// On the 2-vCPU Zen 4 VM the host's placement of the vCPUs changes within
+/// a second: in ten back-to-back `predict run --kernel binning` runs, the
+/// cell locks took 16.7 ms in one while the spread mutexes measured right
+/// after them read as profiled, and in another the spread mutexes read
+/// 0.34× the profile's throughput right after the cell locks had run at
+/// their usual 6.1 ms. So the figures of [`between`] are measured
+/// between the kernel's timings, one short round after each, and each
+/// drift is the median of its rounds, as the kernel's time is the median
+/// of its timings: a change that covers most of the timings covers most
+/// of the rounds. The memory and compute figures, whose re-measure
+/// allocates the working set, are measured once after the timings.
+pub struct Beside<'a> {
+    state: State<'a>,
+}
+
+enum State<'a> {
+    /// No profile or no work: nothing to re-measure.
+    Off,
+    On {
+        work: &'a Work,
+        profile: &'a Profile,
+        team: Team,
+        rounds: Vec<Paired>,
+    },
+    /// A round failed; the variant goes without its pair.
+    Failed(anyhow::Error),
+}
+
+impl<'a> Beside<'a> {
+    /// The re-measure of `work` on `threads` threads against `profile`;
+    /// none without either.
+    pub fn new(profile: Option<&'a Profile>, work: Option<&'a Work>, threads: usize) -> Self {
+        let state = match (profile, work) {
+            (Some(profile), Some(work)) => match team(threads) {
+                Ok(team) => State::On {
+                    work,
+                    profile,
+                    team,
+                    rounds: Vec::new(),
+                },
+                Err(e) => State::Failed(e),
+            },
+            _ => State::Off,
+        };
+        Self { state }
+    }
+
+    /// No re-measure.
+    pub fn off() -> Self {
+        Self { state: State::Off }
+    }
+
+    /// One round, between two of the kernel's timings.
+    pub fn round(&mut self) {
+        if let State::On {
+            work,
+            profile,
+            team,
+            rounds,
+        } = &mut self.state
+        {
+            match between(work, team, profile, &round_plan()) {
+                Ok(p) => rounds.push(p),
+                Err(e) => self.state = State::Failed(e),
+            }
+        }
+    }
+
+    /// The drifts: each of [`between`]'s the median of its rounds (or, if
+    /// no round ran, one quick re-measure), then memory and compute
+    /// measured now. None when there was nothing to re-measure.
+    pub fn finish(self) -> Result<Option<Paired>> {
+        let (work, profile, team, rounds) = match self.state {
+            State::Off => return Ok(None),
+            State::Failed(e) => return Err(e),
+            State::On {
+                work,
+                profile,
+                team,
+                rounds,
+            } => (work, profile, team, rounds),
+        };
+        let plan = Plan::quick();
+        let between = if rounds.is_empty() {
+            between(work, &team, profile, &plan)?
+        } else {
+            median_rounds(&rounds)
+        };
+        Ok(Some(Paired {
+            memory: memory_drift(work, &team, profile, &plan)?,
+            compute: compute_drift(work, &team, profile, &plan)?,
+            ..between
+        }))
+    }
+}
+
+/// Each figure of `rounds` as the median of its rounds' figures.
+fn median_rounds(rounds: &[Paired]) -> Paired {
+    let of = |field: fn(&Paired) -> &Option<Drift>| -> Option<Drift> {
+        let drifts: Vec<&Drift> = rounds.iter().filter_map(|r| field(r).as_ref()).collect();
+        let first = drifts.first()?;
+        Some(Drift {
+            what: format!(
+                "{}, median of {} rounds between the kernel's timings",
+                first.what,
+                drifts.len()
+            ),
+            now: median(drifts.iter().map(|d| d.now).collect()),
+            ..(*first).clone()
+        })
+    };
+    Paired {
+        increments: of(|p| &p.increments),
+        local_sums: of(|p| &p.local_sums),
+        bin_loops: of(|p| &p.bin_loops),
+        handoffs: of(|p| &p.handoffs),
+        migrations: of(|p| &p.migrations),
+        loads: of(|p| &p.loads),
+        ..Paired::default()
+    }
 }
 
 /// The STREAM bandwidth of the work's largest memory demand, now against

@@ -233,14 +233,18 @@ impl Kernel for Stencil {
         for (w, rows, tile) in cases {
             let states = per_thread(&team, |i| Band::new(rows, w, i * rows));
             for v in [Variant::RowMajor, Variant::Tiled(tile)] {
-                let s = time_states(&team, &o.plan, &states, |_, b| sweep(v, b))?;
                 let work = o
                     .cache_bytes
                     .clone()
                     .map(|c| v.work(Shape::new(rows, w, Precision::F32), threads, c))
                     .map_err(NoWork::from);
+                let mut beside = o.beside(&work, threads);
+                let s = time_states(&team, &o.plan, &mut beside, &states, |_, b| sweep(v, b))?;
+                let paired = beside.finish();
                 let variant = format!("{}@{w}", v.name());
-                out.push(measurement("stencil", &variant, threads, w, s, work, true).pair(o));
+                out.push(
+                    measurement("stencil", &variant, threads, w, s, work, true).with_paired(paired),
+                );
             }
         }
         Ok(out)

@@ -7,6 +7,8 @@ use calibrate::harness::pin::{allowed_cpus, Team};
 use calibrate::harness::timer::{measure, serial, Plan};
 use models::stats::Sample;
 
+use super::paired::Beside;
+
 /// A pinned team of `threads` threads (on the first `threads` allowed CPUs).
 pub fn team(threads: usize) -> Result<Team> {
     let cpus = allowed_cpus();
@@ -22,16 +24,23 @@ pub fn team(threads: usize) -> Result<Team> {
 
 /// Seconds per call of `run`, which typically broadcasts phases to the
 /// team: repetitions after warm-up (`plan`), each timing at least
-/// `plan.min_time` long.
-pub fn time(plan: &Plan, mut run: impl FnMut()) -> Result<Sample> {
-    let m = measure(
-        plan,
-        serial(|inner| {
-            for _ in 0..inner {
-                run();
-            }
-        }),
-    )?;
+/// `plan.min_time` long, with a round of the paired re-measure `beside`
+/// after each timing.
+pub fn time(plan: &Plan, beside: &mut Beside, mut run: impl FnMut()) -> Result<Sample> {
+    let mut timed = serial(|inner| {
+        for _ in 0..inner {
+            run();
+        }
+    });
+    let m = measure(plan, |inner, count| {
+        (0..count)
+            .flat_map(|_| {
+                let reading = timed(inner, 1);
+                beside.round();
+                reading
+            })
+            .collect()
+    })?;
     Ok(m.per_unit)
 }
 
@@ -39,10 +48,11 @@ pub fn time(plan: &Plan, mut run: impl FnMut()) -> Result<Sample> {
 pub fn time_states<S: Send>(
     team: &Team,
     plan: &Plan,
+    beside: &mut Beside,
     states: &[Mutex<S>],
     work: impl Fn(usize, &mut S) + Sync,
 ) -> Result<Sample> {
-    time(plan, || {
+    time(plan, beside, || {
         team.each(|i| work(i, &mut states[i].lock().unwrap_or_else(|e| e.into_inner())));
     })
 }

@@ -17,6 +17,7 @@ use super::{
 };
 use crate::error::BadInput;
 use crate::eval::derivation::plain;
+use crate::kernels::paired::Beside;
 use crate::kernels::team::{split, team, time};
 use crate::kernels::{measurement, widest, Kernel, Measurement, Options};
 use crate::record::Record;
@@ -59,19 +60,30 @@ impl Kernel for Binning {
             lists: &lists,
             plan: &o.plan,
         };
-        let runs = [
-            (Variant::GlobalLock, global_lock(&s, &want)?),
-            (Variant::CellLocks, cell_locks(&s, &want)?),
-            (Variant::NoSync, (no_sync(&s, threads)?, true)),
-            (Variant::DataParallel, data_parallel(&s, &want)?),
+        let variants = [
+            Variant::GlobalLock,
+            Variant::CellLocks,
+            Variant::NoSync,
+            Variant::DataParallel,
         ];
-        Ok(runs
+        variants
             .into_iter()
-            .map(|(v, (time, ok))| {
+            .map(|v| {
                 let work = v.declared(n, p.cells(), threads);
-                measurement("binning", v.name(), threads, n, time, work, ok).pair(o)
+                let mut beside = o.beside(&work, threads);
+                let (time, ok) = match v {
+                    Variant::GlobalLock => global_lock(&s, &mut beside, &want)?,
+                    Variant::CellLocks => cell_locks(&s, &mut beside, &want)?,
+                    Variant::NoSync => (no_sync(&s, &mut beside, threads)?, true),
+                    Variant::DataParallel => data_parallel(&s, &mut beside, &want)?,
+                };
+                let paired = beside.finish();
+                Ok(
+                    measurement("binning", v.name(), threads, n, time, work, ok)
+                        .with_paired(paired),
+                )
             })
-            .collect())
+            .collect()
     }
 
     fn pairs(&self) -> &'static [(&'static str, &'static str)] {
@@ -103,9 +115,9 @@ impl Kernel for Binning {
 
 /// One global lock, alone on its lines: nothing else the threads touch
 /// moves with it.
-fn global_lock(s: &Setup, want: &[Vec<u32>]) -> Result<(Sample, bool)> {
+fn global_lock(s: &Setup, beside: &mut Beside, want: &[Vec<u32>]) -> Result<(Sample, bool)> {
     let heads = CachePadded::new(Mutex::new(vec![NIL; s.p.cells()]));
-    let time = time(s.plan, || {
+    let time = time(s.plan, beside, || {
         heads.lock().unwrap_or_else(|e| e.into_inner()).fill(NIL);
         s.team
             .each(|t| insert_global(s.p, s.ranges[t].clone(), &heads, s.lists));
@@ -115,9 +127,9 @@ fn global_lock(s: &Setup, want: &[Vec<u32>]) -> Result<(Sample, bool)> {
 }
 
 /// One lock per cell.
-fn cell_locks(s: &Setup, want: &[Vec<u32>]) -> Result<(Sample, bool)> {
+fn cell_locks(s: &Setup, beside: &mut Beside, want: &[Vec<u32>]) -> Result<(Sample, bool)> {
     let cell_heads: Vec<CellLock> = (0..s.p.cells()).map(|_| Default::default()).collect();
-    let time = time(s.plan, || {
+    let time = time(s.plan, beside, || {
         cell_heads
             .iter()
             .for_each(|h| *h.0.lock().unwrap_or_else(|e| e.into_inner()) = NIL);
@@ -133,11 +145,11 @@ fn cell_locks(s: &Setup, want: &[Vec<u32>]) -> Result<(Sample, bool)> {
 
 /// The same loop without the lock: each thread on its own heads (a
 /// watermark, not a correct binning).
-fn no_sync(s: &Setup, threads: usize) -> Result<Sample> {
+fn no_sync(s: &Setup, beside: &mut Beside, threads: usize) -> Result<Sample> {
     let private: Vec<Mutex<Vec<u32>>> = (0..threads)
         .map(|_| Mutex::new(vec![NIL; s.p.cells()]))
         .collect();
-    time(s.plan, || {
+    time(s.plan, beside, || {
         s.team.each(|t| {
             let mut h = private[t].lock().unwrap_or_else(|e| e.into_inner());
             h.fill(NIL);
@@ -151,8 +163,8 @@ fn no_sync(s: &Setup, threads: usize) -> Result<Sample> {
 }
 
 /// The data-parallel counting sort.
-fn data_parallel(s: &Setup, want: &[Vec<u32>]) -> Result<(Sample, bool)> {
+fn data_parallel(s: &Setup, beside: &mut Beside, want: &[Vec<u32>]) -> Result<(Sample, bool)> {
     let mut sort = CountingSort::new(s.p, s.team);
-    let time = time(s.plan, || sort.run(s.p, s.team))?;
+    let time = time(s.plan, beside, || sort.run(s.p, s.team))?;
     Ok((time, sort.cells() == want))
 }

@@ -105,3 +105,64 @@ fn reused_loads_re_measure_the_load_kernel_in_l1() {
     assert_eq!(StreamTarget::loads(&reuse(0.0), 2, &p), None);
     assert_eq!(StreamTarget::loads(&reuse(1e6), 1, &p), None);
 }
+
+#[test]
+fn rounds_between_the_timings_give_each_figure_its_median() {
+    let d = |now: f64| Drift {
+        what: "mutex_spread, 2 thr".into(),
+        profile: 10.0,
+        now,
+        unit: "op/s",
+    };
+    let round = |now| Paired {
+        migrations: Some(d(now)),
+        ..Paired::default()
+    };
+    // A slow state over two of the three rounds sets the drift.
+    let p = median_rounds(&[round(4.0), round(10.0), round(5.0)]);
+    let m = p.migrations.as_ref().unwrap();
+    assert_eq!((m.profile, m.now), (10.0, 5.0));
+    assert!(m.what.contains("median of 3 rounds"), "{}", m.what);
+    assert_eq!((p.handoffs, p.memory, p.compute), (None, None, None));
+    assert_eq!(median_rounds(&[]), Paired::default());
+}
+
+#[test]
+fn a_round_runs_after_every_timing_of_the_kernel() {
+    let profile = Profile::new(Default::default());
+    // Flops only: the rounds re-measure nothing, quickly.
+    let work = Work {
+        demands: vec![Demand::Flops {
+            flops: 1e6,
+            precision: "f64",
+            ceiling: CeilingKernel::Registers,
+            isa: None,
+        }],
+    };
+    let mut beside = Beside::new(Some(&profile), Some(&work), 1);
+    let mut runs = 0;
+    let plan = Plan::quick();
+    let sample = crate::kernels::team::time(&plan, &mut beside, || {
+        runs += 1;
+        std::hint::black_box(runs);
+    })
+    .unwrap();
+    let State::On { rounds, .. } = &beside.state else {
+        panic!("the re-measure is on");
+    };
+    assert!(
+        rounds.len() > sample.values().len(),
+        "{} rounds",
+        rounds.len()
+    );
+    assert_eq!(beside.finish().unwrap(), Some(Paired::default()));
+    // No work or no profile: nothing to re-measure.
+    assert!(Beside::new(None, Some(&work), 1)
+        .finish()
+        .unwrap()
+        .is_none());
+    assert!(Beside::new(Some(&profile), None, 1)
+        .finish()
+        .unwrap()
+        .is_none());
+}
