@@ -84,11 +84,21 @@ pub fn line_migration_s(x_1: f64, x_p: f64, p: f64) -> f64 {
     }
 }
 
+/// The length of a critical section that runs `critical_s` of work and
+/// writes `data_lines` lines of shared data apart from the lock's own
+/// line, each last written at another core and so migrating in:
+/// c + d·m. The migrations are inside the section, so under contention
+/// they lengthen what the waiters wait for (§4.5).
+pub fn critical_section_s(critical_s: f64, data_lines: f64, migration_s: f64) -> f64 {
+    critical_s + data_lines * migration_s
+}
+
 /// A lock as measured on the machine: the time per operation with one
 /// thread, `t_alone`, and with p threads contending, `t_contended` (the
-/// inverse of the saturated throughput, 1/X(p)), and the cost `migration`
-/// of a line moving to an acquiring core that did not have to wait
-/// ([`line_migration_s`]).
+/// inverse of the saturated throughput, 1/X(p), around the kernel's whole
+/// critical section, its data lines' migrations included:
+/// [`critical_section_s`]), and the cost `migration` of a line moving to
+/// an acquiring core that did not have to wait ([`line_migration_s`]).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct MeasuredLock {
     pub t_alone_s: f64,
@@ -109,10 +119,10 @@ impl MeasuredLock {
     /// `threads` threads, each critical section also writing `data_lines`
     /// lines of shared data that move with the lock:
     ///
-    /// T = max(n·(t_contended + d·m)/L, n·(t_alone + (1 + d)·(p−1)/p·m)/p).
+    /// T = max(n·t_contended/L, n·(t_alone + (1 + d)·(p−1)/p·m)/p).
     ///
-    /// The first term is each lock's serialization, its data lines
-    /// migrating after every hand-off; the second is the threads working in
+    /// The first term is each lock's serialization, its data lines'
+    /// migrations inside t_contended; the second is the threads working in
     /// parallel, each acquisition finding the lock's line and its data at
     /// another core with probability (p−1)/p. One lock gives the first,
     /// many the second. The hand-off of a contended lock (waking a waiter)
@@ -124,7 +134,7 @@ impl MeasuredLock {
         let l = count("locks", locks)?;
         let d = non_negative("data-lines", data_lines)?;
         let m = self.migration_s;
-        let serialized = n * (self.t_contended_s + d * m) / l;
+        let serialized = n * self.t_contended_s / l;
         let parallel = n * (self.t_alone_s + (1.0 + d) * (p - 1.0) / p * m) / p;
         Ok(serialized.max(parallel))
     }
@@ -298,8 +308,10 @@ mod tests {
         assert_eq!(line_migration_s(1.0 / 12e-9, 1e8, 1.0), 0.0);
         // 10 ns alone, 100 ns per op contended, a 20 ns migration.
         let l = MeasuredLock::new(10e-9, 100e-9, 20e-9).unwrap();
-        // One lock, one data line migrating after each hand-off: 1e6 · (100 + 20) ns.
-        assert!((l.time_s(1e6, 2.0, 1.0, 1.0).unwrap() - 120e-3).abs() < 1e-12);
+        // One lock: 1e6 · 100 ns, whatever its data lines (they are
+        // inside the contended time, read at the section's length).
+        assert!((l.time_s(1e6, 2.0, 1.0, 1.0).unwrap() - 100e-3).abs() < 1e-12);
+        assert!((critical_section_s(5e-9, 0.5, 20e-9) - 15e-9).abs() < 1e-21);
         // 256 locks on 2 threads: 1e6 · (10 + ½·20) ns / 2.
         assert!((l.time_s(1e6, 2.0, 256.0, 0.0).unwrap() - 10e-3).abs() < 1e-12);
         // One thread never migrates.
