@@ -8,8 +8,8 @@
 #   - per kernel variant, the median of its rounds' rel_error, and the median
 #     and maximum of those over all variants (targets: median <= 15%, none
 #     beyond 35%), the same for the paired prediction (the profile's roofs
-#     scaled by the figures `predict run` re-measures right after each
-#     variant), the rounds whose machine changed since calibrate, and the
+#     scaled by the figures `predict run` re-measures beside each
+#     variant's timings), the rounds whose machine changed since calibrate, and the
 #     variants left unpredicted with their reason;
 #   - the bandwidth-bound kernels' bytes/s against the profile's STREAM
 #     bandwidth for the same mix, level and threads (target >= 0.9), and the
@@ -23,8 +23,8 @@
 #     data/profiles/dev-vm.json (a full calibrate does not measure the
 #     network):
 #     per N and variant the median error over the rounds, profile-only and
-#     paired (the STREAM point its sweep leans on re-measured by both ranks
-#     right after each variant; target: within 15%);
+#     paired (the STREAM points its sweep leans on re-measured by both
+#     ranks between its sweeps; target: within 15%);
 #   - the wall time of a default `predict run` (target <= 60 s).
 # With --save, the profiles and records of every round are kept in
 # data/measurements/accuracy/FAMILY/ (FAMILY as scripts/env.sh's
@@ -110,7 +110,7 @@ for i, recs in enumerate(runs):
         if r["rel_error"] is not None:
             by.setdefault(key(r), []).append(r)
 print("the round with the median error of each variant, every round's error, and the paired prediction's")
-print("(the profile's roofs scaled by the figures re-measured right after the variant; * = a round whose machine changed):")
+print("(the profile's roofs scaled by the figures re-measured beside the variant's timings; * = a round whose machine changed):")
 print(f"{'kernel':<14} {'variant':<22} {'thr':>3} {'measured':>10} {'predicted':>10} {'error':>7}  {'rounds':<24} {'paired':>7}  {'rounds':<24} binding")
 errs, paired_errs, changed = [], [], 0
 median_round = lambda rs, k: sorted(rs, key=lambda x: x[k])[(len(rs) - 1) // 2]
