@@ -262,11 +262,6 @@ impl<'a> Beside<'a> {
         Self { state }
     }
 
-    /// No re-measure.
-    pub fn off() -> Self {
-        Self { state: State::Off }
-    }
-
     /// One round, between two of the kernel's timings.
     pub fn round(&mut self) {
         if let State::On {

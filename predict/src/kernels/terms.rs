@@ -230,10 +230,15 @@ pub fn lock(m: &Machine, d: &LockDemand, threads: usize) -> Result<LockTerm, Mis
     // migrations included: the mutex's read at that length, as measured
     // at two lengths; the spin lock's, measured at one, plus them.
     let contended = |state| -> Result<f64, Missing> {
-        let migrations_s = critical_section_s(0.0, data_lines, migration(state)?);
+        let migration_s = migration(state)?;
         match kind {
-            LockKindName::Mutex => Ok(m.mutex_op_s(threads, critical_s + migrations_s, state)?.0),
-            LockKindName::Spin => Ok(m.lock_op_s(LockKind::Spin, threads, state)? + migrations_s),
+            LockKindName::Mutex => {
+                let section_s = critical_section_s(critical_s, data_lines, migration_s);
+                Ok(m.mutex_op_s(threads, section_s, state)?.0)
+            }
+            LockKindName::Spin => {
+                Ok(m.lock_op_s(LockKind::Spin, threads, state)? + data_lines * migration_s)
+            }
         }
     };
     // The term in hand-off state `state`: the contended lock's time and the
