@@ -73,11 +73,13 @@ pub fn memory(
         _ => {
             let (_, roof) = r.time_s(traffic);
             format!(
-                "streams overlap (RMS {} against {} adding): max(L/B_r, S/B_w, (L+A+S)/B_bus) = max({} / {}, {} / {}, {} / {}), the {} roof binds",
+                "streams overlap (RMS {} against {} adding): max(L/B_r, (L+A)/B_f, S/B_w, (L+A+S)/B_bus) = max({} / {}, {} / {}, {} / {}, {} / {}), the {} roof binds",
                 percent(level.rms_overlapping),
                 percent(level.rms_adding),
                 Si(traffic.load_bytes, "B"),
                 bw(r.read_Bps),
+                Si(traffic.load_bytes + traffic.allocate_bytes, "B"),
+                bw(r.fill_Bps),
                 Si(traffic.store_bytes, "B"),
                 bw(r.write_Bps),
                 Si(traffic.bus_bytes(), "B"),
