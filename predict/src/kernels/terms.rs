@@ -186,11 +186,11 @@ pub struct LockTerm {
 /// data lines migrate inside the critical section, so the contended time
 /// is read at the section's whole length, c + d·m: the contended mutex's
 /// time grows with the section faster than the section itself (the
-/// waiter's polling slows the holder), and on the Zen 4 VM the global
-/// lock's binning, whose head line migrates in half its sections, read
-/// −37% to +12% (median −26%) of the kernel over the five profiles of
-/// one accuracy run with the migration added after the hand-off, and
-/// −18% to +29% (median −5%) read at the section's length. The
+/// waiter's polling slows the holder). On the Zen 4 VM the global lock's
+/// binning, whose head line migrates in half its sections, read −37% to
+/// +24% (median −20%) of the kernel over the fifteen profiles of three
+/// accuracy runs with the migration added after the hand-off, and −25%
+/// to +64% (median +1%) read at the section's length. The
 /// contended time per operation and the migration (from the spread
 /// mutexes) in the typical round and, for [`LockTerm::states_s`], in the
 /// fast and the slow state ([`HandOff`]): a host that slows line
