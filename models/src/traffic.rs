@@ -19,8 +19,8 @@
 //! and a loop's traffic (L, S, A) takes
 //! T = max(L / B_r, (L + A) / B_f, S / B_w, (L + A + S) / B_bus),
 //! the Roofline's max over resources applied inside the memory system. Each
-//! roof is a rate that was reached, so T never undercuts a measured kernel
-//! of the same mix, and it reproduces every measured kernel whose own
+//! roof is a rate that was reached, so T is never slower than a measured
+//! kernel of the same mix, and it reproduces every measured kernel whose own
 //! binding resource set one of the maxima. The fill roof is what reads
 //! beside allocating stores reach: on the Zen 4 VM at two threads in DRAM
 //! the load kernel moved 38–40 GB/s and add and triad 40–44 GB/s of line
