@@ -30,7 +30,7 @@ pub use crate::bench::increments::{
     bin_items, local_sum_steps, own_line_increments, shared_line_increments,
 };
 pub use crate::bench::lock::{throughput as lock_throughput, Kind as LockKind};
-pub use crate::bench::stream::{measure_size, region as stream_region};
+pub use crate::bench::stream::{measure_size, region as stream_region, Regions as StreamRegions};
 pub use crate::cli::clap_error_line;
 pub use crate::exit;
 pub use crate::kernels;

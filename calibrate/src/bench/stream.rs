@@ -180,8 +180,34 @@ pub fn measure_size(
     pages: Pages,
     plan: &Plan,
 ) -> Result<Vec<KernelPoint>> {
-    let regions = regions(team, per_thread_bytes, pages)?;
-    points_in(team, &regions, per_thread_bytes, kernels, plan)
+    Regions::new(team, per_thread_bytes, pages)?.measure(team, kernels, plan)
+}
+
+/// Every thread's [`region`] at one working set, allocated once to be
+/// measured again and again: a probe between another loop's timings.
+pub struct Regions {
+    regions: Vec<Mutex<Region>>,
+    per_thread_bytes: u64,
+}
+
+impl Regions {
+    /// A region of `per_thread_bytes` for each thread of `team`.
+    pub fn new(team: &Team, per_thread_bytes: u64, pages: Pages) -> Result<Self> {
+        Ok(Self {
+            regions: regions(team, per_thread_bytes, pages)?,
+            per_thread_bytes,
+        })
+    }
+
+    /// [`measure_size`] on these regions, on the team that allocated them.
+    pub fn measure(
+        &self,
+        team: &Team,
+        kernels: &[Kernel],
+        plan: &Plan,
+    ) -> Result<Vec<KernelPoint>> {
+        points_in(team, &self.regions, self.per_thread_bytes, kernels, plan)
+    }
 }
 
 /// [`rates_in`] as one point per kernel.

@@ -3,8 +3,8 @@
 //! a prediction need not assume the machine stayed as it was when
 //! `calibrate` ran (on a shared VM the memory bandwidth drifts by tens of
 //! per cent within minutes, and where the host runs the vCPUs changes
-//! within a second). The figures in L1 or on a few lines are interleaved
-//! with the timings ([`Beside`]); memory and compute follow them.
+//! within a second). Every figure but compute is interleaved with the
+//! timings ([`Beside`]); compute follows them.
 //!
 //! These figures are re-measured, each with calibrate's own benchmark, at a
 //! point the profile holds, so that the pair compares like with like:
@@ -70,7 +70,7 @@ use calibrate::harness::pin::{allowed_cpus, Team};
 use calibrate::harness::timer::Plan;
 use calibrate::harness::{
     bin_items, local_sum_steps, lock_throughput, measure_flops, measure_size, own_line_increments,
-    shared_line_increments, LockKind,
+    shared_line_increments, LockKind, StreamRegions,
 };
 use models::profile::lock::HandOff;
 use models::profile::{CeilingKernel, Profile};
@@ -224,11 +224,17 @@ fn round_plan() -> Plan {
 /// between the kernel's timings, one short round after each, and each
 /// drift is the median of its rounds, as the kernel's time is the median
 /// of its timings: a change that covers most of the timings covers most
-/// of the rounds. The memory and compute figures, whose re-measure
-/// allocates the working set, are measured once after the timings.
+/// of the rounds. The memory figure is measured the same way on regions
+/// allocated once, after every other timing and at most
+/// [`MEMORY_ROUNDS`] times (a round at a DRAM working set takes tens of
+/// milliseconds); compute, whose drift moves over minutes, once after
+/// the timings.
 pub struct Beside<'a> {
     state: State<'a>,
 }
+
+/// Memory rounds at most per variant.
+pub const MEMORY_ROUNDS: usize = 9;
 
 enum State<'a> {
     /// No profile or no work: nothing to re-measure.
@@ -238,51 +244,119 @@ enum State<'a> {
         profile: &'a Profile,
         team: Team,
         rounds: Vec<Paired>,
+        memory: Option<Memory>,
+        timings: usize,
     },
     /// A round failed; the variant goes without its pair.
     Failed(anyhow::Error),
+}
+
+/// The memory figure's target, its regions, and the bandwidths its rounds
+/// measured (B/s, write-allocate counted).
+struct Memory {
+    target: StreamTarget,
+    regions: StreamRegions,
+    now: Vec<f64>,
+}
+
+impl Memory {
+    /// The target of `work`'s memory time on `team`, its regions
+    /// allocated by the team's threads; none without a target.
+    fn new(work: &Work, team: &Team, profile: &Profile) -> Result<Option<Self>> {
+        let Some(target) = StreamTarget::memory(work, team.threads(), profile) else {
+            return Ok(None);
+        };
+        let regions = StreamRegions::new(team, target.per_thread_bytes, Pages::Huge)?;
+        Ok(Some(Self {
+            target,
+            regions,
+            now: Vec::new(),
+        }))
+    }
+
+    /// The target's kernel measured once more with `plan`.
+    fn measure(&self, team: &Team, plan: &Plan) -> Result<f64> {
+        Ok(self
+            .regions
+            .measure(team, &[self.target.kernel], plan)?
+            .remove(0)
+            .write_allocate_best())
+    }
+
+    /// The drift: the median of the rounds, or one measure with `plan`
+    /// when no round ran.
+    fn drift(&self, team: &Team, plan: &Plan) -> Result<Drift> {
+        let on = format!("{} thr", team.threads());
+        Ok(if self.now.is_empty() {
+            self.target.drift(self.measure(team, plan)?, &on)
+        } else {
+            let rounds = format!(
+                "{on}, median of {} rounds between the kernel's timings",
+                self.now.len()
+            );
+            self.target.drift(median(self.now.clone()), &rounds)
+        })
+    }
 }
 
 impl<'a> Beside<'a> {
     /// The re-measure of `work` on `threads` threads against `profile`;
     /// none without either.
     pub fn new(profile: Option<&'a Profile>, work: Option<&'a Work>, threads: usize) -> Self {
-        let state = match (profile, work) {
-            (Some(profile), Some(work)) => match team(threads) {
-                Ok(team) => State::On {
-                    work,
-                    profile,
-                    team,
-                    rounds: Vec::new(),
-                },
-                Err(e) => State::Failed(e),
-            },
-            _ => State::Off,
+        let (Some(profile), Some(work)) = (profile, work) else {
+            return Self { state: State::Off };
         };
-        Self { state }
+        let on = team(threads).and_then(|team| {
+            let memory = Memory::new(work, &team, profile)?;
+            Ok(State::On {
+                work,
+                profile,
+                team,
+                rounds: Vec::new(),
+                memory,
+                timings: 0,
+            })
+        });
+        Self {
+            state: on.unwrap_or_else(State::Failed),
+        }
     }
 
     /// One round, between two of the kernel's timings.
     pub fn round(&mut self) {
-        if let State::On {
+        let State::On {
             work,
             profile,
             team,
             rounds,
+            memory,
+            timings,
         } = &mut self.state
-        {
-            match between(work, team, profile, &round_plan()) {
-                Ok(p) => rounds.push(p),
-                Err(e) => self.state = State::Failed(e),
+        else {
+            return;
+        };
+        *timings += 1;
+        let plan = round_plan();
+        let round = between(work, team, profile, &plan).and_then(|p| {
+            rounds.push(p);
+            match memory {
+                Some(m) if *timings % 2 == 1 && m.now.len() < MEMORY_ROUNDS => {
+                    m.now.push(m.measure(team, &plan)?);
+                    Ok(())
+                }
+                _ => Ok(()),
             }
+        });
+        if let Err(e) = round {
+            self.state = State::Failed(e);
         }
     }
 
-    /// The drifts: each of [`between`]'s the median of its rounds (or, if
-    /// no round ran, one quick re-measure), then memory and compute
-    /// measured now. None when there was nothing to re-measure.
+    /// The drifts: each of [`between`]'s and the memory figure the median
+    /// of its rounds (or, if no round ran, one quick re-measure), then
+    /// compute measured now. None when there was nothing to re-measure.
     pub fn finish(self) -> Result<Option<Paired>> {
-        let (work, profile, team, rounds) = match self.state {
+        let (work, profile, team, rounds, memory) = match self.state {
             State::Off => return Ok(None),
             State::Failed(e) => return Err(e),
             State::On {
@@ -290,7 +364,9 @@ impl<'a> Beside<'a> {
                 profile,
                 team,
                 rounds,
-            } => (work, profile, team, rounds),
+                memory,
+                ..
+            } => (work, profile, team, rounds, memory),
         };
         let plan = Plan::quick();
         let between = if rounds.is_empty() {
@@ -299,7 +375,7 @@ impl<'a> Beside<'a> {
             median_rounds(&rounds)
         };
         Ok(Some(Paired {
-            memory: memory_drift(work, &team, profile, &plan)?,
+            memory: memory.map(|m| m.drift(&team, &plan)).transpose()?,
             compute: compute_drift(work, &team, profile, &plan)?,
             ..between
         }))

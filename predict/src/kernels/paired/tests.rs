@@ -166,3 +166,47 @@ fn a_round_runs_after_every_timing_of_the_kernel() {
         .unwrap()
         .is_none());
 }
+
+#[test]
+fn the_memory_figure_is_measured_after_every_other_timing() {
+    let mut profile = Profile::new(Default::default());
+    profile.sections.stream = Some(section());
+    // A copy-like loop at 20 KB per thread: the copy at 32 KiB, cheap.
+    let work = Work {
+        demands: vec![Demand::Memory {
+            traffic: Traffic {
+                load_bytes: 8.0,
+                store_bytes: 8.0,
+                allocate_bytes: 8.0,
+            },
+            per_thread_bytes: 20e3,
+        }],
+    };
+    let mut beside = Beside::new(Some(&profile), Some(&work), 1);
+    // The profile's sweep is on 2 threads: nothing to measure on 1.
+    let State::On { memory: None, .. } = &beside.state else {
+        panic!("no memory target on 1 thread");
+    };
+    if crate::kernels::team::team(2).is_err() {
+        return; // a 1-CPU machine
+    }
+    beside = Beside::new(Some(&profile), Some(&work), 2);
+    let plan = Plan::quick();
+    let mut runs = 0u64;
+    crate::kernels::team::time(&plan, &mut beside, || runs = std::hint::black_box(runs + 1))
+        .unwrap();
+    let State::On {
+        memory: Some(m),
+        timings,
+        ..
+    } = &beside.state
+    else {
+        panic!("the memory target is the copy at 32 KiB");
+    };
+    assert_eq!(m.target.per_thread_bytes, 32 << 10);
+    assert_eq!(m.now.len(), timings.div_ceil(2).min(MEMORY_ROUNDS));
+    let paired = beside.finish().unwrap().unwrap();
+    let memory = paired.memory.unwrap();
+    assert!(memory.what.contains("rounds between"), "{}", memory.what);
+    assert!(memory.now > 0.0);
+}
