@@ -233,7 +233,7 @@ pub struct Beside<'a> {
     state: State<'a>,
 }
 
-/// Memory rounds at most per variant.
+/// The most memory rounds per variant.
 pub const MEMORY_ROUNDS: usize = 9;
 
 enum State<'a> {
