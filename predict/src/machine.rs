@@ -247,7 +247,8 @@ impl<'a> Machine<'a> {
     /// a critical section of `critical_s` seconds, and the length of the
     /// profile's section: linear in the length through the two measured
     /// ones, `mutex_empty` (0 s) and `mutex` (`critical_steps · step_s` of
-    /// the lock section), and extrapolated beyond them; in hand-off state
+    /// the lock section), and beyond the longer one growing with the
+    /// section's own length (`LockSection::mutex_op_s`); in hand-off state
     /// `state`.
     pub fn mutex_op_s(
         &self,

@@ -186,11 +186,12 @@ pub struct LockTerm {
 /// data lines migrate inside the critical section, so the contended time
 /// is read at the section's whole length, c + d·m: the contended mutex's
 /// time grows with the section faster than the section itself (the
-/// waiter's polling slows the holder). On the Zen 4 VM the global lock's
-/// binning, whose head line migrates in half its sections, read −37% to
-/// +24% (median −20%) of the kernel over the fifteen profiles of three
-/// accuracy runs with the migration added after the hand-off, and −25%
-/// to +64% (median +1%) read at the section's length. The
+/// waiter's polling slows the holder, up to the measured section's
+/// length). On the Zen 4 VM the global lock's binning, whose head line
+/// migrates in half its sections, read −37% to +24% of the kernel (median
+/// −19%, mean |error| 19%) over the twenty profiles of four accuracy runs
+/// with the migration added after the hand-off, and −23% to +36% (median
+/// −7%, mean |error| 13%) read at the section's length. The
 /// contended time per operation and the migration (from the spread
 /// mutexes) in the typical round and, for [`LockTerm::states_s`], in the
 /// fast and the slow state ([`HandOff`]): a host that slows line
