@@ -212,7 +212,7 @@ pub fn lock(m: &Machine, d: &LockDemand, threads: usize) -> Result<LockTerm, Mis
             let (t1, at) = m.mutex_op_s(1, critical_s, HandOff::Typical)?;
             let section = format!(
                 "a {critical_s:.2e} s critical section, linear between the measured \
-                 empty and {at:.2e} s ones"
+                 empty and {at:.2e} s ones, growing by its excess beyond them"
             );
             (t1, section)
         }
