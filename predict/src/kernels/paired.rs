@@ -69,12 +69,12 @@ use calibrate::harness::mem::Pages;
 use calibrate::harness::pin::{allowed_cpus, Team};
 use calibrate::harness::timer::Plan;
 use calibrate::harness::{
-    bin_items, local_sum_steps, lock_throughput, measure_flops, measure_size, own_line_increments,
+    bin_items, local_sum_steps, lock_throughput, measure_flops, own_line_increments,
     shared_line_increments, LockKind, StreamRegions,
 };
 use models::profile::lock::HandOff;
 use models::profile::{CeilingKernel, Profile};
-use models::stats::{median, Better};
+use models::stats::Better;
 use serde::Serialize;
 
 use super::team::team;
@@ -188,7 +188,7 @@ pub fn probe(work: &Work, threads: usize, profile: &Profile) -> Result<Paired> {
 /// siblings or on two cores, near or far for a line's migration), which
 /// can change within a second: increments, local sums, bin loops,
 /// hand-offs, migrations and loads, each in L1 or on a few lines.
-fn between(work: &Work, team: &Team, profile: &Profile, plan: &Plan) -> Result<Paired> {
+pub(super) fn between(work: &Work, team: &Team, profile: &Profile, plan: &Plan) -> Result<Paired> {
     let threads = team.threads();
     Ok(Paired {
         increments: increments_drift(work, team, profile, plan)?,
@@ -199,213 +199,6 @@ fn between(work: &Work, team: &Team, profile: &Profile, plan: &Plan) -> Result<P
         loads: loads_drift(work, team, profile, plan)?,
         ..Paired::default()
     })
-}
-
-/// One round of [`between`] between two of a kernel's timings: two
-/// timings (two 3 ms rounds of a lock) and no re-measure, about 2 to 12 ms
-/// in all.
-fn round_plan() -> Plan {
-    Plan {
-        warmup: 0,
-        reps: 2,
-        min_time: Duration::from_millis(1),
-        retry_cap: Duration::ZERO,
-    }
-}
-
-/// The paired re-measure of one variant, interleaved with its timings.
-///
-/// On the 2-vCPU Zen 4 VM the host's placement of the vCPUs changes within
-/// a second: in ten back-to-back `predict run --kernel binning` runs, the
-/// cell locks took 16.7 ms in one while the spread mutexes measured right
-/// after them read as profiled, and in another the spread mutexes read
-/// 0.34× the profile's throughput right after the cell locks had run at
-/// their usual 6.1 ms. So the figures of [`between`] are measured
-/// between the kernel's timings, one short round after each, and each
-/// drift is the median of its rounds, as the kernel's time is the median
-/// of its timings: a change that covers most of the timings covers most
-/// of the rounds. The memory figure is measured the same way on regions
-/// allocated once, after every other timing and at most
-/// [`MEMORY_ROUNDS`] times (a round at a DRAM working set takes tens of
-/// milliseconds); compute, whose drift moves over minutes, once after
-/// the timings.
-pub struct Beside<'a> {
-    state: State<'a>,
-}
-
-/// The most memory rounds per variant.
-pub const MEMORY_ROUNDS: usize = 9;
-
-enum State<'a> {
-    /// No profile or no work: nothing to re-measure.
-    Off,
-    On {
-        work: &'a Work,
-        profile: &'a Profile,
-        team: Team,
-        rounds: Vec<Paired>,
-        memory: Option<Memory>,
-        timings: usize,
-    },
-    /// A round failed; the variant goes without its pair.
-    Failed(anyhow::Error),
-}
-
-/// The memory figure's target, its regions, and the bandwidths its rounds
-/// measured (B/s, write-allocate counted).
-struct Memory {
-    target: StreamTarget,
-    regions: StreamRegions,
-    now: Vec<f64>,
-}
-
-impl Memory {
-    /// The target of `work`'s memory time on `team`, its regions
-    /// allocated by the team's threads; none without a target.
-    fn new(work: &Work, team: &Team, profile: &Profile) -> Result<Option<Self>> {
-        let Some(target) = StreamTarget::memory(work, team.threads(), profile) else {
-            return Ok(None);
-        };
-        let regions = StreamRegions::new(team, target.per_thread_bytes, Pages::Huge)?;
-        Ok(Some(Self {
-            target,
-            regions,
-            now: Vec::new(),
-        }))
-    }
-
-    /// The target's kernel measured once more with `plan`.
-    fn measure(&self, team: &Team, plan: &Plan) -> Result<f64> {
-        Ok(self
-            .regions
-            .measure(team, &[self.target.kernel], plan)?
-            .remove(0)
-            .write_allocate_best())
-    }
-
-    /// The drift: the median of the rounds, or one measure with `plan`
-    /// when no round ran.
-    fn drift(&self, team: &Team, plan: &Plan) -> Result<Drift> {
-        let on = format!("{} thr", team.threads());
-        Ok(if self.now.is_empty() {
-            self.target.drift(self.measure(team, plan)?, &on)
-        } else {
-            let rounds = format!(
-                "{on}, median of {} rounds between the kernel's timings",
-                self.now.len()
-            );
-            self.target.drift(median(self.now.clone()), &rounds)
-        })
-    }
-}
-
-impl<'a> Beside<'a> {
-    /// The re-measure of `work` on `threads` threads against `profile`;
-    /// none without either.
-    pub fn new(profile: Option<&'a Profile>, work: Option<&'a Work>, threads: usize) -> Self {
-        let (Some(profile), Some(work)) = (profile, work) else {
-            return Self { state: State::Off };
-        };
-        let on = team(threads).and_then(|team| {
-            let memory = Memory::new(work, &team, profile)?;
-            Ok(State::On {
-                work,
-                profile,
-                team,
-                rounds: Vec::new(),
-                memory,
-                timings: 0,
-            })
-        });
-        Self {
-            state: on.unwrap_or_else(State::Failed),
-        }
-    }
-
-    /// One round, between two of the kernel's timings.
-    pub fn round(&mut self) {
-        let State::On {
-            work,
-            profile,
-            team,
-            rounds,
-            memory,
-            timings,
-        } = &mut self.state
-        else {
-            return;
-        };
-        *timings += 1;
-        let plan = round_plan();
-        let round = between(work, team, profile, &plan).and_then(|p| {
-            rounds.push(p);
-            match memory {
-                Some(m) if *timings % 2 == 1 && m.now.len() < MEMORY_ROUNDS => {
-                    m.now.push(m.measure(team, &plan)?);
-                    Ok(())
-                }
-                _ => Ok(()),
-            }
-        });
-        if let Err(e) = round {
-            self.state = State::Failed(e);
-        }
-    }
-
-    /// The drifts: each of [`between`]'s and the memory figure the median
-    /// of its rounds (or, if no round ran, one quick re-measure), then
-    /// compute measured now. None when there was nothing to re-measure.
-    pub fn finish(self) -> Result<Option<Paired>> {
-        let (work, profile, team, rounds, memory) = match self.state {
-            State::Off => return Ok(None),
-            State::Failed(e) => return Err(e),
-            State::On {
-                work,
-                profile,
-                team,
-                rounds,
-                memory,
-                ..
-            } => (work, profile, team, rounds, memory),
-        };
-        let plan = Plan::quick();
-        let between = if rounds.is_empty() {
-            between(work, &team, profile, &plan)?
-        } else {
-            median_rounds(&rounds)
-        };
-        Ok(Some(Paired {
-            memory: memory.map(|m| m.drift(&team, &plan)).transpose()?,
-            compute: compute_drift(work, &team, profile, &plan)?,
-            ..between
-        }))
-    }
-}
-
-/// Each figure of `rounds` as the median of its rounds' figures.
-fn median_rounds(rounds: &[Paired]) -> Paired {
-    let of = |field: fn(&Paired) -> &Option<Drift>| -> Option<Drift> {
-        let drifts: Vec<&Drift> = rounds.iter().filter_map(|r| field(r).as_ref()).collect();
-        let first = drifts.first()?;
-        Some(Drift {
-            what: format!(
-                "{}, median of {} rounds between the kernel's timings",
-                first.what,
-                drifts.len()
-            ),
-            now: median(drifts.iter().map(|d| d.now).collect()),
-            ..(*first).clone()
-        })
-    };
-    Paired {
-        increments: of(|p| &p.increments),
-        local_sums: of(|p| &p.local_sums),
-        bin_loops: of(|p| &p.bin_loops),
-        handoffs: of(|p| &p.handoffs),
-        migrations: of(|p| &p.migrations),
-        loads: of(|p| &p.loads),
-        ..Paired::default()
-    }
 }
 
 /// The STREAM bandwidth of the work's largest memory demand, now against
@@ -422,23 +215,16 @@ fn loads_drift(work: &Work, team: &Team, profile: &Profile, plan: &Plan) -> Resu
     target.map(|t| stream_drift(t, team, plan)).transpose()
 }
 
-/// `target` measured again on `team`.
+/// `target` measured again on `team`, on regions of its own.
 fn stream_drift(target: StreamTarget, team: &Team, plan: &Plan) -> Result<Drift> {
-    let now = measure_size(
-        team,
-        target.per_thread_bytes,
-        &[target.kernel],
-        Pages::Huge,
-        plan,
-    )?
-    .remove(0)
-    .write_allocate_best();
+    let regions = StreamRegions::new(team, target.per_thread_bytes, Pages::Huge)?;
+    let now = target.now(&regions, team, plan)?;
     Ok(target.drift(now, &format!("{} thr", team.threads())))
 }
 
 /// The register FMA peak of the work's precision, now against the
 /// profile's; none without flops or a profile ceiling for them.
-fn compute_drift(
+pub(super) fn compute_drift(
     work: &Work,
     team: &Team,
     profile: &Profile,
@@ -657,7 +443,9 @@ fn lock_drift(
     }))
 }
 
+mod beside;
 mod target;
+pub use beside::{Beside, MEMORY_ROUNDS};
 pub use target::StreamTarget;
 
 #[cfg(test)]

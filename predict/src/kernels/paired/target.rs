@@ -3,7 +3,11 @@
 //! its working set (or at DRAM); for its reused loads, the load kernel in
 //! L1 (see the module docs of [`super`]).
 
+use anyhow::Result;
 use calibrate::harness::kernels::stream::Kernel as StreamKernel;
+use calibrate::harness::pin::Team;
+use calibrate::harness::timer::Plan;
+use calibrate::harness::StreamRegions;
 use models::kernel::Traffic;
 use models::profile::stream::{StreamPoint, StreamSection};
 use models::profile::Profile;
@@ -68,6 +72,16 @@ impl StreamTarget {
             per_thread_bytes: p.per_thread_bytes,
             profile_bandwidth: p.bandwidth_write_allocate_Bps,
         })
+    }
+
+    /// The target's kernel measured on `regions` of `team` (which
+    /// allocated them) with `plan`: B/s, write-allocate counted, the
+    /// capability estimate as the profile's.
+    pub fn now(&self, regions: &StreamRegions, team: &Team, plan: &Plan) -> Result<f64> {
+        Ok(regions
+            .measure(team, &[self.kernel], plan)?
+            .remove(0)
+            .write_allocate_best())
     }
 
     /// The drift of the figure measured `now` (B/s, write-allocate

@@ -12,7 +12,7 @@ fn point(kernel: &str, bytes: u64, threads: Option<usize>) -> StreamPoint {
     StreamPoint::with_bandwidth_wa(kernel, bytes, threads, 1e10)
 }
 
-fn section() -> StreamSection {
+pub(super) fn section() -> StreamSection {
     let sweep = |b| ["copy", "triad", "load"].map(|k| point(k, b, None));
     StreamSection {
         dram_bytes: Some(1 << 30),
@@ -104,109 +104,4 @@ fn reused_loads_re_measure_the_load_kernel_in_l1() {
     // No reused loads, or no sweep on that thread count: nothing.
     assert_eq!(StreamTarget::loads(&reuse(0.0), 2, &p), None);
     assert_eq!(StreamTarget::loads(&reuse(1e6), 1, &p), None);
-}
-
-#[test]
-fn rounds_between_the_timings_give_each_figure_its_median() {
-    let d = |now: f64| Drift {
-        what: "mutex_spread, 2 thr".into(),
-        profile: 10.0,
-        now,
-        unit: "op/s",
-    };
-    let round = |now| Paired {
-        migrations: Some(d(now)),
-        ..Paired::default()
-    };
-    // A slow state over two of the three rounds sets the drift.
-    let p = median_rounds(&[round(4.0), round(10.0), round(5.0)]);
-    let m = p.migrations.as_ref().unwrap();
-    assert_eq!((m.profile, m.now), (10.0, 5.0));
-    assert!(m.what.contains("median of 3 rounds"), "{}", m.what);
-    assert_eq!((p.handoffs, p.memory, p.compute), (None, None, None));
-    assert_eq!(median_rounds(&[]), Paired::default());
-}
-
-#[test]
-fn a_round_runs_after_every_timing_of_the_kernel() {
-    let profile = Profile::new(Default::default());
-    // Flops only: the rounds re-measure nothing, quickly.
-    let work = Work {
-        demands: vec![Demand::Flops {
-            flops: 1e6,
-            precision: "f64",
-            ceiling: CeilingKernel::Registers,
-            isa: None,
-        }],
-    };
-    let mut beside = Beside::new(Some(&profile), Some(&work), 1);
-    let mut runs = 0;
-    let plan = Plan::quick();
-    let sample = crate::kernels::team::time(&plan, &mut beside, || {
-        runs += 1;
-        std::hint::black_box(runs);
-    })
-    .unwrap();
-    let State::On { rounds, .. } = &beside.state else {
-        panic!("the re-measure is on");
-    };
-    assert!(
-        rounds.len() > sample.values().len(),
-        "{} rounds",
-        rounds.len()
-    );
-    assert_eq!(beside.finish().unwrap(), Some(Paired::default()));
-    // No work or no profile: nothing to re-measure.
-    assert!(Beside::new(None, Some(&work), 1)
-        .finish()
-        .unwrap()
-        .is_none());
-    assert!(Beside::new(Some(&profile), None, 1)
-        .finish()
-        .unwrap()
-        .is_none());
-}
-
-#[test]
-fn the_memory_figure_is_measured_after_every_other_timing() {
-    let mut profile = Profile::new(Default::default());
-    profile.sections.stream = Some(section());
-    // A copy-like loop at 20 KB per thread: the copy at 32 KiB, cheap.
-    let work = Work {
-        demands: vec![Demand::Memory {
-            traffic: Traffic {
-                load_bytes: 8.0,
-                store_bytes: 8.0,
-                allocate_bytes: 8.0,
-            },
-            per_thread_bytes: 20e3,
-        }],
-    };
-    let mut beside = Beside::new(Some(&profile), Some(&work), 1);
-    // The profile's sweep is on 2 threads: nothing to measure on 1.
-    let State::On { memory: None, .. } = &beside.state else {
-        panic!("no memory target on 1 thread");
-    };
-    if crate::kernels::team::team(2).is_err() {
-        return; // a 1-CPU machine
-    }
-    beside = Beside::new(Some(&profile), Some(&work), 2);
-    let plan = Plan::quick();
-    let mut runs = 0u64;
-    crate::kernels::team::time(&plan, &mut beside, || runs = std::hint::black_box(runs + 1))
-        .unwrap();
-    let State::On {
-        memory: Some(m),
-        timings,
-        ..
-    } = &beside.state
-    else {
-        panic!("the memory target is the copy at 32 KiB");
-    };
-    assert_eq!(m.target.per_thread_bytes, 32 << 10);
-    assert_eq!(m.now.len(), timings.div_ceil(2).min(MEMORY_ROUNDS));
-    let paired = beside.finish().unwrap().unwrap();
-    let memory = paired.memory.unwrap();
-    assert!(memory.what.contains("rounds between"), "{}", memory.what);
-    assert!(memory.now > 0.0);
 }
