@@ -18,16 +18,18 @@
 //! in total, capped by the memory budget. Each team's regions are made
 //! once, at the DRAM size, and every smaller point runs on their start.
 //!
-//! Every point's bandwidth is the capability estimate of its clean timings
-//! (the high quantile of the rates, `models::stats::capability`); the
-//! summary's triad figures are those of the DRAM points. A cache level's
+//! Every point's bandwidth below the DRAM working set is the capability
+//! estimate of its clean timings (the high quantile of the rates,
+//! `models::stats::capability`); the summary's triad figures are those of
+//! the DRAM points. A cache level's
 //! bandwidth is the median, over the points on its plateau, of the load
 //! kernel's capability estimates. The plateau of level i (capacity
 //! Cᵢ, per core) holds the working sets from 2·Cᵢ₋₁ to Cᵢ / (2·s), s being
 //! the number of the run's threads that share that level according to the
 //! OS (1 for one thread). DRAM's bandwidth is measured at the DRAM working
-//! set itself, in short bursts spread over the sweep and once at its end,
-//! all timings pooled ([`DRAM_BURSTS`]).
+//! set itself, in short bursts spread over the sweep and once at its end:
+//! the median of the bursts' capability estimates, their range its
+//! interval ([`DRAM_BURSTS`], `models::profile::stream::typical_burst`).
 //!
 //! At the DRAM working set the copy also runs in segments of 1 to 64 KiB
 //! against the contiguous copy, for what a stream's restart costs
@@ -61,7 +63,7 @@ use std::hint::black_box;
 use std::sync::Mutex;
 
 use anyhow::{Context as _, Result};
-use models::profile::stream::StreamPoint;
+use models::profile::stream::{typical_burst, StreamPoint};
 use models::profile::Section;
 use models::stats::{Better, Sample, Summary as Stats};
 use models::units::binary_bytes;
@@ -112,6 +114,9 @@ pub struct KernelPoint {
     pub threads: usize,
     /// Bandwidth of all threads together, B/s, counted as STREAM does.
     pub bandwidth: Stats,
+    /// A DRAM point's bursts, oldest first: the capability estimate of
+    /// each (B/s, STREAM counting); empty for the other points.
+    pub bursts: Vec<f64>,
 }
 
 impl KernelPoint {
@@ -121,12 +126,21 @@ impl KernelPoint {
             per_thread_bytes,
             threads: team.threads(),
             bandwidth: rates.summary(),
+            bursts: Vec::new(),
         }
     }
 
-    /// The bandwidth (capability estimate), counted as STREAM does.
+    /// The bandwidth, counted as STREAM does, with its interval: the
+    /// capability estimate of the timings or, for a point measured in
+    /// bursts, the median burst with the range of the bursts
+    /// ([`typical_burst`]).
+    pub fn estimate(&self) -> Estimate {
+        typical_burst(&self.bursts).unwrap_or_else(|| self.bandwidth.capability(Better::Higher))
+    }
+
+    /// The bandwidth ([`Self::estimate`]), counted as STREAM does.
     pub fn best(&self) -> f64 {
-        self.bandwidth.capability(Better::Higher).point
+        self.estimate().point
     }
 
     /// [`Self::best`] counted with write-allocate traffic.
@@ -144,6 +158,8 @@ impl KernelPoint {
             threads,
             bandwidth_Bps: Some(sample(&self.bandwidth)),
             bandwidth_write_allocate_Bps: self.write_allocate_best(),
+            // The sweep's copy of a DRAM point leaves them to the `dram` list.
+            bursts_Bps: threads.map_or_else(Vec::new, |_| self.bursts.clone()),
         }
     }
 }

@@ -261,7 +261,9 @@ impl Check for StreamPoint {
                     &Rate(self.bandwidth_write_allocate_Bps),
                 ),
             ],
-        )
+        )?;
+        let bursts: Vec<Rate> = self.bursts_Bps.iter().map(|&b| Rate(b)).collect();
+        bursts.check(&format!("{at}.bursts_Bps"))
     }
 }
 

@@ -1,10 +1,10 @@
 //! What the STREAM sweep reports: the headline and level bandwidths, the
 //! warnings, the typed section and the human table.
 
+use models::profile::lock::TWO_STATES;
 use models::profile::stream::{
     BytesPerElem, StreamLevel, StreamRestart, StreamSection, StreamSweep,
 };
-use models::stats::Better;
 use models::units::{binary_bytes, Si};
 
 use super::windows::Windows;
@@ -28,10 +28,18 @@ pub(super) fn dram_headlines(ctx: &Context, out: &mut Outcome, dram: &[&KernelPo
         }
     }
     for p in dram.iter().filter(|p| p.kernel == Kernel::Triad) {
-        out.warnings.extend(noisy_warning(
-            &format!("STREAM triad (DRAM, {} thread(s))", p.threads),
-            &p.bandwidth,
-        ));
+        let name = format!("STREAM triad (DRAM, {} thread(s))", p.threads);
+        out.warnings.extend(noisy_warning(&name, &p.bandwidth));
+        let e = p.estimate();
+        if p.bursts.len() > 1 && e.hi >= TWO_STATES * e.lo {
+            out.notes.push(format!(
+                "{name}: its {} bursts read {} to {}: the host's memory changed state during the sweep; the figure is the median burst, {}",
+                p.bursts.len(),
+                Si(e.lo, "B/s"),
+                Si(e.hi, "B/s"),
+                Si(e.point, "B/s")
+            ));
+        }
     }
 }
 
@@ -65,9 +73,7 @@ pub(super) fn memory_levels(
         out.levels.push(l);
     }
     let mut d = level("DRAM");
-    let cap = |p: &KernelPoint| {
-        (p.bandwidth.unreliable.is_none()).then(|| p.bandwidth.capability(Better::Higher))
-    };
+    let cap = |p: &KernelPoint| (p.bandwidth.unreliable.is_none()).then(|| p.estimate());
     d.bandwidth_1t_Bps = dram_of(dram, 1, Kernel::Load).and_then(cap);
     d.bandwidth_Bps = dram_of(dram, ctx.all.threads(), Kernel::Load).and_then(cap);
     out.levels.push(d);

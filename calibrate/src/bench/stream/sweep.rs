@@ -3,7 +3,7 @@
 //! bursts spread over the sweep and pooled.
 
 use anyhow::Result;
-use models::stats::Sample;
+use models::stats::{Better, Sample};
 use models::units::binary_bytes;
 
 use super::{points_in, rates_in, regions, KernelPoint, SWEEP_REPS};
@@ -77,8 +77,8 @@ pub(super) fn sweep(
 /// triads of 128 MiB back to back (0.2 s each) on the Zen 4 VM read 19.6 to
 /// 27.8 GB/s, where the best of each five in a row read 24.2 to 27.8. A
 /// DRAM figure whose timings all come from one fraction of a second
-/// carries the host's state of that moment; spread over the sweep, its
-/// capability estimate describes the run.
+/// carries the host's state of that moment; the median of bursts spread
+/// over the sweep describes the run.
 pub const DRAM_BURSTS: usize = 3;
 
 /// Kept timings of one DRAM burst.
@@ -99,10 +99,17 @@ fn burst_points(points: usize) -> Vec<usize> {
 /// The DRAM point of `kernel`: its bursts' timings and its own (the last
 /// of `timings`) pooled, the disturbed ones counted
 /// ([`bursts::pool`]; a burst too disturbed to be trusted is left
-/// out).
+/// out), and its bandwidth the typical burst's
+/// ([`super::typical_burst`]).
 fn dram_point(kernel: Kernel, top: u64, team: &Team, timings: &[Sample]) -> Result<KernelPoint> {
     let (pooled, _) = bursts::pool(timings, |_| true)?;
-    Ok(KernelPoint::new(kernel, top, team, &pooled))
+    let mut point = KernelPoint::new(kernel, top, team, &pooled);
+    point.bursts = timings
+        .iter()
+        .filter(|b| b.unreliable().is_none())
+        .map(|b| b.summary().capability(Better::Higher).point)
+        .collect();
+    Ok(point)
 }
 
 #[cfg(test)]
