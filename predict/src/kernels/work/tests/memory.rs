@@ -297,6 +297,47 @@ fn reuse_beyond_l1_brings_its_lines_back_from_the_level_that_holds_them() {
     assert_eq!(m.holding_level_name(600e3, 2), "DRAM");
 }
 
+#[test]
+fn a_cache_holds_what_the_os_reports_however_far_its_streaming_edge_lies() {
+    let mut p = machine();
+    let level = MemoryLevel::cache;
+    let dram = MemoryLevel {
+        size_bytes: None,
+        bandwidth_1t_Bps: None,
+        ..level("DRAM", 0.0, 0.0)
+    };
+    let os = |l3: u64| {
+        [(1, 32768), (2, 1048576), (3, l3)]
+            .map(|(level, size)| ReportedCache {
+                level,
+                kind: if level == 3 { "Unified" } else { "Data" }.into(),
+                size_bytes: size,
+                line_bytes: Some(64),
+            })
+            .to_vec()
+    };
+    // One thread's loads left the 32 MiB L3 half-way at 70 MB: two ranks
+    // of 33.6 MB do not fit their halves of it.
+    p.levels = vec![
+        level("L1", 36e3, 160e9),
+        level("L2", 900e3, 100e9),
+        level("L3", 70e6, 60e9),
+        dram.clone(),
+    ];
+    p.provenance.os_reported_caches = os(32 << 20);
+    let m = Machine::new(&p);
+    assert_eq!(m.holding_level_name(33.6e6, 2), "DRAM");
+    assert_eq!(m.dram_share(33.6e6, 2).0, 1.0);
+    assert_eq!(m.holding_level_name(16e6, 2), "L3");
+    // A VM's OS that reports the host's whole 260 MB L3 beside a detected
+    // 40 MB: the detected size.
+    p.levels[2] = level("L3", 40e6, 60e9);
+    p.provenance.os_reported_caches = os(260_000_000);
+    let m = Machine::new(&p);
+    assert_eq!(m.holding_level_name(30e6, 1), "L3");
+    assert_eq!(m.holding_level_name(50e6, 1), "DRAM");
+}
+
 /// The synthetic machine with an L1 of 160 GB/s for one thread and, on
 /// one thread, DRAM triad 32 GB/s and loads 40 GB/s with write-allocate:
 /// a core alone gets 80% of what two share.
