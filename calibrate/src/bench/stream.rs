@@ -21,9 +21,9 @@
 //! Every point's bandwidth below the DRAM working set is the capability
 //! estimate of its clean timings (the high quantile of the rates,
 //! `models::stats::capability`); the summary's triad figures are those of
-//! the DRAM points. A cache level's
-//! bandwidth is the median, over the points on its plateau, of the load
-//! kernel's capability estimates. The plateau of level i (capacity
+//! the DRAM points. A cache level's bandwidth is the median, over the
+//! points on its plateau, of the load kernel's capability estimates. The
+//! plateau of level i (capacity
 //! Cᵢ, per core) holds the working sets from 2·Cᵢ₋₁ to Cᵢ / (2·s), s being
 //! the number of the run's threads that share that level according to the
 //! OS (1 for one thread). DRAM's bandwidth is measured at the DRAM working

@@ -1,6 +1,6 @@
 //! The STREAM sweep of each team: every kernel at every working set, on
 //! regions made once at the DRAM size, with the DRAM point measured in
-//! bursts spread over the sweep and pooled.
+//! bursts spread over the sweep, its figure the median burst.
 
 use anyhow::Result;
 use models::stats::{Better, Sample};
