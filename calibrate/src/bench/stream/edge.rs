@@ -40,7 +40,13 @@ pub const OVER_DRAM: f64 = 1.5;
 /// capacities are found). `loads` are (bytes per thread, bandwidth) in size
 /// order. None when there is no such plateau (below [`OVER_DRAM`]× DRAM),
 /// when the curve does not reach the half-way point, or when it does so
-/// within 4× the chase's last cache (nothing beyond the chase's level).
+/// within 2× the chase's last cache (nothing beyond the chase's level).
+///
+/// The half-way point may lie inside the plateau's own window: a chase
+/// that left the L3 early (9.8 MB of the Zen 4 VM's 32 MiB) sees the
+/// window catch the start of the fall, and the loads cross half-way at
+/// 39 MB, just inside 4× the chase's size. Only a crossing before the
+/// window's first point says the chase's level is the streaming one.
 pub fn streaming_edge(loads: &[(f64, f64)], last_cache: f64, dram_bw: f64) -> Option<f64> {
     let (from, to) = (2.0 * last_cache, 4.0 * last_cache);
     let plateau = loads
@@ -60,7 +66,7 @@ pub fn streaming_edge(loads: &[(f64, f64)], last_cache: f64, dram_bw: f64) -> Op
             x0 * (x1 / x0).powf(t)
         })
     })?;
-    (edge >= to).then_some(edge)
+    (edge >= from).then_some(edge)
 }
 
 /// The chase's caches (nearest first, named "L1", "L2", ...) with a
@@ -167,6 +173,30 @@ mod tests {
         // Beyond a chase L3 of 6.4 MB the same step gives a similar edge.
         let later = streaming_edge(&zen4(), 6.4e6, 26.1e9).unwrap();
         assert!(later > 3.36e7 && later < 4.75e7, "{later}");
+    }
+
+    #[test]
+    fn a_chase_that_left_the_l3_early_still_gets_the_streaming_edge() {
+        // A Zen 4 profile whose chase found its L3 at 9.77 MB: plateau
+        // 61 GB/s at 23.7 MB (the fall has begun), half way to 31.5 GB/s
+        // is 43.8 GB/s, crossed between 33.6 MB (55) and 47.5 MB (32), at
+        // 38.8 MB: beyond 2× the chase's size, inside 4×.
+        let loads: Vec<(f64, f64)> = [
+            (5.93e6, 99.0),
+            (8.39e6, 99.0),
+            (1.186e7, 90.0),
+            (1.678e7, 73.0),
+            (2.372e7, 61.0),
+            (3.355e7, 55.0),
+            (4.745e7, 32.0),
+            (6.711e7, 31.0),
+            (1.342e8, 32.0),
+        ]
+        .iter()
+        .map(|&(x, b)| (x, b * 1e9))
+        .collect();
+        let edge = streaming_edge(&loads, 9.77e6, 31.5e9).unwrap();
+        assert!(edge > 3.8e7 && edge < 3.9e7, "{edge}");
     }
 
     #[test]
