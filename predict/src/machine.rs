@@ -90,10 +90,6 @@ pub enum LockKind {
     Mutex,
     Spin,
     FetchAdd,
-    /// A mutex around an empty critical section.
-    MutexEmpty,
-    /// A mutex picked at random among many for every operation.
-    MutexSpread,
 }
 
 impl LockKind {
@@ -102,8 +98,6 @@ impl LockKind {
             LockKind::Mutex => "mutex",
             LockKind::Spin => "spin",
             LockKind::FetchAdd => "fetch_add",
-            LockKind::MutexEmpty => "mutex_empty",
-            LockKind::MutexSpread => "mutex_spread",
         }
     }
 }
@@ -234,12 +228,8 @@ impl<'a> Machine<'a> {
         let what = || format!("{} lock throughput on {threads} thread(s)", kind.key());
         let lock = self.lock()?;
         self.lean_on_lock(lock, kind.key(), threads);
-        let now = match kind {
-            LockKind::MutexSpread => self.now.migrations,
-            _ => self.now.handoffs,
-        };
         lock.op_s(kind.key(), threads, state)
-            .map(|t| t / contended(threads, now))
+            .map(|t| t / contended(threads, self.now.handoffs))
             .ok_or_else(|| missing(what(), "lock"))
     }
 
@@ -264,6 +254,30 @@ impl<'a> Machine<'a> {
             .map_err(|kind| {
                 missing(
                     format!("{kind} lock throughput on {threads} thread(s)"),
+                    "lock",
+                )
+            })
+    }
+
+    /// Wall time per operation of the spread mutexes (one of many, at
+    /// random) on `threads` threads around a critical section of
+    /// `critical_s` seconds, in hand-off state `state`: linear in the
+    /// length through the two measured ones, `mutex_spread_empty` and
+    /// `mutex_spread` (`LockSection::spread_op_s`).
+    pub fn spread_op_s(
+        &self,
+        threads: usize,
+        critical_s: f64,
+        state: HandOff,
+    ) -> Result<f64, Missing> {
+        let lock = self.lock()?;
+        self.lean_on_lock(lock, "mutex_spread", threads);
+        self.lean_on_lock(lock, "mutex_spread_empty", threads);
+        lock.spread_op_s(threads, critical_s, state)
+            .map(|t| t / contended(threads, self.now.migrations))
+            .ok_or_else(|| {
+                missing(
+                    format!("mutex_spread lock throughput on {threads} thread(s)"),
                     "lock",
                 )
             })

@@ -392,23 +392,32 @@ fn handoffs_drift(
 }
 
 /// The spread mutexes' throughput on `threads` threads, now against the
-/// profile's, the figure the lock model's line migration comes from; none
-/// for a variant without locks, on one thread or without the figure.
+/// profile's, the figure the lock model's line migration comes from: the
+/// measured section nearer the work's first lock's (`mutex_spread_empty`
+/// for a section shorter than half the profile's, when it has that kind);
+/// none for a variant without locks, on one thread or without the figure.
 fn migrations_drift(
     work: &Work,
     threads: usize,
     profile: &Profile,
     plan: &Plan,
 ) -> Result<Option<Drift>> {
-    if work
-        .demands
-        .iter()
-        .any(|d| matches!(d, Demand::Lock { .. }))
-    {
-        lock_drift(LockKind::MutexSpread, threads, profile, plan)
+    let section = work.demands.iter().find_map(|d| match d {
+        Demand::Lock { critical_s, .. } => Some(*critical_s),
+        _ => None,
+    });
+    let Some(critical_s) = section else {
+        return Ok(None);
+    };
+    let short = profile.sections.lock.as_ref().is_some_and(|l| {
+        l.kind("mutex_spread_empty").is_some() && critical_s < l.measured_critical_s() / 2.0
+    });
+    let kind = if short {
+        LockKind::MutexSpreadEmpty
     } else {
-        Ok(None)
-    }
+        LockKind::MutexSpread
+    };
+    lock_drift(kind, threads, profile, plan)
 }
 
 /// Lock `kind`'s throughput on `threads` threads now against the

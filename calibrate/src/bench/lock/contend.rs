@@ -181,6 +181,10 @@ impl Target {
                 locked_work(&self.spread[next_lock(rng)].0, steps);
                 true
             }
+            Kind::MutexSpreadEmpty => {
+                locked_work(&self.spread[next_lock(rng)].0, 0);
+                true
+            }
             Kind::Spin => self.spin.with(stop, |v| *v = dependent_work(*v, steps)),
             Kind::Ticket => {
                 self.ticket.with(|v| *v = dependent_work(*v, steps));
@@ -298,7 +302,10 @@ pub fn throughput(
             .expect("one worker at least")
             .map_err(|_| anyhow!("a lock benchmark thread panicked"))
     })?;
-    let parks = matches!(kind, Kind::Mutex | Kind::MutexEmpty | Kind::MutexSpread);
+    let parks = matches!(
+        kind,
+        Kind::Mutex | Kind::MutexEmpty | Kind::MutexSpread | Kind::MutexSpreadEmpty
+    );
     if threads > cpus.len() || (parks && threads > 1) {
         // Oversubscribed, or a contended mutex that parks its waiters and
         // wakes them: waiting on a run queue is part of what is measured,

@@ -65,10 +65,11 @@ pub fn lock(m: &Machine, d: &LockDemand, threads: usize) -> Result<LockTerm, Mis
             "the measured critical section".to_string(),
         ),
     };
-    // The spread mutexes' throughput on 1 and on `threads` threads, and
-    // the line migration, in each state of their rounds.
+    // The spread mutexes' throughput on 1 and on `threads` threads around
+    // the kernel's section, and the line migration, in each state of their
+    // rounds.
     let spread = |threads, state| -> Result<f64, Missing> {
-        Ok(1.0 / m.lock_op_s(LockKind::MutexSpread, threads, state)?)
+        Ok(1.0 / m.spread_op_s(threads, critical_s, state)?)
     };
     let x1 = spread(1, HandOff::Typical)?;
     let migration = |state| Ok::<_, Missing>(line_migration_s(x1, spread(threads, state)?, p));
@@ -137,7 +138,8 @@ pub fn lock(m: &Machine, d: &LockDemand, threads: usize) -> Result<LockTerm, Mis
                  t_p around the whole section c + d·m = {section_s:.2e} s, as its data lines \
                  migrate inside it), \
                  line migration m = (p/X_p − 1/X_1)·p/(p−1) = {migration:.3e} s from mutexes \
-                 spread so that threads rarely wait (X_1 = {x1:.3e}, X_p = {xp:.3e} op/s; §4.5){states}"
+                 spread so that threads rarely wait, around the same section (X_1 = {x1:.3e}, \
+                 X_p = {xp:.3e} op/s; §4.5){states}"
             ),
         },
         states_s,

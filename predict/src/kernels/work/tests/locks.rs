@@ -101,6 +101,39 @@ fn locks_line_transfers_and_chains() {
 }
 
 #[test]
+fn the_line_migration_is_read_at_the_kernels_section_length() {
+    // The spread mutexes also measured around an empty section: 10 ns on
+    // one thread, 16 ns per thread on two, so m = (16 − 10)·2 = 12 ns
+    // there against (20 − 12)·2 = 16 ns around the measured 5 ns.
+    let mut p = machine();
+    let mut lock = p.sections.lock.clone().unwrap();
+    lock.kinds.push(
+        serde_json::from_value(json!({"kind": "mutex_spread_empty", "points": [
+            {"threads": 1, "oversubscribed": false, "throughput_ops": {"median": 1e8}},
+            {"threads": 2, "oversubscribed": false, "throughput_ops": {"median": 1.25e8}}
+        ]}))
+        .unwrap(),
+    );
+    p.sections.lock = Some(lock);
+    let m = Machine::new(&p);
+    let secs = |critical_s| predict(&mutex(1e6, 256.0, 0.0, critical_s), &m, 2).unwrap();
+    // Empty: (t_1 + ½·m)/2 = (8 + 6)/2 ns per operation.
+    let empty = secs(0.0);
+    assert!((empty.seconds - 7e-3).abs() < 1e-12, "{}", empty.seconds);
+    assert!(empty.terms[0].explain.contains("around the same section"));
+    // Half the measured section: the spread mutexes' 1/X_1 = 11 ns and
+    // 1/X_p = 9 ns, m = (18 − 11)·2 = 14 ns; t_1 = 9 ns; (9 + 7)/2 = 8 ns.
+    assert!((secs(2.5e-9).seconds - 8e-3).abs() < 1e-12);
+    // At and beyond the measured section, the measured figures: 9 ns.
+    assert!((secs(5e-9).seconds - 9e-3).abs() < 1e-12);
+    // Without the empty section's figure the migration is the measured
+    // section's: (8 + 8)/2 ns.
+    let plain = machine();
+    let pr = predict(&mutex(1e6, 256.0, 0.0, 0.0), &Machine::new(&plain), 2).unwrap();
+    assert!((pr.seconds - 8e-3).abs() < 1e-12);
+}
+
+#[test]
 fn a_lock_whose_rounds_have_two_states_predicts_both() {
     // Two locks (no holder has them all to itself), one state: no pair.
     let two = mutex(1e6, 2.0, 0.0, 0.0);
