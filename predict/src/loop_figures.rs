@@ -200,6 +200,13 @@ impl<'a> Machine<'a> {
         s.window_read_s(window_bytes).map(|e| bound.of_time(&e))
     }
 
+    /// Whether the profile's DRAM points on `threads` threads saw the
+    /// host's memory path in two states (`StreamSection::dram_two_states`):
+    /// then the ends of their intervals are the two states' rates.
+    pub fn dram_two_states(&self, threads: usize) -> bool {
+        self.stream().is_ok_and(|s| s.dram_two_states(threads))
+    }
+
     /// The exponent k of the knee between one core's time and the shared
     /// memory system's for a loop on `threads` threads
     /// (`models::saturation`), fitted to the stream section's lagged

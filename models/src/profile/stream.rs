@@ -271,6 +271,20 @@ fn log_curve(points: impl Iterator<Item = (f64, Estimate)>, x: f64) -> Option<Es
 }
 
 impl StreamSection {
+    /// Whether the DRAM points on `threads` threads saw two states: the
+    /// bursts of one of them [`TWO_STATES`] apart or more (the host's
+    /// memory path, which the Zen 4 VM's two threads found at 45–53 GB/s
+    /// most of the time and at 78–90 GB/s in episodes of 0.4–25 s).
+    ///
+    /// [`TWO_STATES`]: super::lock::TWO_STATES
+    pub fn dram_two_states(&self, threads: usize) -> bool {
+        self.dram
+            .iter()
+            .filter(|p| p.threads == Some(threads))
+            .filter_map(|p| typical_burst(&p.bursts_Bps))
+            .any(|e| e.hi >= super::lock::TWO_STATES * e.lo)
+    }
+
     /// Seconds a thread loses per restart of its streams, runs of
     /// `segment_bytes` on `threads` threads: the measured curve on the
     /// nearest measured thread count at most `threads` (else the nearest),
@@ -315,7 +329,8 @@ impl StreamSection {
 
     /// The traffic model of every size of the sweep on `threads` threads
     /// (`crate::traffic::LevelModel`, fitted to all the kernels measured at
-    /// that size), the DRAM points included, sorted by size: the
+    /// that size), the DRAM points included (in place of the sweep's own
+    /// copies of them), sorted by size: the
     /// bandwidth for any mix of loads, stores and write-allocates at a
     /// level and thread count (§2.5, §4.4). `mix` gives a kernel's load,
     /// store and allocate bytes per element (see [`Self::mix`]); `pick`
@@ -329,7 +344,15 @@ impl StreamSection {
         pick: impl Fn(&Estimate) -> f64,
     ) -> Vec<(f64, LevelModel)> {
         let mut by_size: Vec<(f64, Vec<MixSample>)> = Vec::new();
-        for p in self.sweep_points(threads).chain(self.dram_points(threads)) {
+        // A sweep point that repeats a DRAM point (its kernel at its size)
+        // is left to the DRAM point, which carries the bursts.
+        let dram: Vec<&StreamPoint> = self.dram_points(threads).collect();
+        let repeats = |p: &StreamPoint| {
+            dram.iter()
+                .any(|d| d.kernel == p.kernel && d.per_thread_bytes == p.per_thread_bytes)
+        };
+        let own = self.sweep_points(threads).filter(|p| !repeats(p));
+        for p in own.chain(dram.iter().copied()) {
             let Some((load_bytes, store_bytes, allocate_bytes)) = mix(&p.kernel) else {
                 continue;
             };
@@ -429,6 +452,13 @@ mod tests {
         assert_eq!(p.rate(), None);
         p.bursts_Bps = vec![48e9, 51e9, 102e9, 50e9];
         assert_eq!(p.rate().unwrap().point, 50.5e9);
+        let mut section = StreamSection {
+            dram: vec![p.clone()],
+            ..Default::default()
+        };
+        assert!(section.dram_two_states(2) && !section.dram_two_states(1));
+        section.dram[0].bursts_Bps = vec![48e9, 51e9, 70e9, 50e9];
+        assert!(!section.dram_two_states(2), "1.46× apart is one state");
         // The level curve's fast end carries the fastest burst.
         let s = StreamSection {
             bytes_per_elem: BTreeMap::from([(
@@ -441,6 +471,16 @@ mod tests {
                     allocate: Some(8.0),
                 },
             )]),
+            // The sweep's own copy of the DRAM point, without the bursts,
+            // is left to the DRAM point.
+            sweeps: vec![StreamSweep {
+                threads: 2,
+                points: vec![StreamPoint {
+                    bursts_Bps: Vec::new(),
+                    threads: None,
+                    ..p.clone()
+                }],
+            }],
             dram: vec![p],
             ..Default::default()
         };

@@ -120,6 +120,14 @@ impl Report {
             Si(self.ranged.hi_s, "s"),
             p.binding
         );
+        if let Some([fast, slow]) = p.states_s {
+            let _ = writeln!(
+                s,
+                "  two states: {} and {}: the profile measured what binds in a fast and a slow state",
+                Si(fast, "s"),
+                Si(slow, "s")
+            );
+        }
         if let Some(m) = self.measured_s {
             let _ = writeln!(
                 s,
@@ -162,6 +170,7 @@ impl Report {
             "predicted_s": p.seconds,
             "predicted_lo_s": self.ranged.lo_s,
             "predicted_hi_s": self.ranged.hi_s,
+            "predicted_states_s": p.states_s,
             "binding": p.binding,
             "level": self.level,
             "per_thread_bytes": self.per_thread_bytes,

@@ -6,6 +6,7 @@ use models::profile::CeilingKernel;
 use serde::Serialize;
 
 use models::kernel::{RandomAccesses, Traffic};
+use models::profile::lock::TWO_STATES;
 use models::saturation::saturated_s;
 
 use super::terms;
@@ -162,7 +163,10 @@ pub struct Prediction {
     /// the slow one, from the profile's rounds
     /// (`models::profile::lock::HandOff`) or, for one lock for all
     /// threads, the operations one at a time with no hand-off
-    /// ([`terms::lock`]).
+    /// ([`terms::lock`]). When memory binds and the profile's DRAM bursts
+    /// saw two states ([`Machine::dram_two_states`]): the prediction with
+    /// every figure at the fast and at the slow end of its interval, the
+    /// DRAM points' being their fastest and slowest burst.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub states_s: Option<[f64; 2]>,
 }
@@ -330,9 +334,20 @@ pub fn predict_at(
         .filter(|t| t.resource != "lock")
         .map(|t| t.seconds)
         .fold(0.0, f64::max);
+    let memory_states =
+        (bound == Bound::Point && top.resource.starts_with("memory") && m.dram_two_states(threads))
+            .then(|| {
+                Ok::<_, Missing>([
+                    predict_at(work, m, threads, Bound::Fast)?.seconds,
+                    predict_at(work, m, threads, Bound::Slow)?.seconds,
+                ])
+            })
+            .transpose()?
+            .filter(|[fast, slow]| *slow >= TWO_STATES * *fast);
     let states_s = lock_states
         .filter(|_| top.resource == "lock")
-        .map(|s| s.map(|x| x.max(others)));
+        .map(|s| s.map(|x| x.max(others)))
+        .or(memory_states);
     Ok(Prediction {
         seconds: top.seconds,
         binding: top.resource,

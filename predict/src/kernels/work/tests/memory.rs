@@ -478,3 +478,41 @@ fn reused_lines_beside_streams_from_dram_cost_the_measured_window_read() {
     // Streams within the caches (s = 0) read the window at L2's rate.
     assert!((reuse(&m, 512e3) - 16e6 / 100e9).abs() < 1e-15);
 }
+
+#[test]
+fn a_memory_bound_prediction_names_both_states_of_dram_bursts_apart() {
+    let stream_at_dram = Work {
+        demands: vec![Demand::Memory {
+            traffic: Traffic::streaming(16e6, 8e6),
+            per_thread_bytes: 64e6,
+        }],
+    };
+    let with_bursts = |triad: [f64; 4], load: [f64; 4]| {
+        let mut p = machine();
+        let mut s = p.sections.stream.clone().unwrap();
+        s.dram[0].bursts_Bps = triad.to_vec();
+        s.dram[1].bursts_Bps = load.to_vec();
+        p.sections.stream = Some(s);
+        p
+    };
+    // One burst of four caught the host's fast state: the point is the
+    // median burst, and the two states are the slowest and the fastest.
+    let p = with_bursts([40e9, 39e9, 80e9, 41e9], [50e9, 49e9, 100e9, 51e9]);
+    let pr = predict(&stream_at_dram, &Machine::new(&p), 2).unwrap();
+    let [fast, slow] = pr.states_s.expect("two states");
+    assert!(fast < pr.seconds && pr.seconds < slow);
+    let ratio = slow / fast;
+    assert!((ratio - 80.0 / 39.0).abs() < 0.1, "{ratio}");
+    // Bursts within 1.5× of each other are one state.
+    let p = with_bursts([40e9, 39e9, 50e9, 41e9], [50e9, 49e9, 60e9, 51e9]);
+    assert_eq!(
+        predict(&stream_at_dram, &Machine::new(&p), 2)
+            .unwrap()
+            .states_s,
+        None
+    );
+    // On one thread the two-thread points say nothing.
+    let p = with_bursts([40e9, 39e9, 80e9, 41e9], [50e9, 49e9, 100e9, 51e9]);
+    let one = predict(&stream_at_dram, &Machine::new(&p), 1);
+    assert!(one.map_or(true, |pr| pr.states_s.is_none()));
+}
