@@ -112,15 +112,22 @@ impl Report {
             let _ = writeln!(s, "  {}: {}", t.resource, t.explain);
             let _ = writeln!(s, "      = {}", Si(t.seconds, "s"));
         }
+        // Memory's two states are the range itself; a lock's are its own.
+        let range = [self.ranged.lo_s, self.ranged.hi_s];
+        let label = if p.states_s == Some(range) {
+            "the profile's two states"
+        } else {
+            "95%"
+        };
         let _ = writeln!(
             s,
-            "  predicted: T = max over the terms = {} (95%: {} – {}), bound by {}",
+            "  predicted: T = max over the terms = {} ({label}: {} – {}), bound by {}",
             Si(p.seconds, "s"),
-            Si(self.ranged.lo_s, "s"),
-            Si(self.ranged.hi_s, "s"),
+            Si(range[0], "s"),
+            Si(range[1], "s"),
             p.binding
         );
-        if let Some([fast, slow]) = p.states_s {
+        if let Some([fast, slow]) = p.states_s.filter(|st| *st != range) {
             let _ = writeln!(
                 s,
                 "  two states: {} and {}: the profile measured what binds in a fast and a slow state",

@@ -38,9 +38,11 @@
 //!   (`mutex` or `spin`, with the profile's critical section), the figure a
 //!   single lock's hand-offs come from;
 //! * **migrations**: for the same variants, the throughput of the spread
-//!   mutexes (`mutex_spread`, 256 mutexes taken at random, so that a
-//!   lock's line moves between the cores about every other operation),
-//!   the figure the lock model's line migration comes from. Where the host
+//!   mutexes (256 mutexes taken at random, so that a lock's line moves
+//!   between the cores about every other operation; `mutex_spread_empty`
+//!   for a variant whose section is shorter than half the profile's, else
+//!   `mutex_spread`), the figure the lock model's line migration comes
+//!   from. Where the host
 //!   places the two vCPUs sets both, but not in the same proportion: on
 //!   the Zen 4 VM the spread mutexes' drift, applied to a single contended
 //!   mutex, put the global lock's paired prediction at −45% of the kernel
@@ -394,7 +396,7 @@ fn handoffs_drift(
 /// The spread mutexes' throughput on `threads` threads, now against the
 /// profile's, the figure the lock model's line migration comes from: the
 /// measured section nearer the work's first lock's (`mutex_spread_empty`
-/// for a section shorter than half the profile's, when it has that kind);
+/// for a section shorter than half the profile's, when it has that point);
 /// none for a variant without locks, on one thread or without the figure.
 fn migrations_drift(
     work: &Work,
@@ -410,7 +412,8 @@ fn migrations_drift(
         return Ok(None);
     };
     let short = profile.sections.lock.as_ref().is_some_and(|l| {
-        l.kind("mutex_spread_empty").is_some() && critical_s < l.measured_critical_s() / 2.0
+        l.point("mutex_spread_empty", threads).is_some()
+            && critical_s < l.measured_critical_s() / 2.0
     });
     let kind = if short {
         LockKind::MutexSpreadEmpty

@@ -163,8 +163,8 @@ pub struct Prediction {
     /// the slow one, from the profile's rounds
     /// (`models::profile::lock::HandOff`) or, for one lock for all
     /// threads, the operations one at a time with no hand-off
-    /// ([`terms::lock`]). When memory binds and the profile's DRAM bursts
-    /// saw two states ([`Machine::dram_two_states`]): the prediction with
+    /// ([`terms::lock`]). When memory at DRAM binds and the profile's DRAM
+    /// bursts saw two states ([`Machine::dram_two_states`]): the prediction with
     /// every figure at the fast and at the slow end of its interval, the
     /// DRAM points' being their fastest and slowest burst.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -334,16 +334,19 @@ pub fn predict_at(
         .filter(|t| t.resource != "lock")
         .map(|t| t.seconds)
         .fold(0.0, f64::max);
-    let memory_states =
-        (bound == Bound::Point && top.resource.starts_with("memory") && m.dram_two_states(threads))
-            .then(|| {
-                Ok::<_, Missing>([
-                    predict_at(work, m, threads, Bound::Fast)?.seconds,
-                    predict_at(work, m, threads, Bound::Slow)?.seconds,
-                ])
-            })
-            .transpose()?
-            .filter(|[fast, slow]| *slow >= TWO_STATES * *fast);
+    // Memory at DRAM in two states: the prediction at either end of the
+    // figures' intervals, left out when either cannot be made.
+    let at_dram = working_set.is_some_and(|b| m.holding_level(b, threads).is_none());
+    let memory_states = (bound == Bound::Point
+        && top.resource.starts_with("memory")
+        && at_dram
+        && m.dram_two_states(threads))
+    .then(|| {
+        let at = |bound| predict_at(work, m, threads, bound).ok().map(|p| p.seconds);
+        Some([at(Bound::Fast)?, at(Bound::Slow)?])
+    })
+    .flatten()
+    .filter(|[fast, slow]| *slow >= TWO_STATES * *fast);
     let states_s = lock_states
         .filter(|_| top.resource == "lock")
         .map(|s| s.map(|x| x.max(others)))

@@ -58,8 +58,10 @@ pub fn streaming_edge(loads: &[(f64, f64)], last_cache: f64, dram_bw: f64) -> Op
         return None;
     }
     let half = (plateau * dram_bw).sqrt();
-    let beyond: Vec<(f64, f64)> = loads.iter().copied().filter(|&(x, _)| x >= from).collect();
-    let edge = beyond.windows(2).find_map(|w| {
+    // From the last point before the window on, so that a fall that
+    // began inside the chase's level is found there.
+    let first = loads.iter().rposition(|&(x, _)| x < from).unwrap_or(0);
+    let edge = loads[first..].windows(2).find_map(|w| {
         let ((x0, b0), (x1, b1)) = (w[0], w[1]);
         (b0 >= half && b1 < half).then(|| {
             let t = (b0 / half).ln() / (b0 / b1).ln();
@@ -197,6 +199,13 @@ mod tests {
         .collect();
         let edge = streaming_edge(&loads, 9.77e6, 31.5e9).unwrap();
         assert!(edge > 3.8e7 && edge < 3.9e7, "{edge}");
+        // A fall half-way before 2× the chase's size, with a bump in the
+        // window after it: the chase's level is where streaming ends.
+        let dipped: Vec<(f64, f64)> = [(3.5e6, 90.0), (7e6, 22.0), (1e7, 60.0), (2e7, 20.0)]
+            .iter()
+            .map(|&(x, b)| (x, b * 1e9))
+            .collect();
+        assert_eq!(streaming_edge(&dipped, 3e6, 20e9), None);
     }
 
     #[test]

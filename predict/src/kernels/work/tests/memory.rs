@@ -511,8 +511,16 @@ fn a_memory_bound_prediction_names_both_states_of_dram_bursts_apart() {
             .states_s,
         None
     );
-    // On one thread the two-thread points say nothing.
+    // On one thread the two-thread points say nothing; nor at a working
+    // set a cache holds.
     let p = with_bursts([40e9, 39e9, 80e9, 41e9], [50e9, 49e9, 100e9, 51e9]);
-    let one = predict(&stream_at_dram, &Machine::new(&p), 1);
-    assert!(one.map_or(true, |pr| pr.states_s.is_none()));
+    let m = Machine::new(&p);
+    assert!(!m.dram_two_states(1));
+    let in_cache = Work {
+        demands: vec![Demand::Memory {
+            traffic: Traffic::streaming(16e6, 8e6),
+            per_thread_bytes: 16384.0,
+        }],
+    };
+    assert_eq!(predict(&in_cache, &m, 2).unwrap().states_s, None);
 }
