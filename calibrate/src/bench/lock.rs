@@ -358,7 +358,7 @@ fn measure_kind(
         )
     };
     let line = format!(
-        "  {:<12} {}  {tail}",
+        "  {:<18} {}  {tail}",
         kind.name(),
         pts.iter()
             .map(|(t, s)| format!("{:>2}t {:>12}", t, Si(s.median, "op/s").to_string()))
