@@ -32,6 +32,12 @@ pub enum HandOff {
 /// result two-state: a prediction from it gives both.
 pub const TWO_STATES: f64 = 1.5;
 
+/// Whether two figures of one measure, the lower `low` and the higher
+/// `high` (two times, or two rates), are [`TWO_STATES`] apart or more.
+pub fn two_states(low: f64, high: f64) -> bool {
+    high >= TWO_STATES * low
+}
+
 /// Results of the lock benchmark.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default)]

@@ -272,17 +272,17 @@ fn log_curve(points: impl Iterator<Item = (f64, Estimate)>, x: f64) -> Option<Es
 
 impl StreamSection {
     /// Whether the DRAM points on `threads` threads saw two states: the
-    /// bursts of one of them [`TWO_STATES`] apart or more (the host's
+    /// bursts of one of them [`two_states`] apart (the host's
     /// memory path, which the Zen 4 VM's two threads found at 45–53 GB/s
     /// most of the time and at 78–90 GB/s in episodes of 0.4–25 s).
     ///
-    /// [`TWO_STATES`]: super::lock::TWO_STATES
+    /// [`two_states`]: super::lock::two_states
     pub fn dram_two_states(&self, threads: usize) -> bool {
         self.dram
             .iter()
             .filter(|p| p.threads == Some(threads))
             .filter_map(|p| typical_burst(&p.bursts_Bps))
-            .any(|e| e.hi >= super::lock::TWO_STATES * e.lo)
+            .any(|e| super::lock::two_states(e.lo, e.hi))
     }
 
     /// Seconds a thread loses per restart of its streams, runs of

@@ -6,7 +6,7 @@ use models::profile::CeilingKernel;
 use serde::Serialize;
 
 use models::kernel::{RandomAccesses, Traffic};
-use models::profile::lock::TWO_STATES;
+use models::profile::lock::two_states;
 use models::saturation::saturated_s;
 
 use super::terms;
@@ -346,7 +346,7 @@ pub fn predict_at(
         Some([at(Bound::Fast)?, at(Bound::Slow)?])
     })
     .flatten()
-    .filter(|[fast, slow]| *slow >= TWO_STATES * *fast);
+    .filter(|&[fast, slow]| two_states(fast, slow));
     let states_s = lock_states
         .filter(|_| top.resource == "lock")
         .map(|s| s.map(|x| x.max(others)))

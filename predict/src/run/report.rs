@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use models::profile::lock::TWO_STATES;
+use models::profile::lock::two_states;
 use models::profile::Profile;
 use models::stats::Better;
 
@@ -62,7 +62,7 @@ pub fn assess(
                 s.capability(Better::Lower).point,
                 s.capability(Better::Higher).point,
             );
-            if slow >= TWO_STATES * fast {
+            if two_states(fast, slow) {
                 record = record.with("measured_states_s", [fast, slow]);
             }
             let record = match (&prediction, no_prediction) {

@@ -1,7 +1,7 @@
 //! What the STREAM sweep reports: the headline and level bandwidths, the
 //! warnings, the typed section and the human table.
 
-use models::profile::lock::TWO_STATES;
+use models::profile::lock::two_states;
 use models::profile::stream::{
     BytesPerElem, StreamLevel, StreamRestart, StreamSection, StreamSweep,
 };
@@ -31,7 +31,7 @@ pub(super) fn dram_headlines(ctx: &Context, out: &mut Outcome, dram: &[&KernelPo
         let name = format!("STREAM triad (DRAM, {} thread(s))", p.threads);
         out.warnings.extend(noisy_warning(&name, &p.bandwidth));
         let e = p.estimate();
-        if p.bursts.len() > 1 && e.hi >= TWO_STATES * e.lo {
+        if p.bursts.len() > 1 && two_states(e.lo, e.hi) {
             out.notes.push(format!(
                 "{name}: its {} bursts read {} to {}: the host's memory changed state during the sweep; the figure is the median burst, {}",
                 p.bursts.len(),

@@ -36,10 +36,10 @@ fn round_plan() -> Plan {
 /// cell locks took 16.7 ms in one while the spread mutexes measured right
 /// after them read as profiled, and in another the spread mutexes read
 /// 0.34× the profile's throughput right after the cell locks had run at
-/// their usual 6.1 ms. So the figures of [`between`] are measured
-/// between the kernel's timings, one short round after each, and each
-/// drift is the median of its rounds, as the kernel's time is the median
-/// of its timings: a change that covers most of the timings covers most
+/// their usual 6.1 ms. So the figures of the parent module's `between`
+/// are measured between the kernel's timings, one short round after each,
+/// and each drift is the median of its rounds, as the kernel's time is the
+/// median of its timings: a change that covers most of the timings covers most
 /// of the rounds. The memory figure is measured the same way on regions
 /// allocated once, after every other timing and at most
 /// [`MEMORY_ROUNDS`] times (a round at a DRAM working set takes tens of
@@ -157,7 +157,7 @@ impl<'a> Beside<'a> {
         }
     }
 
-    /// The drifts: each of [`between`]'s and the memory figure the median
+    /// The drifts: each of `between`'s and the memory figure the median
     /// of its rounds (or, if no round ran, one quick re-measure), then
     /// compute measured now. None when there was nothing to re-measure.
     pub fn finish(self) -> Result<Option<Paired>> {

@@ -3,12 +3,12 @@
 //! and its two hand-off states when their rounds differ.
 
 use models::contention::{critical_section_s, line_migration_s, MeasuredLock};
-use models::profile::lock::{HandOff, TWO_STATES};
+use models::profile::lock::{two_states, HandOff};
 
 use super::super::work::{LockKindName, Term};
 use crate::machine::{LockKind, Machine, Missing};
 
-/// A lock's demand, as [`super::work::Demand::Lock`] declares it.
+/// A lock's demand, as [`super::super::work::Demand::Lock`] declares it.
 pub struct LockDemand {
     pub ops: f64,
     pub kind: LockKindName,
@@ -17,9 +17,8 @@ pub struct LockDemand {
     pub data_lines: f64,
 }
 
-/// A lock's term and, when its contended hand-off has two states further
-/// apart than [`TWO_STATES`], the term's time in the fast and in the slow
-/// one.
+/// A lock's term and, when its contended hand-off has two states
+/// ([`two_states`]), the term's time in the fast and in the slow one.
 pub struct LockTerm {
     pub term: Term,
     pub states_s: Option<[f64; 2]>,
@@ -106,14 +105,14 @@ pub fn lock(m: &Machine, d: &LockDemand, threads: usize) -> Result<LockTerm, Mis
     let rounds = (threads > 1)
         .then(|| Ok::<_, Missing>([seconds(HandOff::Fast)?, seconds(HandOff::Slow)?]))
         .transpose()?
-        .filter(|[f, s]| *s >= TWO_STATES * *f);
+        .filter(|&[f, s]| two_states(f, s));
     let alone = (threads > 1 && lanes <= 1.0).then_some(ops * t1);
     let states_s = match (rounds, alone) {
         (Some([f, s]), Some(a)) => Some([f.min(a), s]),
         (None, Some(a)) => Some([a, typical]),
         (rounds, None) => rounds,
     }
-    .filter(|[f, s]| *s >= TWO_STATES * *f);
+    .filter(|&[f, s]| two_states(f, s));
     let mut states = String::new();
     if let (Some([f, s]), Some(_)) = (rounds, states_s) {
         states += &format!(
