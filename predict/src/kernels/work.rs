@@ -336,10 +336,9 @@ pub fn predict_at(
         .fold(0.0, f64::max);
     // Memory at DRAM in two states: the prediction at either end of the
     // figures' intervals, left out when either cannot be made.
-    let at_dram = working_set.is_some_and(|b| m.holding_level(b, threads).is_none());
     let memory_states = (bound == Bound::Point
         && top.resource.starts_with("memory")
-        && at_dram
+        && working_set.is_some_and(|b| m.holding_level(b, threads).is_none())
         && m.dram_two_states(threads))
     .then(|| {
         let at = |bound| predict_at(work, m, threads, bound).ok().map(|p| p.seconds);
