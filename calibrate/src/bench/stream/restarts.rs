@@ -12,8 +12,8 @@
 //! estimates (low quantile) of their clean timings. Each run length is
 //! timed in [`PAIRS`] pairs, the contiguous copy right before the
 //! segmented one ([`super::pairs`]). Measured at
-//! [`SEGMENT_BYTES`], a predicted loop reads the curve between them
-//! (`StreamSection::restart_s`).
+//! [`SEGMENT_BYTES`] (every other one with `--quick`), a predicted loop
+//! reads the curve between them (`StreamSection::restart_s`).
 
 use std::hint::black_box;
 
@@ -47,17 +47,20 @@ pub const SEGMENT_BYTES: [usize; 7] = [
 pub const REPS: usize = 5;
 
 /// The restart curve on each team, each thread copying its share of the
-/// DRAM working set `dram_total`.
+/// DRAM working set `dram_total`, at every `octaves`-th of
+/// [`SEGMENT_BYTES`].
 pub fn measure_restarts(
     ctx: &Context,
     teams: &[&Team],
     dram_total: u64,
+    octaves: usize,
 ) -> Result<Vec<StreamRestart>> {
     let plan = ctx.config.plan.capped(REPS);
     let isa = Isa::detect();
+    let lengths: Vec<usize> = SEGMENT_BYTES.into_iter().step_by(octaves).collect();
     let bar = ctx.progress.bar(
         "stream restarts",
-        (teams.len() * SEGMENT_BYTES.len() * PAIRS) as u64,
+        (teams.len() * lengths.len() * PAIRS) as u64,
     );
     let mut out = Vec::new();
     for team in teams {
@@ -77,7 +80,7 @@ pub fn measure_restarts(
             })?;
             Ok(m.per_unit.summary().capability(Better::Lower).point)
         };
-        for bytes in SEGMENT_BYTES {
+        for &bytes in &lengths {
             let runs = n.div_ceil(bytes / 8) as f64;
             let per_segment_s = over_pairs(|| {
                 let contiguous = time(n)?;

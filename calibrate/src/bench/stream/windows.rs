@@ -8,8 +8,9 @@
 //! both times the capability estimates of their clean timings, each
 //! lagged copy timed in [`PAIRS`] pairs right after a plain one (the
 //! median of the differences, their range as the interval), as the
-//! restarts are. The windows run an octave apart from twice the first
-//! cache to half the last, so each cache beyond L1 holds some of them.
+//! restarts are. The windows run an octave apart (two with `--quick`)
+//! from twice the first cache to half the last, so each cache beyond L1
+//! holds some of them.
 //!
 //! It is one core's figure: the model adds it to the core's own time
 //! (ECM), which the shared memory system bounds apart. On the Zen 4 VM a
@@ -58,11 +59,12 @@ pub struct Windows {
 }
 
 /// The windows measured between the first cache `first` and the last
-/// `last` (bytes): an octave apart from 2·first to last / 2, each with
+/// `last` (bytes): `octaves` apart from 2·first to last / 2, each with
 /// its two lags within an eighth of the `n` elements of an array.
-pub fn windows(first: f64, last: f64, n: usize) -> Vec<f64> {
+pub fn windows(first: f64, last: f64, n: usize, octaves: usize) -> Vec<f64> {
     size_grid((2.0 * first) as u64, (last / 2.0) as u64, 1, 4096)
         .into_iter()
+        .step_by(octaves)
         .map(|w| w as f64)
         .filter(|&w| 16 * lag_for(w) <= n)
         .collect()
@@ -102,8 +104,15 @@ impl<'a> Copies<'a> {
 
 /// The window curve on one thread copying the DRAM working set
 /// `dram_total`, with the detected caches from `first` to `last` bytes,
-/// and the knee from the same pairs on all threads.
-pub fn measure_windows(ctx: &Context, dram_total: u64, first: f64, last: f64) -> Result<Windows> {
+/// windows `octaves` apart, and the knee from the same pairs on all
+/// threads.
+pub fn measure_windows(
+    ctx: &Context,
+    dram_total: u64,
+    first: f64,
+    last: f64,
+    octaves: usize,
+) -> Result<Windows> {
     let one = Copies::new(&ctx.one, dram_total)?;
     // Both teams' arrays are held at once, so the knee needs twice the
     // DRAM working set within the budget.
@@ -111,7 +120,7 @@ pub fn measure_windows(ctx: &Context, dram_total: u64, first: f64, last: f64) ->
         .then(|| Copies::new(&ctx.all, dram_total))
         .transpose()?;
     let shortest = all.as_ref().map_or(one.n, |a| a.n.min(one.n));
-    let sizes = windows(first, last, shortest);
+    let sizes = windows(first, last, shortest, octaves);
     let bar = ctx
         .progress
         .bar("stream windows", (sizes.len() * PAIRS) as u64);
@@ -176,12 +185,16 @@ mod tests {
     #[test]
     fn windows_run_an_octave_apart_between_the_caches() {
         let kib = 1024.0;
-        let w = windows(32.0 * kib, 32.0 * 1024.0 * kib, 16 << 20);
+        let w = windows(32.0 * kib, 32.0 * 1024.0 * kib, 16 << 20, 1);
         assert_eq!(w.first(), Some(&(64.0 * kib)));
         assert_eq!(w.last(), Some(&(16.0 * 1024.0 * kib)));
         assert_eq!(w.len(), 9);
+        // Two octaves apart: every other one, from the same first.
+        let quick = windows(32.0 * kib, 32.0 * 1024.0 * kib, 16 << 20, 2);
+        assert_eq!(quick, w.iter().copied().step_by(2).collect::<Vec<_>>());
+        assert_eq!(quick.len(), 5);
         // A small DRAM working set drops the windows it cannot lag.
-        let short = windows(32.0 * kib, 32.0 * 1024.0 * kib, 1 << 20);
+        let short = windows(32.0 * kib, 32.0 * 1024.0 * kib, 1 << 20, 1);
         assert!(short.iter().all(|&x| 16 * lag_for(x) <= 1 << 20));
         assert!(short.len() < w.len());
     }
