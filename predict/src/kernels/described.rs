@@ -4,6 +4,7 @@
 //! the counting sort's loops. `predict kernel` predicts users' loops through
 //! this, with the same terms as the built-in kernels.
 
+use calibrate::harness::kernels::Isa;
 use models::kernel::{Lines, LoopKernel, Traffic};
 use models::profile::CeilingKernel;
 
@@ -20,6 +21,22 @@ pub struct Build {
     /// The instruction set whose compute ceiling applies (`None`: the
     /// highest the profile has).
     pub isa: Option<&'static str>,
+}
+
+impl Build {
+    /// How `predict run`'s own kernels are built: 64-byte lines, arrays on
+    /// huge pages, and the instruction set their loops dispatch to, AVX2
+    /// with FMA on a CPU that has it, AVX-512 or not (the profile's highest
+    /// otherwise). The compute term then takes that code's ceiling: on a
+    /// core with two 512-bit FMA units the AVX-512 ceiling is twice the
+    /// AVX2 one.
+    pub fn builtin() -> Self {
+        Self {
+            line_bytes: 64.0,
+            huge_pages: true,
+            isa: matches!(Isa::detect(), Isa::Avx2 | Isa::Avx512).then_some("avx2"),
+        }
+    }
 }
 
 /// The demands of one pass of `k`'s `n` iterations.

@@ -150,13 +150,12 @@ impl Variant {
     /// loops' demands over the seven arrays the kernel allocates; the
     /// watermark variants drop the term their experiment removes.
     pub fn work(self, n_per_thread: usize, threads: usize) -> Work {
-        let build = Build {
-            line_bytes: 64.0,
-            huge_pages: true,
-            isa: None,
-        };
         let per_thread_bytes = (7 * n_per_thread * 4) as f64;
-        let mut w = loops_work(&self.loops(n_per_thread, threads), build, per_thread_bytes);
+        let mut w = loops_work(
+            &self.loops(n_per_thread, threads),
+            Build::builtin(),
+            per_thread_bytes,
+        );
         w.demands.retain(|d| match d {
             Demand::Flops { .. } => self != Variant::FusedNoCompute,
             Demand::Memory { .. } => self != Variant::FusedOneElement,

@@ -142,15 +142,10 @@ impl Variant {
     /// per thread.
     pub fn work(self, shape: Shape, threads: usize, cache_bytes: f64) -> Work {
         let Shape { rows, w, precision } = shape;
-        let build = Build {
-            line_bytes: 64.0,
-            huge_pages: true,
-            isa: None,
-        };
         let per_thread_bytes = (2 * (rows + 2) * w * precision.bytes()) as f64;
         loops_work(
             &[self.described(shape, threads, cache_bytes)],
-            build,
+            Build::builtin(),
             per_thread_bytes,
         )
     }

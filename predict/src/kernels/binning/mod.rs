@@ -419,13 +419,8 @@ impl Variant {
             // The two passes as loop descriptions, the one model users'
             // loops go through.
             Variant::DataParallel => {
-                let build = Build {
-                    line_bytes: 64.0,
-                    huge_pages: true,
-                    isa: None,
-                };
                 let per_thread = 20.0 * n_f / threads as f64;
-                return Ok(loops_work(&sort_passes(n, threads), build, per_thread));
+                return Ok(loops_work(&sort_passes(n, threads), Build::builtin(), per_thread));
             }
             Variant::NoSync => return Err(NoWork::Unmodelled(
                 "the particle-by-particle list insertion (a scalar cell, then the head's load and store and the link's store) is no profile figure: the calibrated bin loops are the counting sort's, whose cells come a block at a time from vector code",

@@ -158,9 +158,8 @@ fn a_built_in_kernel_and_its_description_predict_alike() {
     let n = 4 << 20;
     let builtin = predict(&Variant::Fused.work(n, 2), &m, 2).unwrap();
     let build = Build {
-        line_bytes: 64.0,
         huge_pages: false,
-        isa: None,
+        ..Build::builtin()
     };
     let described = &Variant::Fused.loops(n, 2)[0];
     let user = predict(&loop_work(described, build), &m, 2).unwrap();
@@ -170,4 +169,33 @@ fn a_built_in_kernel_and_its_description_predict_alike() {
     );
     let secs = |p: &Prediction| p.terms.iter().map(|t| t.seconds).collect::<Vec<_>>();
     assert_eq!(secs(&builtin), secs(&user));
+}
+
+#[test]
+fn a_built_in_kernel_takes_the_ceiling_of_the_code_it_runs() {
+    use crate::kernels::described::Build;
+    use crate::kernels::fusion::Variant;
+    // An AVX-512 FMA ceiling twice the AVX2 one, as on a core with two
+    // 512-bit FMA units: the fusion, whose loops run AVX2 code on either
+    // CPU, is held to the AVX2 ceiling there.
+    let mut p = machine();
+    let mut wide = p.ceilings[0].clone();
+    wide.isa = "avx512".into();
+    wide.flops = Estimate::exact(200e9);
+    p.ceilings.push(wide);
+    let m = Machine::new(&p);
+    let w = Variant::FusedExtraMath.work(1 << 20, 2);
+    let flops = w.flops();
+    let compute = predict(&w, &m, 2).unwrap().terms[0].clone();
+    let ceiling = if Build::builtin().isa.is_some() {
+        100e9
+    } else {
+        200e9
+    };
+    assert_eq!(compute.resource, "compute");
+    assert!(
+        (compute.seconds - flops / ceiling).abs() < 1e-15,
+        "{}",
+        compute.explain
+    );
 }
