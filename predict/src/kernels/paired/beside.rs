@@ -127,8 +127,9 @@ impl<'a> Beside<'a> {
         }
     }
 
-    /// One round, between two of the kernel's timings.
-    pub fn round(&mut self) {
+    /// One round, between two of the kernel's timings; whether it ran (and
+    /// so filled the caches with its own working sets).
+    pub fn round(&mut self) -> bool {
         let State::On {
             work,
             profile,
@@ -138,7 +139,7 @@ impl<'a> Beside<'a> {
             timings,
         } = &mut self.state
         else {
-            return;
+            return false;
         };
         *timings += 1;
         let plan = round_plan();
@@ -155,6 +156,7 @@ impl<'a> Beside<'a> {
         if let Err(e) = round {
             self.state = State::Failed(e);
         }
+        true
     }
 
     /// The drifts: each of `between`'s and the memory figure the median

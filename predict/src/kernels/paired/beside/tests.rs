@@ -69,6 +69,43 @@ fn a_round_runs_after_every_timing_of_the_kernel() {
 }
 
 #[test]
+fn an_untimed_call_follows_every_round() {
+    let profile = Profile::new(Default::default());
+    let work = Work {
+        demands: vec![Demand::Flops {
+            flops: 1e6,
+            precision: "f64",
+            ceiling: CeilingKernel::Registers,
+            isa: None,
+        }],
+    };
+    let mut beside = Beside::new(Some(&profile), Some(&work), 1);
+    let plan = Plan::quick();
+    // Each call outlasts a timing's minimum, so every timing is one call,
+    // and the call after each round is the kernel's warm-up.
+    let mut runs = 0;
+    crate::kernels::team::time(&plan, &mut beside, || {
+        runs += 1;
+        std::thread::sleep(plan.min_time + std::time::Duration::from_micros(100));
+    })
+    .unwrap();
+    let State::On { timings, .. } = &beside.state else {
+        panic!("the re-measure is on");
+    };
+    assert!(*timings > 0);
+    assert_eq!(runs, 2 * *timings);
+    // Without a re-measure there is nothing to warm up after.
+    let mut off = Beside::new(None, Some(&work), 1);
+    let mut runs = 0;
+    let sample = crate::kernels::team::time(&plan, &mut off, || {
+        runs += 1;
+        std::thread::sleep(plan.min_time + std::time::Duration::from_micros(100));
+    })
+    .unwrap();
+    assert!(runs >= sample.values().len() && runs < 2 * sample.values().len() + 4);
+}
+
+#[test]
 fn the_memory_figure_is_measured_after_every_other_timing() {
     let mut profile = Profile::new(Default::default());
     profile.sections.stream = Some(section());
