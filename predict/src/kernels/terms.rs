@@ -240,6 +240,11 @@ pub fn local_sum(m: &Machine, steps_per_thread: f64) -> Result<Term, Missing> {
 /// paid per byte it read again from a window that size beside a copy from
 /// DRAM ([`Machine::window_read_s`]). A profile without the window curve
 /// charges the level's rate.
+///
+/// A window no cache holds fails the layer condition at the last cache:
+/// its lines come from memory again, as loads the memory term moves with
+/// the streams ([`reused_from_memory`]), and only their L1 time is left
+/// here.
 pub fn reuse(
     m: &Machine,
     bytes_per_thread: f64,
@@ -255,19 +260,29 @@ pub fn reuse(
     } else {
         None
     };
-    let Some(l) = level else {
-        return Ok(Term {
-            resource: "load/store",
-            seconds: ports,
-            explain: format!(
-                "reused bytes / B_L1 = {} / {} (loads that hit L1, one thread's L1 read bandwidth; ECM's in-core time)",
-                Si(bytes_per_thread, "B"),
-                Si(b1, "B/s")
-            ),
-        });
+    let in_l1 = |why: String| {
+        Term {
+        resource: "load/store",
+        seconds: ports,
+        explain: format!(
+            "reused bytes / B_L1 = {} / {} ({why}, one thread's L1 read bandwidth; ECM's in-core time)",
+            Si(bytes_per_thread, "B"),
+            Si(b1, "B/s")
+        ),
+    }
     };
-    let beside_dram = match (l.cached, m.window_read_s(window_bytes, bound)) {
-        (true, Some(t_w)) if streamed_per_thread_bytes > 0.0 => {
+    let Some(l) = level else {
+        return Ok(in_l1("loads that hit L1".into()));
+    };
+    if !l.cached {
+        return Ok(in_l1(format!(
+            "a {} window per thread exceeds every cache: its lines come from memory again, as loads \
+             of the memory term (the layer condition fails at the last cache); here their loads",
+            Si(window_bytes, "B")
+        )));
+    }
+    let beside_dram = match m.window_read_s(window_bytes, bound) {
+        Some(t_w) if streamed_per_thread_bytes > 0.0 => {
             let (s, how) = m.dram_share(streamed_per_thread_bytes, threads);
             (s > 0.0).then_some((t_w, how))
         }
@@ -304,6 +319,16 @@ pub fn reuse(
         seconds,
         explain,
     })
+}
+
+/// Whether no cache holds a reuse window of `window_bytes` per thread on
+/// `threads` threads (Kerncraft's layer condition failing at the last
+/// cache): the reused lines then come from memory again, so they are
+/// loads of the memory term, and [`reuse`] charges only their L1 time.
+pub fn reused_from_memory(m: &Machine, window_bytes: f64, threads: usize) -> bool {
+    window_bytes > 0.0
+        && m.holding_level(window_bytes, threads)
+            .map_or(true, |l| l.size_bytes.is_none())
 }
 
 /// T_restart = s × runs × t_restart(S): each time a thread's streams jump

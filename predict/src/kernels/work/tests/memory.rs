@@ -524,3 +524,100 @@ fn a_memory_bound_prediction_names_both_states_of_dram_bursts_apart() {
     };
     assert_eq!(predict(&in_cache, &m, 2).unwrap().states_s, None);
 }
+
+#[test]
+fn a_reuse_window_no_cache_holds_is_loaded_from_memory_again() {
+    let mut p = machine_with_one_core();
+    p.levels.push(MemoryLevel {
+        name: "DRAM".into(),
+        size_bytes: None,
+        latency_s: None,
+        bandwidth_1t_Bps: Some(Estimate::exact(20e9)),
+        bandwidth_Bps: None,
+    });
+    p.levels[1].bandwidth_1t_Bps = Some(Estimate::exact(100e9));
+    let m = Machine::new(&p);
+    let streams = Traffic::streaming(16e6, 8e6);
+    let memory = |traffic| Demand::Memory {
+        traffic,
+        per_thread_bytes: 64e6,
+    };
+    let reuse = |window_bytes| Demand::Reuse {
+        bytes_per_thread: 8e6,
+        window_bytes,
+    };
+    let term = |pr: &Prediction, resource: &str| {
+        pr.terms
+            .iter()
+            .find(|t| t.resource == resource)
+            .cloned()
+            .unwrap()
+    };
+    // A 32 MB window per thread exceeds the 1 MiB L2: the 16 MB the two
+    // threads read again are loads of the memory term, as if the loop
+    // streamed them, and the reuse term keeps their L1 time.
+    let far = Work {
+        demands: vec![memory(streams), reuse(32e6)],
+    };
+    assert!(terms::reused_from_memory(&m, 32e6, 2));
+    let pr = predict(&far, &m, 2).unwrap();
+    let reloaded = Traffic {
+        load_bytes: 16e6,
+        ..Traffic::default()
+    };
+    let streamed = predict(
+        &Work {
+            demands: vec![memory(streams.plus(reloaded))],
+        },
+        &m,
+        2,
+    )
+    .unwrap();
+    assert_eq!(
+        term(&pr, MEMORY_BANDWIDTH).seconds,
+        term(&streamed, MEMORY_BANDWIDTH).seconds
+    );
+    let loads = term(&pr, "load/store");
+    assert!(
+        (loads.seconds - 8e6 / 160e9).abs() < 1e-15,
+        "{}",
+        loads.explain
+    );
+    assert!(
+        loads.explain.contains("exceeds every cache"),
+        "{}",
+        loads.explain
+    );
+    // A window L2 holds leaves the memory term as it was.
+    assert!(!terms::reused_from_memory(&m, 262144.0, 2));
+    let near = predict(
+        &Work {
+            demands: vec![memory(streams), reuse(262144.0)],
+        },
+        &m,
+        2,
+    )
+    .unwrap();
+    let alone = predict(
+        &Work {
+            demands: vec![memory(streams)],
+        },
+        &m,
+        2,
+    )
+    .unwrap();
+    assert_eq!(
+        term(&near, MEMORY_BANDWIDTH).seconds,
+        term(&alone, MEMORY_BANDWIDTH).seconds
+    );
+    // Reloads without a streamed demand get a memory term of their own.
+    let only = predict(
+        &Work {
+            demands: vec![reuse(32e6)],
+        },
+        &m,
+        2,
+    )
+    .unwrap();
+    assert!(term(&only, MEMORY_BANDWIDTH).seconds > 0.0);
+}
