@@ -88,8 +88,6 @@ impl Bound {
 #[allow(non_snake_case)]
 pub struct ReuseLevel {
     pub name: String,
-    /// Whether a cache holds the window (DRAM does not count).
-    pub cached: bool,
     /// One thread's read bandwidth there, B/s.
     pub read_Bps: f64,
 }
@@ -426,7 +424,6 @@ impl<'a> Machine<'a> {
         })?;
         Ok(ReuseLevel {
             name: l.name.clone(),
-            cached: l.size_bytes.is_some(),
             read_Bps: bound.of_rate(read) * self.now.loads,
         })
     }

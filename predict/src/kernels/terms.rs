@@ -255,32 +255,32 @@ pub fn reuse(
 ) -> Result<Term, Missing> {
     let b1 = m.l1_read_bandwidth(bound)?;
     let ports = bytes_per_thread / b1;
+    let in_l1 = |why: String| Term {
+        resource: "load/store",
+        seconds: ports,
+        explain: format!(
+            "reused bytes / B_L1 = {} / {} ({why}, one thread's L1 read bandwidth; \
+             ECM's in-core time)",
+            Si(bytes_per_thread, "B"),
+            Si(b1, "B/s")
+        ),
+    };
+    if reused_from_memory(m, window_bytes, threads) {
+        return Ok(in_l1(format!(
+            "a {} window per thread exceeds every cache: its lines come from memory again, as \
+             loads of the memory term (the layer condition fails at the last cache); here \
+             their loads",
+            Si(window_bytes, "B")
+        )));
+    }
     let level = if window_bytes > 0.0 {
         Some(m.reuse_level(window_bytes, threads, bound)?).filter(|l| l.name != "L1")
     } else {
         None
     };
-    let in_l1 = |why: String| {
-        Term {
-        resource: "load/store",
-        seconds: ports,
-        explain: format!(
-            "reused bytes / B_L1 = {} / {} ({why}, one thread's L1 read bandwidth; ECM's in-core time)",
-            Si(bytes_per_thread, "B"),
-            Si(b1, "B/s")
-        ),
-    }
-    };
     let Some(l) = level else {
         return Ok(in_l1("loads that hit L1".into()));
     };
-    if !l.cached {
-        return Ok(in_l1(format!(
-            "a {} window per thread exceeds every cache: its lines come from memory again, as loads \
-             of the memory term (the layer condition fails at the last cache); here their loads",
-            Si(window_bytes, "B")
-        )));
-    }
     let beside_dram = match m.window_read_s(window_bytes, bound) {
         Some(t_w) if streamed_per_thread_bytes > 0.0 => {
             let (s, how) = m.dram_share(streamed_per_thread_bytes, threads);

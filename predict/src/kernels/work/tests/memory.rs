@@ -288,9 +288,15 @@ fn reuse_beyond_l1_brings_its_lines_back_from_the_level_that_holds_them() {
     assert!((slow(30e3) - 2.0 * reuse(30e3)).abs() < 1e-15);
     assert!((slow(32816.0) - 2.0 * reuse(32816.0)).abs() < 1e-15);
     // L2 is the last cache, shared by the 2 threads (512 KiB each);
-    // beyond it the DRAM level's read bandwidth applies, here unmeasured.
-    let e = terms::reuse(&m, 16e6, 4e6, 2, 0.0, Bound::Point).unwrap_err();
-    assert!(e.what.contains("DRAM read bandwidth"), "{e}");
+    // beyond it the lines are memory traffic, and only their L1 time is
+    // left here (no DRAM read bandwidth needed).
+    let far = terms::reuse(&m, 16e6, 4e6, 2, 0.0, Bound::Point).unwrap();
+    assert!((far.seconds - 16e6 / 160e9).abs() < 1e-15);
+    assert!(
+        far.explain.contains("exceeds every cache"),
+        "{}",
+        far.explain
+    );
     // The same rule places the working sets the explanations name: 600 KB
     // fits the 1 MiB L2 alone, not its half.
     assert_eq!(m.holding_level_name(600e3, 1), "L2");
