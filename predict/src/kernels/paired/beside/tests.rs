@@ -28,18 +28,22 @@ fn rounds_between_the_timings_give_each_figure_its_median() {
     assert_eq!(median_rounds(&[]), Paired::default());
 }
 
-#[test]
-fn a_round_runs_after_every_timing_of_the_kernel() {
-    let profile = Profile::new(Default::default());
-    // Flops only: the rounds re-measure nothing, quickly.
-    let work = Work {
+/// Flops only: the rounds re-measure nothing, quickly.
+fn flops_only() -> Work {
+    Work {
         demands: vec![Demand::Flops {
             flops: 1e6,
             precision: "f64",
             ceiling: CeilingKernel::Registers,
             isa: None,
         }],
-    };
+    }
+}
+
+#[test]
+fn a_round_runs_after_every_timing_of_the_kernel() {
+    let profile = Profile::new(Default::default());
+    let work = flops_only();
     let mut beside = Beside::new(Some(&profile), Some(&work), 1);
     let mut runs = 0;
     let plan = Plan::quick();
@@ -68,41 +72,34 @@ fn a_round_runs_after_every_timing_of_the_kernel() {
         .is_none());
 }
 
+/// Calls of a kernel that outlasts a timing's minimum (so every timing
+/// is one call) timed beside `beside`, and the timings kept.
+fn calls_of_a_slow_kernel(beside: &mut Beside) -> (usize, usize) {
+    let plan = Plan::quick();
+    let mut calls = 0;
+    let sample = crate::kernels::team::time(&plan, beside, || {
+        calls += 1;
+        std::thread::sleep(plan.min_time + std::time::Duration::from_micros(100));
+    })
+    .unwrap();
+    (calls, sample.values().len())
+}
+
 #[test]
 fn an_untimed_call_follows_every_round() {
     let profile = Profile::new(Default::default());
-    let work = Work {
-        demands: vec![Demand::Flops {
-            flops: 1e6,
-            precision: "f64",
-            ceiling: CeilingKernel::Registers,
-            isa: None,
-        }],
-    };
+    let work = flops_only();
     let mut beside = Beside::new(Some(&profile), Some(&work), 1);
-    let plan = Plan::quick();
-    // Each call outlasts a timing's minimum, so every timing is one call,
-    // and the call after each round is the kernel's warm-up.
-    let mut runs = 0;
-    crate::kernels::team::time(&plan, &mut beside, || {
-        runs += 1;
-        std::thread::sleep(plan.min_time + std::time::Duration::from_micros(100));
-    })
-    .unwrap();
+    let (calls, _) = calls_of_a_slow_kernel(&mut beside);
     let State::On { timings, .. } = &beside.state else {
         panic!("the re-measure is on");
     };
+    // One call per timing and one warm-up after each round.
     assert!(*timings > 0);
-    assert_eq!(runs, 2 * *timings);
+    assert_eq!(calls, 2 * *timings);
     // Without a re-measure there is nothing to warm up after.
-    let mut off = Beside::new(None, Some(&work), 1);
-    let mut runs = 0;
-    let sample = crate::kernels::team::time(&plan, &mut off, || {
-        runs += 1;
-        std::thread::sleep(plan.min_time + std::time::Duration::from_micros(100));
-    })
-    .unwrap();
-    assert!(runs >= sample.values().len() && runs < 2 * sample.values().len() + 4);
+    let (calls, kept) = calls_of_a_slow_kernel(&mut Beside::new(None, Some(&work), 1));
+    assert!(calls >= kept && calls < 2 * kept + 4);
 }
 
 #[test]
