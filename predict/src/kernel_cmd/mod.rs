@@ -256,8 +256,9 @@ pub fn run(a: &KernelArgs, out: &mut dyn std::io::Write) -> Result<()> {
     } else {
         None
     };
-    let r =
-        report::Report::new(&name, &k, &m, ranged, measured, &located.label).with_paired(paired);
+    let r = report::Report::new(&name, &k, &m, ranged, measured, &located.label)
+        .with_reloaded(work.reloads(&m, k.threads).0)
+        .with_paired(paired);
     if a.json {
         writeln!(out, "{}", serde_json::to_string_pretty(&r.json())?)?;
     } else {

@@ -26,6 +26,9 @@ pub struct Report {
     measured_s: Option<f64>,
     profile: String,
     line_bytes: f64,
+    /// Bytes the loop's reuses load from memory again (windows no cache
+    /// holds), part of `traffic`'s loads.
+    reloaded_bytes: f64,
     /// The re-measured figures and the prediction on them (`--paired`).
     paired: Option<(Paired, f64)>,
 }
@@ -55,7 +58,22 @@ impl Report {
             measured_s,
             profile: profile.into(),
             line_bytes: lines.line_bytes,
+            reloaded_bytes: 0.0,
             paired: None,
+        }
+    }
+
+    /// The report with the bytes the loop's reuses load from memory again
+    /// (`Work::reloads`): loads of its traffic, and bytes its AI counts.
+    pub fn with_reloaded(self, bytes: f64) -> Self {
+        let reloaded = Traffic {
+            load_bytes: bytes,
+            ..Traffic::default()
+        };
+        Self {
+            traffic: self.traffic.plus(reloaded),
+            reloaded_bytes: bytes,
+            ..self
         }
     }
 
@@ -65,11 +83,12 @@ impl Report {
     }
 
     /// Bytes the loop moves as it counts them (whole lines for strided and
-    /// random access, no write-allocate), the Roofline's denominator.
+    /// random access, no write-allocate), with what its reuses load from
+    /// memory again: the Roofline's denominator.
     fn bytes(&self) -> f64 {
         self.kernel.moved_bytes(Lines {
             line_bytes: self.line_bytes,
-        })
+        }) + self.reloaded_bytes
     }
 
     fn ai(&self) -> f64 {
@@ -100,10 +119,18 @@ impl Report {
         );
         let _ = writeln!(
             s,
-            "  working set: {} per thread → {}; traffic: loads {}, stores {}, write-allocate {}; AI = {} FLOP/B",
+            "  working set: {} per thread → {}; traffic: loads {}{}, stores {}, write-allocate {}; AI = {} FLOP/B",
             Si(self.per_thread_bytes, "B"),
             self.level,
             Si(self.traffic.load_bytes, "B"),
+            if self.reloaded_bytes > 0.0 {
+                format!(
+                    " ({} of them again, from a window no cache holds)",
+                    Si(self.reloaded_bytes, "B")
+                )
+            } else {
+                String::new()
+            },
             Si(self.traffic.store_bytes, "B"),
             Si(self.traffic.allocate_bytes, "B"),
             fmt_ai(self.ai())

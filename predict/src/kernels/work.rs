@@ -139,6 +139,28 @@ impl Work {
     }
 }
 
+impl Work {
+    /// Bytes its reuses load from memory again on `threads` threads, all
+    /// threads together: those whose window no cache holds
+    /// ([`terms::reused_from_memory`]); and the largest such window.
+    pub fn reloads(&self, m: &Machine, threads: usize) -> (f64, f64) {
+        self.demands
+            .iter()
+            .filter_map(|d| match d {
+                Demand::Reuse {
+                    bytes_per_thread,
+                    window_bytes,
+                } if terms::reused_from_memory(m, *window_bytes, threads) => {
+                    Some((bytes_per_thread * threads as f64, *window_bytes))
+                }
+                _ => None,
+            })
+            .fold((0.0, 0.0), |(b, w), (bytes, window)| {
+                (b + bytes, f64::max(w, window))
+            })
+    }
+}
+
 /// The resource of a [`Demand::Memory`] term.
 pub const MEMORY_BANDWIDTH: &str = "memory bandwidth";
 
@@ -192,20 +214,7 @@ pub fn predict(work: &Work, m: &Machine, threads: usize) -> Result<Prediction, M
 /// the 40 bytes per element of a copy with every reread from DRAM at the
 /// copy's bandwidth take 1.40 ns.
 fn with_reloads(work: &Work, m: &Machine, threads: usize) -> Work {
-    let mut reloads = 0.0;
-    let mut window = 0.0f64;
-    for d in &work.demands {
-        if let Demand::Reuse {
-            bytes_per_thread,
-            window_bytes,
-        } = d
-        {
-            if terms::reused_from_memory(m, *window_bytes, threads) {
-                reloads += bytes_per_thread * threads as f64;
-                window = window.max(*window_bytes);
-            }
-        }
-    }
+    let (reloads, window) = work.reloads(m, threads);
     let mut out = work.clone();
     if reloads > 0.0 {
         let extra = Traffic {
