@@ -164,18 +164,9 @@ fn loads_that_hit_l1_again_add_load_port_time() {
     assert_eq!(file["predicted_s"], flags["predicted_s"]);
     // A window beyond the reference's 16 MiB L3: its 16 B per update are
     // loaded from memory again, in the traffic and in the AI's bytes.
-    let far = kernel_json(&[
-        "--n",
-        "1e6",
-        "--array",
-        "old:load:8",
-        "--array",
-        "new:store:8",
-        "--flops",
-        "5",
-        "--windowed-reuse",
-        "16@64Mi",
-    ]);
+    let mut beyond = args.to_vec();
+    beyond.extend_from_slice(&["--windowed-reuse", "16@64Mi"]);
+    let far = kernel_json(&beyond);
     let loads = |d: &Value| d["traffic"]["load_bytes"].as_f64().unwrap();
     assert_eq!(loads(&far), loads(&plain) + 16e6);
     assert_eq!(far["bytes"].as_f64().unwrap(), 8e6 + 8e6 + 16e6);
