@@ -137,9 +137,7 @@ impl Work {
             })
             .sum()
     }
-}
 
-impl Work {
     /// Bytes its reuses load from memory again on `threads` threads, all
     /// threads together: those whose window no cache holds
     /// ([`terms::reused_from_memory`]); and the largest such window.

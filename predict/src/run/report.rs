@@ -27,20 +27,23 @@ pub fn assess(
     profile: Option<&Profile>,
     provenance: &Provenance,
 ) -> Vec<Assessed> {
+    let machine = profile.map(Machine::new);
     ms.iter()
         .map(|m| {
             let s = m.seconds.summary();
-            let predicted = match (profile, &m.work) {
+            let predicted = match (&machine, &m.work) {
                 (None, _) => Err("no profile; run `calibrate` to create one".to_string()),
                 (Some(_), Err(e)) => Err(e.to_string()),
-                (Some(p), Ok(w)) => {
-                    predict(w, &Machine::new(p), m.threads).map_err(|e| e.to_string())
-                }
+                (Some(mach), Ok(w)) => predict(w, mach, m.threads).map_err(|e| e.to_string()),
             };
-            let (flops, bytes) = m
-                .work
-                .as_ref()
-                .map_or((0.0, 0.0), |w| (w.flops(), w.bytes()));
+            // The bytes moved, with what reuses no cache holds load from
+            // memory again, as the memory term moves them.
+            let (flops, bytes) = m.work.as_ref().map_or((0.0, 0.0), |w| {
+                let reloaded = machine
+                    .as_ref()
+                    .map_or(0.0, |mach| w.reloads(mach, m.threads).0);
+                (w.flops(), w.bytes() + reloaded)
+            });
             let (prediction, no_prediction) = match predicted {
                 Ok(p) => (Some(p), None),
                 Err(e) => (None, Some(e)),

@@ -30,7 +30,12 @@ impl StreamTarget {
     /// The profile point that the memory time of `work` on `threads`
     /// threads leans on most: its largest memory demand's mix and working
     /// set (see the module docs); none without such a demand or a profile
-    /// point for it.
+    /// point for it. The mix is the declared streams', without the loads
+    /// of reuses no cache holds that the memory term adds: with them the
+    /// row-major stencil over 8 MiB rows re-measured the triad instead of
+    /// the copy on the Zen 4 VM, whose drift in the host's slow two-thread
+    /// state (0.61–0.64) overshot the kernel's (its paired prediction read
+    /// +13% to +19% in four runs, against −0% to −8% with the copy).
     pub fn memory(work: &Work, threads: usize, profile: &Profile) -> Option<Self> {
         let (traffic, bytes) = work
             .demands
