@@ -242,11 +242,13 @@ pub fn predict_at(
     threads: usize,
     bound: Bound,
 ) -> Result<Prediction, Missing> {
-    let work = &with_reloads(work, m, threads);
+    // The work as the memory system serves it; the two states below
+    // start again from the caller's `work`.
+    let served = &with_reloads(work, m, threads);
     let mut terms = Vec::new();
     let mut load_store_s = 0.0;
     let mut lock_states = None;
-    let working_set = work
+    let working_set = served
         .demands
         .iter()
         .filter_map(|d| match d {
@@ -256,7 +258,7 @@ pub fn predict_at(
             _ => None,
         })
         .reduce(f64::max);
-    for d in &work.demands {
+    for d in &served.demands {
         terms.push(match d {
             Demand::Flops {
                 flops,
@@ -348,12 +350,13 @@ pub fn predict_at(
     let chain_overlap = working_set.and_then(|b| m.chain_overlap(b));
     // One core's transfers, read (and leaned on) only for a sum that uses
     // them.
-    let has_chain = work
+    let has_chain = served
         .demands
         .iter()
         .any(|d| matches!(d, Demand::Chain { .. }));
     let one_core_memory_s = if load_store_s > 0.0 || has_chain {
-        work.demands
+        served
+            .demands
             .iter()
             .filter_map(|d| match d {
                 Demand::Memory {

@@ -627,3 +627,30 @@ fn a_reuse_window_no_cache_holds_is_loaded_from_memory_again() {
     .unwrap();
     assert!(term(&only, MEMORY_BANDWIDTH).seconds > 0.0);
 }
+
+#[test]
+fn the_memory_states_of_a_loop_with_reloads_count_them_once() {
+    let mut p = machine_with_one_core();
+    let mut s = p.sections.stream.clone().unwrap();
+    s.dram[0].bursts_Bps = vec![40e9, 39e9, 80e9, 41e9];
+    s.dram[1].bursts_Bps = vec![50e9, 49e9, 100e9, 51e9];
+    p.sections.stream = Some(s);
+    let m = Machine::new(&p);
+    // A 32 MB window per thread beyond every cache: its 16 MB are loads
+    // of the memory term, in the point prediction and in both states.
+    let w = Work {
+        demands: vec![
+            Demand::Memory {
+                traffic: Traffic::streaming(16e6, 8e6),
+                per_thread_bytes: 64e6,
+            },
+            Demand::Reuse {
+                bytes_per_thread: 8e6,
+                window_bytes: 32e6,
+            },
+        ],
+    };
+    let [fast, slow] = predict(&w, &m, 2).unwrap().states_s.expect("two states");
+    assert_eq!(fast, predict_at(&w, &m, 2, Bound::Fast).unwrap().seconds);
+    assert_eq!(slow, predict_at(&w, &m, 2, Bound::Slow).unwrap().seconds);
+}
