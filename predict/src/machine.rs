@@ -296,9 +296,9 @@ impl<'a> Machine<'a> {
     /// `sharers` threads' counters on one line (1: a line each), from the
     /// c2c section's increments; the shared-line figure of the measured
     /// thread count nearest to `sharers` (the first measured on a tie),
-    /// which is returned too.
-    pub fn increment_s(&self, sharers: usize) -> Result<(f64, usize), Missing> {
-        let (t, at) = self.c2c()?.increment_s(sharers).ok_or_else(|| {
+    /// which is returned too; in hand-off state `state`.
+    pub fn increment_s(&self, sharers: usize, state: HandOff) -> Result<(f64, usize), Missing> {
+        let (t, at) = self.c2c()?.increment_s(sharers, state).ok_or_else(|| {
             missing(
                 format!("the increment time with {sharers} thread(s) per line"),
                 "c2c",

@@ -17,11 +17,18 @@
 //! bursts put a slow moment in its share of the pool: the median then
 //! follows the run's usual state, and the quantiles show the other one
 //! (`models::profile::lock::HandOff`).
+//!
+//! So does a falsely shared line: ten back-to-back runs of the `c2c`
+//! benchmark on the Zen 4 VM read 0.96–0.99 ns per shared-line increment
+//! whenever the ping-pong's line crossed chiplets (151–161 ns one way) and
+//! 1.30–2.09 ns whenever it stayed on one (31–33 ns). Its bursts are
+//! pooled whole, and read as the locks' are
+//! (`models::profile::c2c::C2cSection::increment_s`).
 
 use anyhow::{bail, Context as _, Result};
 use models::stats::Sample;
 
-use super::{c2c, lock, Context};
+use super::{c2c, increments, lock, Context};
 use crate::cli::BenchName;
 
 /// The bursts taken so far in this run, oldest first.
@@ -29,6 +36,9 @@ use crate::cli::BenchName;
 pub struct Bursts {
     /// One-way core-to-core latency, s ([`super::c2c::probe`]).
     pub line: Vec<Sample>,
+    /// Time per increment per thread with the run's most sharers'
+    /// counters on one line, s ([`super::increments::probe`]).
+    pub shared: Vec<Sample>,
     /// Throughput on all threads of each lock kind a prediction reads,
     /// op/s ([`super::lock::probe`]), in the order of [`lock::Kind::BURSTS`].
     pub locks: Vec<(lock::Kind, Vec<Sample>)>,
@@ -52,6 +62,8 @@ pub fn take_before(ctx: &mut Context, next: BenchName) -> Result<()> {
     if later.contains(&BenchName::C2c) {
         let burst = c2c::probe(ctx).context("a core-to-core burst failed")?;
         ctx.bursts.line.extend(burst);
+        let burst = increments::probe(ctx).context("a shared-line burst failed")?;
+        ctx.bursts.shared.extend(burst);
     }
     if later.contains(&BenchName::Lock) {
         // The first burst fixes the section; later calls return it.

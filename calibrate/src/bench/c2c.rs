@@ -18,7 +18,8 @@
 //!
 //! * **Increments and bins**: counters on shared and own lines, a local
 //!   sum and the counting sort's loops, all threads at once
-//!   ([`super::increments`]).
+//!   ([`super::increments`]); the shared line on the most sharers is
+//!   pooled with bursts of it spread over the run, as the ping-pong is.
 //!
 //! # Section `c2c`
 //!
@@ -409,6 +410,12 @@ impl Bench for C2c {
         bar.finish_and_clear();
         out.warnings
             .extend(noisy_warning("own-line increment time", &inc.own));
+        if let Some((n, left_out)) = inc.pooled {
+            out.notes.push(format!(
+                "shared-line increments: {n} burst(s) spread over the run, {} pooled, {left_out} left out (unreliable)",
+                n - left_out
+            ));
+        }
         headline(&mut out, "core_to_core_latency_s", &one_way, best(&one_way));
         let placement = hit.and_then(|(hit, at)| shared_core(best(&one_way), hit, &at));
         if let Some(why) = c2c_bound(best(&one_way))

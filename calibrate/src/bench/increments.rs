@@ -25,9 +25,10 @@ use std::sync::atomic::AtomicU64;
 
 use anyhow::Result;
 use models::profile::c2c::{Increment, Increments};
-use models::stats::Summary as Stats;
+use models::stats::{Sample, Summary as Stats};
 use models::units::{binary_bytes, Si};
 
+use super::bursts::pool;
 use super::{sample, Context};
 use crate::kernels::bins::{BinBench, Layout, BINS, SEQUENCE};
 use crate::kernels::increment::{bump, LocalTable, OwnLine, SharedLine};
@@ -48,8 +49,13 @@ pub struct Measured {
     /// Per item of the scatter loop with its output at the DRAM working
     /// set, all threads, and the output bytes per thread.
     pub scatter_dram: Option<(u64, Stats)>,
-    /// Per increment with counters sharing a line, by thread count.
+    /// Per increment with counters sharing a line, by thread count; the
+    /// most sharers' figure pooled with the run's bursts of it.
     pub shared: Vec<(usize, Stats)>,
+    /// The bursts of the most sharers' figure, this benchmark's own
+    /// among them, and how many were left out as unreliable; `None`
+    /// without bursts.
+    pub pooled: Option<(usize, usize)>,
 }
 
 /// Measures every figure with the run's threads, the shared-line ones on
@@ -71,9 +77,19 @@ pub fn measure_all(
         scatter_items_beyond_caches(&ctx.all, plan, per_thread)?.map(|s| (per_thread, s));
     progress();
     let mut shared = Vec::new();
+    let mut pooled = None;
     for &p in sharers {
         let team = Team::new(&ctx.config.cpus[..p])?;
-        shared.push((p, shared_line_increments(&team, plan)?));
+        let own = shared_line_values(&team, plan)?;
+        let s = if Some(&p) == sharers.last() && !ctx.bursts.shared.is_empty() {
+            let bursts: Vec<Sample> = ctx.bursts.shared.iter().cloned().chain([own]).collect();
+            let (s, left_out) = pool(&bursts, |_| true)?;
+            pooled = Some((bursts.len(), left_out));
+            s
+        } else {
+            own
+        };
+        shared.push((p, s.summary()));
         progress();
     }
     Ok(Measured {
@@ -83,7 +99,21 @@ pub fn measure_all(
         scatter,
         scatter_dram,
         shared,
+        pooled,
     })
+}
+
+/// A burst of the shared-line increments on the run's most sharers
+/// ([`sharer_counts`]), taken before each benchmark that runs ahead of
+/// `c2c` ([`super::bursts`]); `None` with fewer than two CPUs.
+pub fn probe(ctx: &Context) -> Result<Option<Sample>> {
+    match sharer_counts(ctx.config.cpus.len()).last() {
+        Some(&p) => {
+            let team = Team::new(&ctx.config.cpus[..p])?;
+            shared_line_values(&team, &ctx.config.plan).map(Some)
+        }
+        None => Ok(None),
+    }
 }
 
 impl Measured {
@@ -164,6 +194,11 @@ pub const MAX_SHARERS: usize = 8;
 /// Seconds per increment per thread, every thread of `team` incrementing
 /// its own counter on one shared line at once.
 pub fn shared_line_increments(team: &Team, plan: &Plan) -> Result<Stats> {
+    Ok(shared_line_values(team, plan)?.summary())
+}
+
+/// The timings behind [`shared_line_increments`], for pooling.
+fn shared_line_values(team: &Team, plan: &Plan) -> Result<Sample> {
     anyhow::ensure!(
         team.threads() <= MAX_SHARERS,
         "at most {MAX_SHARERS} threads share a line"
@@ -176,7 +211,7 @@ pub fn shared_line_increments(team: &Team, plan: &Plan) -> Result<Stats> {
 /// its own counter alone on its line.
 pub fn own_line_increments(team: &Team, plan: &Plan) -> Result<Stats> {
     let lines: Vec<OwnLine> = (0..team.threads()).map(|_| OwnLine::default()).collect();
-    increments(team, plan, |i| &lines[i].0)
+    Ok(increments(team, plan, |i| &lines[i].0)?.summary())
 }
 
 /// Seconds per step of a local sum per thread, every thread of `team`
@@ -248,14 +283,14 @@ fn increments<'a>(
     team: &Team,
     plan: &Plan,
     counter: impl Fn(usize) -> &'a AtomicU64,
-) -> Result<Stats> {
+) -> Result<Sample> {
     let states: Vec<std::sync::Mutex<&AtomicU64>> = (0..team.threads())
         .map(|i| std::sync::Mutex::new(counter(i)))
         .collect();
     let m = measure(plan, |inner, count| {
         team.time_batch(&states, inner, count, |c, n| bump(c, n))
     })?;
-    Ok(m.per_unit.summary())
+    Ok(m.per_unit)
 }
 
 /// Thread counts for the shared-line increments: 2, 4, 8 and the run's

@@ -7,7 +7,9 @@ use serde::{Deserialize, Serialize};
 use super::sample::{whole_opt, Sample};
 use crate::Estimate;
 
-/// Which of a contended lock's states a time per operation describes.
+/// Which of a contended line's states a figure describes: a lock's time
+/// per operation, or an increment of a falsely shared counter
+/// (`super::c2c::C2cSection::increment_s`).
 ///
 /// A contended lock's rounds (a few ms each) need not all run alike: a
 /// std mutex's releasing thread may take it again before the waiter gets
@@ -22,14 +24,16 @@ use crate::Estimate;
 pub enum HandOff {
     /// The median round.
     Typical,
-    /// The fast state: the high quantile of the throughput.
+    /// The fast state: the high quantile of a throughput, the low one of
+    /// a time.
     Fast,
-    /// The slow state: the low quantile.
+    /// The slow state: the low quantile of a throughput, the high one of
+    /// a time.
     Slow,
 }
 
-/// Fast and slow states further apart than this factor make a lock's
-/// result two-state: a prediction from it gives both.
+/// Fast and slow states further apart than this factor make a lock's (or
+/// a shared line's) result two-state: a prediction from it gives both.
 pub const TWO_STATES: f64 = 1.5;
 
 /// Whether two figures of one measure, the lower `low` and the higher

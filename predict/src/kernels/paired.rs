@@ -280,7 +280,7 @@ fn increments_drift(
         .sections
         .c2c
         .as_ref()
-        .and_then(|c| c.increment_s(wanted))
+        .and_then(|c| c.increment_s(wanted, HandOff::Typical))
     else {
         return Ok(None);
     };
@@ -290,9 +290,10 @@ fn increments_drift(
         } else {
             Some(super::team::team(at)?)
         };
-        shared_line_increments(on.as_ref().unwrap_or(team), plan)?
+        // Read as the profile reads it: the median, as its bursts' pool.
+        shared_line_increments(on.as_ref().unwrap_or(team), plan)?.median
     } else {
-        own_line_increments(team, plan)?
+        own_line_increments(team, plan)?.low_quantile.point
     };
     let what = if at > 1 {
         format!("increments of {at} threads' counters on one line")
@@ -302,7 +303,7 @@ fn increments_drift(
     Ok(Some(Drift {
         what,
         profile: 1.0 / t,
-        now: 1.0 / now.low_quantile.point,
+        now: 1.0 / now,
         unit: "increments/s",
     }))
 }

@@ -6,6 +6,7 @@
 //! it used.
 
 use models::kernel::{RandomAccesses, Traffic};
+use models::profile::lock::{two_states, HandOff};
 use models::profile::CeilingKernel;
 use models::traffic::Form;
 use models::units::Si;
@@ -15,7 +16,15 @@ use crate::loop_figures::Bound;
 use crate::machine::{Machine, Missing};
 
 mod lock;
-pub use lock::{lock, LockDemand, LockTerm};
+pub use lock::{lock, LockDemand};
+
+/// A term and, when the line hand-off behind it has two states
+/// ([`two_states`]: a lock's rounds, a falsely shared line's bursts), the
+/// term's time in the fast and in the slow one.
+pub struct StatedTerm {
+    pub term: Term,
+    pub states_s: Option<[f64; 2]>,
+}
 
 /// T_compute = flops / ceiling, the ceiling of `precision` on `threads`
 /// threads for `kernel` code (and `isa`, when given).
@@ -173,15 +182,17 @@ pub fn line_sharers(sharers: f64, threads: usize) -> usize {
 }
 
 /// Increments of counters that `sharers` threads share on one line (1:
-/// each alone on its line), at the measured time per increment (§3.4).
+/// each alone on its line), at the measured time per increment (§3.4);
+/// for a shared line, its typical time and, when its bursts have two
+/// states, the time in each.
 pub fn increments(
     m: &Machine,
     per_thread: f64,
     sharers: f64,
     threads: usize,
-) -> Result<Term, Missing> {
+) -> Result<StatedTerm, Missing> {
     let s = line_sharers(sharers, threads);
-    let (t_inc, measured_at) = m.increment_s(s)?;
+    let (t_inc, measured_at) = m.increment_s(s, HandOff::Typical)?;
     let lecture = match (s, m.line_transfer_s()) {
         (1, _) | (_, Err(_)) => String::new(),
         (_, Ok(tt)) => format!(
@@ -189,17 +200,32 @@ pub fn increments(
             per_thread * tt
         ),
     };
-    Ok(Term {
-        resource: if s > 1 { "line transfers" } else { "store forwarding" },
-        seconds: per_thread * t_inc,
-        explain: format!(
-            "increments · t_increment = {per_thread:.3e} · {t_inc:.3e} s (measured: {}, §3.4){lecture}",
-            if s > 1 {
-                format!("counters of {measured_at} threads on one line")
-            } else {
-                "a counter alone on its line".to_string()
-            }
-        ),
+    let states_s = if s > 1 {
+        let at = |state| m.increment_s(s, state).map(|(t, _)| per_thread * t);
+        Some([at(HandOff::Fast)?, at(HandOff::Slow)?]).filter(|&[f, s]| two_states(f, s))
+    } else {
+        None
+    };
+    let states = states_s.map_or(String::new(), |[f, s]| {
+        format!(
+            "; the line's bursts over the calibrate run have two states (their fast and \
+             slow quantile), giving {f:.3e} s and {s:.3e} s"
+        )
+    });
+    Ok(StatedTerm {
+        term: Term {
+            resource: if s > 1 { "line transfers" } else { "store forwarding" },
+            seconds: per_thread * t_inc,
+            explain: format!(
+                "increments · t_increment = {per_thread:.3e} · {t_inc:.3e} s (measured: {}, §3.4){lecture}{states}",
+                if s > 1 {
+                    format!("counters of {measured_at} threads on one line")
+                } else {
+                    "a counter alone on its line".to_string()
+                }
+            ),
+        },
+        states_s,
     })
 }
 

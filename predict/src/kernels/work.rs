@@ -183,7 +183,9 @@ pub struct Prediction {
     /// the slow one, from the profile's rounds
     /// (`models::profile::lock::HandOff`) or, for one lock for all
     /// threads, the operations one at a time with no hand-off
-    /// ([`terms::lock`]). When memory at DRAM binds and the profile's DRAM
+    /// ([`terms::lock`]). When a falsely shared line binds whose bursts
+    /// have two states: the time in each ([`terms::increments`]). When
+    /// memory at DRAM binds and the profile's DRAM
     /// bursts saw two states ([`Machine::dram_two_states`]): the prediction with
     /// every figure at the fast and at the slow end of its interval, the
     /// DRAM points' being their fastest and slowest burst.
@@ -247,7 +249,8 @@ pub fn predict_at(
     let served = &with_reloads(work, m, threads);
     let mut terms = Vec::new();
     let mut load_store_s = 0.0;
-    let mut lock_states = None;
+    // The two states of the lock or shared line a term hands off, if any.
+    let mut line_states = None;
     let working_set = served
         .demands
         .iter()
@@ -290,13 +293,17 @@ pub fn predict_at(
                     data_lines: *data_lines,
                 };
                 let t = terms::lock(m, &lock, threads)?;
-                lock_states = t.states_s;
+                line_states = t.states_s.map(|s| (t.term.resource, s));
                 t.term
             }
             Demand::Increments {
                 per_thread,
                 sharers,
-            } => terms::increments(m, *per_thread, *sharers, threads)?,
+            } => {
+                let t = terms::increments(m, *per_thread, *sharers, threads)?;
+                line_states = t.states_s.map(|s| (t.term.resource, s));
+                t.term
+            }
             Demand::LocalSum { steps_per_thread } => terms::local_sum(m, *steps_per_thread)?,
             Demand::BinLoop {
                 kind,
@@ -384,10 +391,10 @@ pub fn predict_at(
             what: "any declared work".into(),
             fix: "all",
         })?;
-    // The other resources bound the lock's states from below.
+    // The other resources bound a lock's or a line's states from below.
     let others = terms
         .iter()
-        .filter(|t| t.resource != "lock")
+        .filter(|t| t.resource != top.resource)
         .map(|t| t.seconds)
         .fold(0.0, f64::max);
     // Memory at DRAM in two states: the prediction at either end of the
@@ -402,9 +409,9 @@ pub fn predict_at(
     })
     .flatten()
     .filter(|&[fast, slow]| two_states(fast, slow));
-    let states_s = lock_states
-        .filter(|_| top.resource == "lock")
-        .map(|s| s.map(|x| x.max(others)))
+    let states_s = line_states
+        .filter(|&(resource, _)| resource == top.resource)
+        .map(|(_, s)| s.map(|x| x.max(others)))
         .or(memory_states);
     Ok(Prediction {
         seconds: top.seconds,

@@ -6,6 +6,7 @@ use models::contention::{critical_section_s, line_migration_s, MeasuredLock};
 use models::profile::lock::{two_states, HandOff};
 
 use super::super::work::{LockKindName, Term};
+use super::StatedTerm;
 use crate::machine::{LockKind, Machine, Missing};
 
 /// A lock's demand, as [`super::super::work::Demand::Lock`] declares it.
@@ -15,13 +16,6 @@ pub struct LockDemand {
     pub lanes: f64,
     pub critical_s: f64,
     pub data_lines: f64,
-}
-
-/// A lock's term and, when its contended hand-off has two states
-/// ([`two_states`]), the term's time in the fast and in the slow one.
-pub struct LockTerm {
-    pub term: Term,
-    pub states_s: Option<[f64; 2]>,
 }
 
 /// Lock operations: the measured lock's time per operation on 1 and on
@@ -36,7 +30,7 @@ pub struct LockTerm {
 /// with the migration added after the hand-off, and −23% to +36% (median
 /// −7%, mean |error| 13%) read at the section's length. The
 /// contended time per operation and the migration (from the spread
-/// mutexes) in the typical round and, for [`LockTerm::states_s`], in the
+/// mutexes) in the typical round and, for [`StatedTerm::states_s`], in the
 /// fast and the slow state ([`HandOff`]): a host that slows line
 /// migrations slows the contended lock and the spread mutexes alike.
 ///
@@ -46,7 +40,7 @@ pub struct LockTerm {
 /// ops·t_1. On the Zen 4 VM the global-lock binning's repetitions reached
 /// down to 8 ms, where its 1 Mi operations take 6 ms that way and 37 ms handed
 /// off, within runs whose re-measured mutexes held steady.
-pub fn lock(m: &Machine, d: &LockDemand, threads: usize) -> Result<LockTerm, Missing> {
+pub fn lock(m: &Machine, d: &LockDemand, threads: usize) -> Result<StatedTerm, Missing> {
     let p = threads as f64;
     let critical_s = d.critical_s;
     // Uncontended (one thread) there is no hand-off: its typical time.
@@ -126,7 +120,7 @@ pub fn lock(m: &Machine, d: &LockDemand, threads: usize) -> Result<LockTerm, Mis
              wait runs the operations one at a time with no hand-off: ops·t_1 = {a:.3e} s"
         );
     }
-    Ok(LockTerm {
+    Ok(StatedTerm {
         term: Term {
             resource: "lock",
             seconds: typical,

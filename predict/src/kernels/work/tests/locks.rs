@@ -1,4 +1,5 @@
-//! Lock terms: hand-offs, line migrations and their two states.
+//! Lock and shared-line terms: hand-offs, line migrations and their two
+//! states.
 
 use super::*;
 
@@ -213,4 +214,41 @@ fn one_lock_for_all_threads_runs_alone_in_its_fast_state() {
         .states_s
         .unwrap();
     assert!((fast - 10e-3).abs() < 1e-12 && (slow - 14e-3).abs() < 1e-12);
+}
+
+#[test]
+fn a_shared_line_whose_bursts_have_two_states_predicts_both() {
+    let inc = |sharers| Work {
+        demands: vec![Demand::Increments {
+            per_thread: 1e6,
+            sharers,
+        }],
+    };
+    // The 2-thread shared line's quantiles at `fast` and `slow` s.
+    let quantiles = |p: &mut Profile, fast, slow| {
+        let c2c = p.sections.c2c.as_mut().unwrap();
+        let line = &mut c2c.increments.as_mut().unwrap().shared_line[0];
+        let t = line.per_increment_s.as_mut().unwrap();
+        t.low_quantile = Some(Estimate::exact(fast));
+        t.high_quantile = Some(Estimate::exact(slow));
+    };
+    // One state (quantiles 1.2× apart): the median alone.
+    let mut p = machine();
+    quantiles(&mut p, 10e-9, 12e-9);
+    let pr = predict(&inc(2.0), &Machine::new(&p), 2).unwrap();
+    assert!((pr.seconds - 12e-3).abs() < 1e-12);
+    assert_eq!(pr.states_s, None);
+    // The bursts' quantiles at 8 and 24 ns: 8 and 24 ms beside the
+    // median's 12 ms.
+    quantiles(&mut p, 8e-9, 24e-9);
+    let pr = predict(&inc(2.0), &Machine::new(&p), 2).unwrap();
+    assert!((pr.seconds - 12e-3).abs() < 1e-12, "the typical burst");
+    let [fast, slow] = pr.states_s.unwrap();
+    assert!((fast - 8e-3).abs() < 1e-12 && (slow - 24e-3).abs() < 1e-12);
+    assert!(pr.terms[0].explain.contains("two states"));
+    // A counter alone on its line hands nothing off.
+    assert_eq!(
+        predict(&inc(1.0), &Machine::new(&p), 2).unwrap().states_s,
+        None
+    );
 }
