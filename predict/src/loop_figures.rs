@@ -205,6 +205,13 @@ impl<'a> Machine<'a> {
         self.stream().is_ok_and(|s| s.dram_two_states(threads))
     }
 
+    /// The one-way line latencies of the two placements of the threads the
+    /// profile's DRAM bursts on `threads` threads ran in
+    /// (`StreamSection::dram_placements`), the nearer first.
+    pub fn dram_placements(&self, threads: usize) -> Option<[f64; 2]> {
+        self.stream().ok()?.dram_placements(threads)
+    }
+
     /// The exponent k of the knee between one core's time and the shared
     /// memory system's for a loop on `threads` threads
     /// (`models::saturation`), fitted to the stream section's lagged

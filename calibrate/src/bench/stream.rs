@@ -30,6 +30,11 @@
 //! set itself, in short bursts spread over the sweep and once at its end:
 //! the median of the bursts' capability estimates, their range its
 //! interval ([`DRAM_BURSTS`], `models::profile::stream::typical_burst`).
+//! On two threads or more each kernel's burst runs between two probes of
+//! the line between the first two CPUs, which tell where the host ran the
+//! threads; when the probes show two placements, the figure is the
+//! median burst of the placement most bursts saw and the interval the two
+//! placements' median bursts.
 //!
 //! At the DRAM working set the copy also runs in segments of 1 to 64 KiB
 //! against the contiguous copy, for what a stream's restart costs
@@ -132,6 +137,9 @@ pub struct KernelPoint {
     /// A DRAM point's bursts, oldest first: the capability estimate of
     /// each (B/s, STREAM counting); empty for the other points.
     pub bursts: Vec<f64>,
+    /// The line probes before and after each of `bursts`, s; empty on one
+    /// thread or when a probe is missing.
+    pub burst_lines: Vec<[f64; 2]>,
 }
 
 impl KernelPoint {
@@ -142,15 +150,18 @@ impl KernelPoint {
             threads: team.threads(),
             bandwidth: rates.summary(),
             bursts: Vec::new(),
+            burst_lines: Vec::new(),
         }
     }
 
     /// The bandwidth, counted as STREAM does, with its interval: the
     /// capability estimate of the timings or, for a point measured in
-    /// bursts, the median burst with the range of the bursts
+    /// bursts, the median burst with the range of the bursts, or of the
+    /// placement most bursts saw with the placements' range
     /// ([`typical_burst`]).
     pub fn estimate(&self) -> Estimate {
-        typical_burst(&self.bursts).unwrap_or_else(|| self.bandwidth.capability(Better::Higher))
+        typical_burst(&self.bursts, &self.burst_lines)
+            .unwrap_or_else(|| self.bandwidth.capability(Better::Higher))
     }
 
     /// The bandwidth ([`Self::estimate`]), counted as STREAM does.
@@ -175,6 +186,7 @@ impl KernelPoint {
             bandwidth_write_allocate_Bps: self.write_allocate_best(),
             // The sweep's copy of a DRAM point leaves them to the `dram` list.
             bursts_Bps: threads.map_or_else(Vec::new, |_| self.bursts.clone()),
+            bursts_line_s: threads.map_or_else(Vec::new, |_| self.burst_lines.clone()),
         }
     }
 }

@@ -185,6 +185,12 @@ pub struct StreamPoint {
     /// capability estimate of each, counted as STREAM does.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub bursts_Bps: Vec<f64>,
+    /// Where the host had placed the threads during each burst, in the
+    /// order of `bursts_Bps`: the one-way latency of a line between the
+    /// run's first two CPUs, probed just before and just after the burst,
+    /// s ([`typical_burst`]); empty for one thread and in older profiles.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bursts_line_s: Vec<[f64; 2]>,
 }
 
 /// Read bandwidth on the plateau of one detected level.
@@ -205,7 +211,8 @@ impl StreamPoint {
     /// of a DRAM point measured in bursts ([`typical_burst`]), else the
     /// capability estimate of its timings.
     pub fn rate(&self) -> Option<Estimate> {
-        typical_burst(&self.bursts_Bps).or_else(|| self.bandwidth_Bps.as_ref().map(Sample::rate))
+        typical_burst(&self.bursts_Bps, &self.bursts_line_s)
+            .or_else(|| self.bandwidth_Bps.as_ref().map(Sample::rate))
     }
 
     /// A point known by its write-allocate bandwidth alone, as hand-written
@@ -225,6 +232,7 @@ impl StreamPoint {
             bandwidth_Bps: None,
             bandwidth_write_allocate_Bps: bandwidth_wa_Bps,
             bursts_Bps: Vec::new(),
+            bursts_line_s: Vec::new(),
         }
     }
 }
@@ -242,13 +250,75 @@ impl StreamPoint {
 /// as soon as one burst in five catches it; the median burst takes the
 /// state most bursts saw, which is the one a kernel run later most
 /// likely meets.
-pub fn typical_burst(bursts: &[f64]) -> Option<Estimate> {
+///
+/// Those states are where the host runs the threads. On that VM the line
+/// between its two vCPUs took 30–33 ns one way (one chiplet, sharing its
+/// L3 and its one link to memory) or 146–173 ns (two chiplets, a link
+/// each), and in sixteen alternations the two-thread likwid-bench
+/// `stream_avx_fma` read 30–36 GB/s with the first and 44–49 GB/s with
+/// the second, every time. When the line probes beside the bursts
+/// (`lines`, before and after each, in their order) fall into two
+/// placements ([`by_placement`]), the interval is the two placements'
+/// median bursts, and the point is the median burst of the placement more
+/// bursts saw (of all the bursts on a tie).
+pub fn typical_burst(bursts: &[f64], lines: &[[f64; 2]]) -> Option<Estimate> {
     if bursts.len() < 2 {
         return None;
     }
+    let median = |v: &[f64]| crate::stats::median(v.to_vec());
+    if let Some((near, far)) = by_placement(bursts, lines) {
+        let (n, f) = (median(&near), median(&far));
+        let (lo, hi) = (n.min(f), n.max(f));
+        let point = match near.len().cmp(&far.len()) {
+            std::cmp::Ordering::Greater => n,
+            std::cmp::Ordering::Less => f,
+            std::cmp::Ordering::Equal => median(bursts).clamp(lo, hi),
+        };
+        return Some(Estimate::new(point, lo, hi));
+    }
     let lo = bursts.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = bursts.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    Some(Estimate::new(crate::stats::median(bursts.to_vec()), lo, hi))
+    Some(Estimate::new(median(bursts), lo, hi))
+}
+
+/// The bursts of each of two placements of the threads, (near, far): the
+/// line probes beside the bursts, sorted, split at their widest gap when
+/// its ends are [`two_states`] apart, and each burst whose two probes lie
+/// on one side of it counted there (a burst whose placement changed
+/// between its probes counts in neither); `None` without a probe for
+/// every burst, without such a gap, or when a side keeps no burst.
+///
+/// [`two_states`]: super::lock::two_states
+pub fn by_placement(bursts: &[f64], lines: &[[f64; 2]]) -> Option<(Vec<f64>, Vec<f64>)> {
+    if lines.len() != bursts.len() {
+        return None;
+    }
+    let split = placement_split(lines.iter().flatten().copied())?;
+    let side = |near: bool| -> Vec<f64> {
+        bursts
+            .iter()
+            .zip(lines)
+            .filter(|(_, l)| l.iter().all(|&x| (x < split) == near))
+            .map(|(&b, _)| b)
+            .collect()
+    };
+    let (near, far) = (side(true), side(false));
+    (!near.is_empty() && !far.is_empty()).then_some((near, far))
+}
+
+/// The line latency that parts two placements of the threads: the
+/// geometric mean of the ends of the widest gap between the sorted
+/// `probes`, when those ends are [`two_states`] apart.
+///
+/// [`two_states`]: super::lock::two_states
+fn placement_split(probes: impl Iterator<Item = f64>) -> Option<f64> {
+    let mut probes: Vec<f64> = probes.collect();
+    probes.sort_by(f64::total_cmp);
+    let (lo, hi) = probes
+        .windows(2)
+        .map(|w| (w[0], w[1]))
+        .max_by(|a, b| (a.1 / a.0).total_cmp(&(b.1 / b.0)))?;
+    super::lock::two_states(lo, hi).then(|| (lo * hi).sqrt())
 }
 
 /// The estimate at `x` of a curve of estimates by size: each of the
@@ -272,17 +342,36 @@ fn log_curve(points: impl Iterator<Item = (f64, Estimate)>, x: f64) -> Option<Es
 
 impl StreamSection {
     /// Whether the DRAM points on `threads` threads saw two states: the
-    /// bursts of one of them [`two_states`] apart (the host's
-    /// memory path, which the Zen 4 VM's two threads found at 45–53 GB/s
-    /// most of the time and at 78–90 GB/s in episodes of 0.4–25 s).
+    /// interval of one of them ([`typical_burst`]: its placements' median
+    /// bursts, else its bursts' range) [`two_states`] wide (the host's
+    /// placement of the threads, which the Zen 4 VM's two threads found on
+    /// one chiplet at 45–53 GB/s most of the time and on two at 78–90 GB/s
+    /// in episodes of 0.4–25 s).
     ///
     /// [`two_states`]: super::lock::two_states
     pub fn dram_two_states(&self, threads: usize) -> bool {
         self.dram
             .iter()
             .filter(|p| p.threads == Some(threads))
-            .filter_map(|p| typical_burst(&p.bursts_Bps))
+            .filter_map(|p| typical_burst(&p.bursts_Bps, &p.bursts_line_s))
             .any(|e| super::lock::two_states(e.lo, e.hi))
+    }
+
+    /// The two placements the DRAM bursts on `threads` threads ran in, as
+    /// the line probes beside them saw them ([`by_placement`]): the
+    /// median probe of each, the nearer first, s; `None` when they saw
+    /// one.
+    pub fn dram_placements(&self, threads: usize) -> Option<[f64; 2]> {
+        let probes = || {
+            self.dram
+                .iter()
+                .filter(|p| p.threads == Some(threads))
+                .flat_map(|p| p.bursts_line_s.iter().flatten().copied())
+        };
+        let split = placement_split(probes())?;
+        let median =
+            |near: bool| crate::stats::median(probes().filter(|&t| (t < split) == near).collect());
+        Some([median(true), median(false)])
     }
 
     /// Seconds a thread loses per restart of its streams, runs of
@@ -443,11 +532,48 @@ mod tests {
     }
 
     #[test]
+    fn bursts_beside_two_placements_read_each_placements_median() {
+        let near = [31e-9, 32e-9];
+        let far = [150e-9, 160e-9];
+        let bursts = [40e9, 42e9, 80e9, 44e9, 41e9];
+        // The fourth burst's placement changed between its probes.
+        let lines = [near, near, far, [32e-9, 155e-9], near];
+        let (n, f) = by_placement(&bursts, &lines).unwrap();
+        assert_eq!((n, f), (vec![40e9, 42e9, 41e9], vec![80e9]));
+        // Three bursts on one chiplet, one on two: the first's median is
+        // the point, the interval the two medians.
+        let e = typical_burst(&bursts, &lines).unwrap();
+        assert_eq!((e.point, e.lo, e.hi), (41e9, 41e9, 80e9));
+        // As many on each: the median of all the bursts.
+        let lines = [near, near, far, far];
+        let e = typical_burst(&[40e9, 42e9, 80e9, 84e9], &lines).unwrap();
+        assert_eq!((e.point, e.lo, e.hi), (61e9, 41e9, 82e9));
+        // Probes within 1.5× of each other, a probe missing, or a side
+        // with no burst: no placements, the bursts' range.
+        let close = [[31e-9, 40e-9], [33e-9, 44e-9]];
+        assert_eq!(by_placement(&[40e9, 80e9], &close), None);
+        assert_eq!(by_placement(&[40e9, 80e9], &[near]), None);
+        assert_eq!(by_placement(&[40e9, 80e9], &[near, [32e-9, 150e-9]]), None);
+        let e = typical_burst(&[40e9, 80e9, 41e9], &[]).unwrap();
+        assert_eq!((e.point, e.lo, e.hi), (41e9, 40e9, 80e9));
+        // The section names the placements by their median probes.
+        let mut p = StreamPoint::with_bandwidth_wa("triad", 1 << 28, Some(2), 68e9);
+        p.bursts_Bps = bursts.to_vec();
+        p.bursts_line_s = [near, near, far, [32e-9, 155e-9], near].to_vec();
+        let section = StreamSection {
+            dram: vec![p],
+            ..Default::default()
+        };
+        assert_eq!(section.dram_placements(2), Some([32e-9, 155e-9]));
+        assert_eq!(section.dram_placements(1), None);
+    }
+
+    #[test]
     fn a_point_in_bursts_reads_its_median_burst_with_their_range() {
         // One burst of five caught a fast state: the median ignores it.
-        let e = typical_burst(&[50e9, 52e9, 49e9, 101e9, 51e9]).unwrap();
+        let e = typical_burst(&[50e9, 52e9, 49e9, 101e9, 51e9], &[]).unwrap();
         assert_eq!((e.point, e.lo, e.hi), (51e9, 49e9, 101e9));
-        assert_eq!(typical_burst(&[50e9]), None);
+        assert_eq!(typical_burst(&[50e9], &[]), None);
         let mut p = StreamPoint::with_bandwidth_wa("triad", 1 << 28, Some(2), 68e9);
         assert_eq!(p.rate(), None);
         p.bursts_Bps = vec![48e9, 51e9, 102e9, 50e9];
@@ -477,6 +603,7 @@ mod tests {
                 threads: 2,
                 points: vec![StreamPoint {
                     bursts_Bps: Vec::new(),
+                    bursts_line_s: Vec::new(),
                     threads: None,
                     ..p.clone()
                 }],

@@ -1,6 +1,6 @@
 //! The checks of each typed section ([`super::validate`]).
 
-use super::{each, opt_rate, summary, Check, Rate};
+use super::{each, invalid, opt_rate, summary, Check, Rate};
 use crate::profile::c2c::{C2cSection, Handoff, HandoffPoint, Increment, Increments};
 use crate::profile::flops::{FlopsKernel, FlopsSection};
 use crate::profile::latency::{LatencyPoint, LatencySection, Plateau};
@@ -263,7 +263,22 @@ impl Check for StreamPoint {
             ],
         )?;
         let bursts: Vec<Rate> = self.bursts_Bps.iter().map(|&b| Rate(b)).collect();
-        bursts.check(&format!("{at}.bursts_Bps"))
+        bursts.check(&format!("{at}.bursts_Bps"))?;
+        let probes = self.bursts_line_s.len();
+        if probes != 0 && probes != self.bursts_Bps.len() {
+            return Err(invalid(
+                &format!("{at}.bursts_line_s"),
+                probes as f64,
+                "one pair of probes per burst",
+            ));
+        }
+        let lines: Vec<Rate> = self
+            .bursts_line_s
+            .iter()
+            .flatten()
+            .map(|&t| Rate(t))
+            .collect();
+        lines.check(&format!("{at}.bursts_line_s"))
     }
 }
 

@@ -8,6 +8,7 @@ use serde::Serialize;
 use models::kernel::{RandomAccesses, Traffic};
 use models::profile::lock::two_states;
 use models::saturation::saturated_s;
+use models::units::Si;
 
 use super::terms;
 use crate::loop_figures::Bound;
@@ -409,6 +410,17 @@ pub fn predict_at(
     })
     .flatten()
     .filter(|&[fast, slow]| two_states(fast, slow));
+    if let (Some([fast, slow]), Some([near, far])) = (memory_states, m.dram_placements(threads)) {
+        if let Some(t) = terms.iter_mut().find(|t| t.resource == top.resource) {
+            t.explain += &format!(
+                "; the profile's DRAM bursts ran with the threads in two placements (a line \
+                 between the first two CPUs in {} and in {} one way), giving {fast:.3e} s and \
+                 {slow:.3e} s",
+                Si(near, "s"),
+                Si(far, "s")
+            );
+        }
+    }
     let states_s = line_states
         .filter(|&(resource, _)| resource == top.resource)
         .map(|(_, s)| s.map(|x| x.max(others)))

@@ -3,8 +3,9 @@
 
 use models::profile::lock::two_states;
 use models::profile::stream::{
-    BytesPerElem, StreamLevel, StreamRestart, StreamSection, StreamSweep,
+    by_placement, BytesPerElem, StreamLevel, StreamRestart, StreamSection, StreamSweep,
 };
+use models::stats::median;
 use models::units::{binary_bytes, Si};
 
 use super::windows::Windows;
@@ -32,13 +33,23 @@ pub(super) fn dram_headlines(ctx: &Context, out: &mut Outcome, dram: &[&KernelPo
         out.warnings.extend(noisy_warning(&name, &p.bandwidth));
         let e = p.estimate();
         if p.bursts.len() > 1 && two_states(e.lo, e.hi) {
-            out.notes.push(format!(
-                "{name}: its {} bursts read {} to {}: the host's memory changed state during the sweep; the figure is the median burst, {}",
-                p.bursts.len(),
-                Si(e.lo, "B/s"),
-                Si(e.hi, "B/s"),
-                Si(e.point, "B/s")
-            ));
+            let n = p.bursts.len();
+            out.notes.push(match by_placement(&p.bursts, &p.burst_lines) {
+                Some((near, far)) => format!(
+                    "{name}: of its {n} bursts, {} ran with the threads near each other (by the line probes beside them), at {} (median), and {} with them apart, at {}: the host moved the threads during the sweep; the figure is the median burst of the placement more bursts saw, {}",
+                    near.len(),
+                    Si(median(near.clone()), "B/s"),
+                    far.len(),
+                    Si(median(far.clone()), "B/s"),
+                    Si(e.point, "B/s")
+                ),
+                None => format!(
+                    "{name}: its {n} bursts read {} to {}: the host's memory changed state during the sweep; the figure is the median burst, {}",
+                    Si(e.lo, "B/s"),
+                    Si(e.hi, "B/s"),
+                    Si(e.point, "B/s")
+                ),
+            });
         }
     }
 }

@@ -1,16 +1,21 @@
 //! The STREAM sweep of each team: every kernel at every working set, on
 //! regions made once at the DRAM size, with the DRAM point measured in
-//! bursts spread over the sweep, its figure the median burst.
+//! bursts spread over the sweep, each between two probes of where the host
+//! runs the threads, its figure the median burst (of the placement most
+//! bursts saw).
 
 use anyhow::Result;
 use models::stats::{Better, Sample};
 use models::units::binary_bytes;
 
+use std::sync::Mutex;
+
 use super::{points_in, rates_in, regions, KernelPoint, SWEEP_REPS};
-use crate::bench::{bursts, Context};
+use crate::bench::{bursts, c2c, Context};
 use crate::kernels::stream::Kernel;
-use crate::mem::Pages;
+use crate::mem::{Pages, Region};
 use crate::pin::Team;
+use crate::timer::Plan;
 
 /// Each of `kernels` at every size of `grids`, on each team, in size
 /// order, every point on the start of the team's DRAM-sized regions
@@ -35,7 +40,7 @@ pub(super) fn sweep(
         };
         let regions = regions(team, top, Pages::Huge)?;
         let burst_after = burst_points(below.len());
-        let mut bursts: Vec<Vec<Sample>> = vec![Vec::new(); kernels.len()];
+        let mut bursts: Vec<Vec<Burst>> = vec![Vec::new(); kernels.len()];
         let mut points = Vec::new();
         for (i, &size) in below.iter().enumerate() {
             bar.set_message(format!(
@@ -51,7 +56,7 @@ pub(super) fn sweep(
                 let p = plan.with_reps(BURST_REPS).without_retry();
                 for (b, r) in bursts
                     .iter_mut()
-                    .zip(rates_in(team, &regions, top, kernels, &p)?)
+                    .zip(placed_rates(ctx, team, &regions, top, kernels, &p)?)
                 {
                     b.push(r);
                 }
@@ -59,7 +64,7 @@ pub(super) fn sweep(
             bar.inc(1);
         }
         bar.set_message(format!("{} × {}", team.threads(), binary_bytes(top as f64)));
-        let own = rates_in(team, &regions, top, kernels, plan)?;
+        let own = placed_rates(ctx, team, &regions, top, kernels, plan)?;
         for ((&kernel, mut b), own) in kernels.iter().zip(bursts).zip(own) {
             b.push(own);
             points.push(dram_point(kernel, top, team, &b)?);
@@ -96,19 +101,68 @@ fn burst_points(points: usize) -> Vec<usize> {
     at
 }
 
+/// One burst of a DRAM point: its rates and, on two threads or more, the
+/// line probes just before and just after it.
+#[derive(Debug, Clone)]
+struct Burst {
+    rates: Sample,
+    lines: Option<[f64; 2]>,
+}
+
+/// The rates of each of `kernels` at `per_thread_bytes` on `team`, one
+/// after the other, each between two line probes ([`c2c::placement`]) on
+/// two threads or more: where the host runs the threads decides what
+/// their memory moves (`models::profile::stream::typical_burst`), and it
+/// changes within a second.
+fn placed_rates(
+    ctx: &Context,
+    team: &Team,
+    regions: &[Mutex<Region>],
+    per_thread_bytes: u64,
+    kernels: &[Kernel],
+    plan: &Plan,
+) -> Result<Vec<Burst>> {
+    let probe = || -> Result<Option<f64>> {
+        if team.threads() < 2 {
+            return Ok(None);
+        }
+        c2c::placement(ctx)
+    };
+    let mut before = probe()?;
+    let mut out = Vec::new();
+    for &kernel in kernels {
+        let rates = rates_in(team, regions, per_thread_bytes, &[kernel], plan)?.remove(0);
+        let after = probe()?;
+        let lines = before.zip(after).map(|(b, a)| [b, a]);
+        out.push(Burst { rates, lines });
+        before = after;
+    }
+    Ok(out)
+}
+
 /// The DRAM point of `kernel`: its bursts' timings and its own (the last
-/// of `timings`) pooled, the disturbed ones counted
+/// of `bursts`) pooled, the disturbed ones counted
 /// ([`bursts::pool`]; a burst too disturbed to be trusted is left
 /// out), and its bandwidth the typical burst's
-/// ([`super::typical_burst`]).
-fn dram_point(kernel: Kernel, top: u64, team: &Team, timings: &[Sample]) -> Result<KernelPoint> {
-    let (pooled, _) = bursts::pool(timings, |_| true)?;
+/// ([`super::typical_burst`]), with the kept bursts' line probes when
+/// every one has them.
+fn dram_point(kernel: Kernel, top: u64, team: &Team, bursts: &[Burst]) -> Result<KernelPoint> {
+    let timings: Vec<Sample> = bursts.iter().map(|b| b.rates.clone()).collect();
+    let (pooled, _) = bursts::pool(&timings, |_| true)?;
     let mut point = KernelPoint::new(kernel, top, team, &pooled);
-    point.bursts = timings
+    let kept: Vec<&Burst> = bursts
         .iter()
-        .filter(|b| b.unreliable().is_none())
-        .map(|b| b.summary().capability(Better::Higher).point)
+        .filter(|b| b.rates.unreliable().is_none())
         .collect();
+    point.bursts = kept
+        .iter()
+        .map(|b| b.rates.summary().capability(Better::Higher).point)
+        .collect();
+    point.burst_lines = kept
+        .iter()
+        .map(|b| b.lines)
+        .collect::<Option<_>>()
+        .unwrap_or_default();
     Ok(point)
 }
 

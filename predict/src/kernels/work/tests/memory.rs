@@ -509,6 +509,24 @@ fn a_memory_bound_prediction_names_both_states_of_dram_bursts_apart() {
     assert!(fast < pr.seconds && pr.seconds < slow);
     let ratio = slow / fast;
     assert!((ratio - 80.0 / 39.0).abs() < 0.1, "{ratio}");
+    // The same bursts beside line probes in two placements: the states
+    // are each placement's median burst, and the term names them.
+    let mut placed = p.clone();
+    let near = [31e-9, 32e-9];
+    let far = [150e-9, 160e-9];
+    for d in &mut placed.sections.stream.as_mut().unwrap().dram {
+        d.bursts_line_s = vec![near, near, far, near];
+    }
+    let pr = predict(&stream_at_dram, &Machine::new(&placed), 2).unwrap();
+    let [fast, slow] = pr.states_s.expect("two states");
+    let ratio = slow / fast;
+    assert!((ratio - 80.0 / 40.0).abs() < 0.1, "{ratio}");
+    let memory = pr.terms.iter().find(|t| t.resource == pr.binding).unwrap();
+    assert!(
+        memory.explain.contains("two placements"),
+        "{}",
+        memory.explain
+    );
     // Bursts within 1.5× of each other are one state.
     let p = with_bursts([40e9, 39e9, 50e9, 41e9], [50e9, 49e9, 60e9, 51e9]);
     assert_eq!(
