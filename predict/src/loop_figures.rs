@@ -400,6 +400,14 @@ impl<'a> Machine<'a> {
         }
     }
 
+    /// Whether no cache holds `bytes` per thread on `threads` threads: the
+    /// level that holds them is the profile's DRAM level (one without a
+    /// size) or there is none.
+    pub fn beyond_caches(&self, bytes: f64, threads: usize) -> bool {
+        self.holding_level(bytes, threads)
+            .map_or(true, |l| l.size_bytes.is_none())
+    }
+
     /// Name of [`Machine::holding_level`]'s level, "DRAM" beyond them all.
     pub fn holding_level_name(&self, bytes: f64, threads: usize) -> &'a str {
         self.holding_level(bytes, threads)

@@ -352,9 +352,7 @@ pub fn reuse(
 /// cache): the reused lines then come from memory again, so they are
 /// loads of the memory term, and [`reuse`] charges only their L1 time.
 pub fn reused_from_memory(m: &Machine, window_bytes: f64, threads: usize) -> bool {
-    window_bytes > 0.0
-        && m.holding_level(window_bytes, threads)
-            .map_or(true, |l| l.size_bytes.is_none())
+    window_bytes > 0.0 && m.beyond_caches(window_bytes, threads)
 }
 
 /// T_restart = s × runs × t_restart(S): each time a thread's streams jump

@@ -402,7 +402,7 @@ pub fn predict_at(
     // figures' intervals, left out when either cannot be made.
     let memory_states = (bound == Bound::Point
         && top.resource.starts_with("memory")
-        && working_set.is_some_and(|b| m.holding_level(b, threads).is_none())
+        && working_set.is_some_and(|b| m.beyond_caches(b, threads))
         && m.dram_two_states(threads))
     .then(|| {
         let at = |bound| predict_at(work, m, threads, bound).ok().map(|p| p.seconds);

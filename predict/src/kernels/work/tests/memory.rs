@@ -495,6 +495,11 @@ fn a_memory_bound_prediction_names_both_states_of_dram_bursts_apart() {
     };
     let with_bursts = |triad: [f64; 4], load: [f64; 4]| {
         let mut p = machine();
+        // A measured profile lists DRAM as a level without a size.
+        p.levels.push(MemoryLevel {
+            size_bytes: None,
+            ..MemoryLevel::cache("DRAM", 0.0, 0.0)
+        });
         let mut s = p.sections.stream.clone().unwrap();
         s.dram[0].bursts_Bps = triad.to_vec();
         s.dram[1].bursts_Bps = load.to_vec();
