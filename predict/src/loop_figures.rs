@@ -12,7 +12,7 @@
 use calibrate::harness::kernels::stream::Kernel as StreamKernel;
 use models::kernel::Traffic;
 use models::profile::mlp::pages_label;
-use models::profile::stream::StreamSection;
+use models::profile::stream::{Placements, StreamSection};
 use models::profile::MemoryLevel;
 use models::traffic::{time_at, LevelModel};
 use models::units::Si;
@@ -205,10 +205,9 @@ impl<'a> Machine<'a> {
         self.stream().is_ok_and(|s| s.dram_two_states(threads))
     }
 
-    /// The one-way line latencies of the two placements of the threads the
-    /// profile's DRAM bursts on `threads` threads ran in
-    /// (`StreamSection::dram_placements`), the nearer first.
-    pub fn dram_placements(&self, threads: usize) -> Option<[f64; 2]> {
+    /// The two placements of the threads the profile's DRAM bursts on
+    /// `threads` threads ran in (`StreamSection::dram_placements`).
+    pub fn dram_placements(&self, threads: usize) -> Option<Placements> {
         self.stream().ok()?.dram_placements(threads)
     }
 
@@ -349,12 +348,13 @@ impl<'a> Machine<'a> {
     /// 16–71 MB, and the MPI ghost sweep at N = 2048 (33.6 MB per rank, two
     /// ranks) read −29% to −40% when a detected 69–71 MB let the L3 hold
     /// it, −9% to −20% when the reported size did not. The last cache
-    /// beyond L1 is shared: each of `threads` threads gets its share.
+    /// beyond L1 is shared: each of `threads` threads gets its share,
+    /// unless they run where they share no cache ([`Machine::apart`]).
     fn capacity(&self, i: usize, threads: usize) -> Option<f64> {
         let levels = &self.profile.levels;
         let detected = levels[i].size_bytes?;
         let last_cache = levels.iter().rposition(|l| l.size_bytes.is_some());
-        let share = if i > 0 && Some(i) == last_cache {
+        let share = if i > 0 && Some(i) == last_cache && !self.is_apart() {
             threads.max(1) as f64
         } else {
             1.0

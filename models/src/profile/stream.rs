@@ -306,6 +306,19 @@ pub fn by_placement(bursts: &[f64], lines: &[[f64; 2]]) -> Option<(Vec<f64>, Vec
     (!near.is_empty() && !far.is_empty()).then_some((near, far))
 }
 
+/// Two placements of a team's threads that a profile's DRAM bursts ran
+/// in, as the line probes beside them tell them apart.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Placements {
+    /// The median probe of the nearer placement, s.
+    pub near_line_s: f64,
+    /// The median probe of the farther one, s.
+    pub far_line_s: f64,
+    /// Whether the farther placement's bursts moved more bytes (as the
+    /// Zen 4 VM's two chiplets, a link to memory each, do).
+    pub faster_apart: bool,
+}
+
 /// The line latency that parts two placements of the threads: the
 /// geometric mean of the ends of the widest gap between the sorted
 /// `probes`, when those ends are [`two_states`] apart.
@@ -358,20 +371,29 @@ impl StreamSection {
     }
 
     /// The two placements the DRAM bursts on `threads` threads ran in, as
-    /// the line probes beside them saw them ([`by_placement`]): the
-    /// median probe of each, the nearer first, s; `None` when they saw
-    /// one.
-    pub fn dram_placements(&self, threads: usize) -> Option<[f64; 2]> {
-        let probes = || {
-            self.dram
-                .iter()
-                .filter(|p| p.threads == Some(threads))
-                .flat_map(|p| p.bursts_line_s.iter().flatten().copied())
-        };
+    /// the line probes beside them saw them ([`by_placement`]); `None`
+    /// when they saw one.
+    pub fn dram_placements(&self, threads: usize) -> Option<Placements> {
+        let points = || self.dram.iter().filter(|p| p.threads == Some(threads));
+        let probes = || points().flat_map(|p| p.bursts_line_s.iter().flatten().copied());
         let split = placement_split(probes())?;
         let median =
             |near: bool| crate::stats::median(probes().filter(|&t| (t < split) == near).collect());
-        Some([median(true), median(false)])
+        // Faster apart when most points' far bursts are.
+        let (faster, slower) = points()
+            .filter_map(|p| by_placement(&p.bursts_Bps, &p.bursts_line_s))
+            .fold((0, 0), |(f, s), (near, far)| {
+                if crate::stats::median(far) > crate::stats::median(near) {
+                    (f + 1, s)
+                } else {
+                    (f, s + 1)
+                }
+            });
+        Some(Placements {
+            near_line_s: median(true),
+            far_line_s: median(false),
+            faster_apart: faster > slower,
+        })
     }
 
     /// Seconds a thread loses per restart of its streams, runs of
@@ -564,7 +586,12 @@ mod tests {
             dram: vec![p],
             ..Default::default()
         };
-        assert_eq!(section.dram_placements(2), Some([32e-9, 155e-9]));
+        let pl = section.dram_placements(2).unwrap();
+        assert_eq!((pl.near_line_s, pl.far_line_s), (32e-9, 155e-9));
+        assert!(
+            pl.faster_apart,
+            "the far burst read 80 GB/s, the near ones 41"
+        );
         assert_eq!(section.dram_placements(1), None);
     }
 

@@ -399,25 +399,48 @@ pub fn predict_at(
         .map(|t| t.seconds)
         .fold(0.0, f64::max);
     // Memory at DRAM in two states: the prediction at either end of the
-    // figures' intervals, left out when either cannot be made.
+    // figures' intervals, left out when either cannot be made. When the
+    // profile's bursts saw two placements of the threads, the far one's
+    // end is read with the threads apart ([`Machine::apart`]) where a
+    // line between them says they share no cache.
+    let placements = m.dram_placements(threads);
+    let apart = m.apart(threads);
     let memory_states = (bound == Bound::Point
         && top.resource.starts_with("memory")
         && working_set.is_some_and(|b| m.beyond_caches(b, threads))
         && m.dram_two_states(threads))
     .then(|| {
-        let at = |bound| predict_at(work, m, threads, bound).ok().map(|p| p.seconds);
+        let far_end = placements.map(|p| {
+            if p.faster_apart {
+                Bound::Fast
+            } else {
+                Bound::Slow
+            }
+        });
+        let at = |bound| {
+            let on = apart.filter(|_| far_end == Some(bound)).unwrap_or(*m);
+            predict_at(work, &on, threads, bound)
+                .ok()
+                .map(|p| p.seconds)
+        };
         Some([at(Bound::Fast)?, at(Bound::Slow)?])
     })
     .flatten()
     .filter(|&[fast, slow]| two_states(fast, slow));
-    if let (Some([fast, slow]), Some([near, far])) = (memory_states, m.dram_placements(threads)) {
+    if let (Some([fast, slow]), Some(p)) = (memory_states, placements) {
         if let Some(t) = terms.iter_mut().find(|t| t.resource == top.resource) {
+            let own_cache = if apart.is_some() {
+                ", each with the last cache to itself when apart (a line between them takes at \
+                 least half a DRAM access)"
+            } else {
+                ""
+            };
             t.explain += &format!(
                 "; the profile's DRAM bursts ran with the threads in two placements (a line \
-                 between the first two CPUs in {} and in {} one way), giving {fast:.3e} s and \
-                 {slow:.3e} s",
-                Si(near, "s"),
-                Si(far, "s")
+                 between the first two CPUs in {} and in {} one way{own_cache}), giving \
+                 {fast:.3e} s and {slow:.3e} s",
+                Si(p.near_line_s, "s"),
+                Si(p.far_line_s, "s")
             );
         }
     }

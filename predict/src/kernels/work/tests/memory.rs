@@ -677,3 +677,54 @@ fn the_memory_states_of_a_loop_with_reloads_count_them_once() {
     assert_eq!(fast, predict_at(&w, &m, 2, Bound::Fast).unwrap().seconds);
     assert_eq!(slow, predict_at(&w, &m, 2, Bound::Slow).unwrap().seconds);
 }
+
+#[test]
+fn threads_apart_have_the_last_cache_each_in_the_far_placements_state() {
+    let mut p = machine_with_one_core();
+    p.levels.push(MemoryLevel {
+        size_bytes: None,
+        ..MemoryLevel::cache("DRAM", 0.0, 20e9)
+    });
+    p.levels[1].bandwidth_1t_Bps = Some(Estimate::exact(100e9));
+    p.summary.dram_latency_s = Some(100e-9);
+    // Two-thread bursts on one chiplet at X and on two at 2X.
+    let (near, far) = ([31e-9, 32e-9], [150e-9, 160e-9]);
+    let stream = p.sections.stream.as_mut().unwrap();
+    for d in stream.dram.iter_mut().filter(|d| d.threads == Some(2)) {
+        let x = d.bandwidth_write_allocate_Bps;
+        d.bursts_Bps = vec![x, x, 2.0 * x, x];
+        d.bursts_line_s = vec![near, near, far, near];
+    }
+    let m = Machine::new(&p);
+    // A 768 KiB window per thread: beyond its 512 KiB share of the 1 MiB
+    // L2 the two threads share, within the whole L2 when apart.
+    let window = 786432.0;
+    let apart = m
+        .apart(2)
+        .expect("a 155 ns line is half a 100 ns DRAM access or more");
+    assert!(terms::reused_from_memory(&m, window, 2));
+    assert!(!terms::reused_from_memory(&apart, window, 2));
+    let w = Work {
+        demands: vec![
+            Demand::Memory {
+                traffic: Traffic::streaming(16e6, 8e6),
+                per_thread_bytes: 64e6,
+            },
+            Demand::Reuse {
+                bytes_per_thread: 8e6,
+                window_bytes: window,
+            },
+        ],
+    };
+    let pr = predict(&w, &m, 2).unwrap();
+    let [fast, slow] = pr.states_s.expect("two states");
+    // The far placement is the fast one here: read apart, its reloads
+    // stay in the L2, faster than the fast end with the L2 shared.
+    assert!(fast < predict_at(&w, &m, 2, Bound::Fast).unwrap().seconds);
+    assert_eq!(slow, predict_at(&w, &m, 2, Bound::Slow).unwrap().seconds);
+    let memory = pr.terms.iter().find(|t| t.resource == pr.binding).unwrap();
+    assert!(memory.explain.contains("to itself"), "{}", memory.explain);
+    // A far line shorter than half a DRAM access crosses a shared cache.
+    p.summary.dram_latency_s = Some(400e-9);
+    assert!(Machine::new(&p).apart(2).is_none());
+}
