@@ -186,10 +186,13 @@ pub struct Prediction {
     /// threads, the operations one at a time with no hand-off
     /// ([`terms::lock`]). When a falsely shared line binds whose bursts
     /// have two states: the time in each ([`terms::increments`]). When
-    /// memory at DRAM binds and the profile's DRAM
-    /// bursts saw two states ([`Machine::dram_two_states`]): the prediction with
-    /// every figure at the fast and at the slow end of its interval, the
-    /// DRAM points' being their fastest and slowest burst.
+    /// memory at DRAM binds and the profile's DRAM bursts saw two states
+    /// ([`Machine::dram_two_states`]): the prediction with every figure at
+    /// the fast and at the slow end of its interval, the DRAM points' being
+    /// their fastest and slowest burst or, when line probes beside the
+    /// bursts saw two placements of the threads, each placement's median
+    /// burst, the far placement's read with the last cache unshared where
+    /// its line says the threads share no cache ([`Machine::apart`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub states_s: Option<[f64; 2]>,
 }

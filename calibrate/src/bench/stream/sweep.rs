@@ -4,11 +4,11 @@
 //! runs the threads, its figure the median burst (of the placement most
 //! bursts saw).
 
+use std::sync::Mutex;
+
 use anyhow::Result;
 use models::stats::{Better, Sample};
 use models::units::binary_bytes;
-
-use std::sync::Mutex;
 
 use super::{points_in, rates_in, regions, KernelPoint, SWEEP_REPS};
 use crate::bench::{bursts, c2c, Context};

@@ -661,18 +661,7 @@ fn the_memory_states_of_a_loop_with_reloads_count_them_once() {
     let m = Machine::new(&p);
     // A 32 MB window per thread beyond every cache: its 16 MB are loads
     // of the memory term, in the point prediction and in both states.
-    let w = Work {
-        demands: vec![
-            Demand::Memory {
-                traffic: Traffic::streaming(16e6, 8e6),
-                per_thread_bytes: 64e6,
-            },
-            Demand::Reuse {
-                bytes_per_thread: 8e6,
-                window_bytes: 32e6,
-            },
-        ],
-    };
+    let w = streams_reusing(32e6);
     let [fast, slow] = predict(&w, &m, 2).unwrap().states_s.expect("two states");
     assert_eq!(fast, predict_at(&w, &m, 2, Bound::Fast).unwrap().seconds);
     assert_eq!(slow, predict_at(&w, &m, 2, Bound::Slow).unwrap().seconds);
@@ -704,18 +693,7 @@ fn threads_apart_have_the_last_cache_each_in_the_far_placements_state() {
         .expect("a 155 ns line is half a 100 ns DRAM access or more");
     assert!(terms::reused_from_memory(&m, window, 2));
     assert!(!terms::reused_from_memory(&apart, window, 2));
-    let w = Work {
-        demands: vec![
-            Demand::Memory {
-                traffic: Traffic::streaming(16e6, 8e6),
-                per_thread_bytes: 64e6,
-            },
-            Demand::Reuse {
-                bytes_per_thread: 8e6,
-                window_bytes: window,
-            },
-        ],
-    };
+    let w = streams_reusing(window);
     let pr = predict(&w, &m, 2).unwrap();
     let [fast, slow] = pr.states_s.expect("two states");
     // The far placement is the fast one here: read apart, its reloads
@@ -727,4 +705,22 @@ fn threads_apart_have_the_last_cache_each_in_the_far_placements_state() {
     // A far line shorter than half a DRAM access crosses a shared cache.
     p.summary.dram_latency_s = Some(400e-9);
     assert!(Machine::new(&p).apart(2).is_none());
+}
+
+/// Streams at DRAM (16 MB loaded and 8 MB stored per thread, 64 MB per
+/// thread) whose 8 MB of reused loads per thread come from a window of
+/// `window_bytes`.
+fn streams_reusing(window_bytes: f64) -> Work {
+    Work {
+        demands: vec![
+            Demand::Memory {
+                traffic: Traffic::streaming(16e6, 8e6),
+                per_thread_bytes: 64e6,
+            },
+            Demand::Reuse {
+                bytes_per_thread: 8e6,
+                window_bytes,
+            },
+        ],
+    }
 }
