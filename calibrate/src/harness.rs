@@ -12,6 +12,8 @@
 //! * [`kernels`]: the loops themselves (STREAM, dgemm, the increments and
 //!   bins), so a built-in kernel of `predict` runs the same code as the
 //!   benchmark whose figure predicts it;
+//! * [`placement`]: a short ping-pong that tells where the host runs two
+//!   CPUs, beside a kernel whose speed depends on it;
 //! * [`measure_size`] and [`measure_flops`]: calibrate's STREAM and peak
 //!   measurements themselves, for re-measuring a profile figure next to a
 //!   kernel (`predict run`'s paired prediction), and [`stream_region`],
@@ -25,6 +27,7 @@
 //! * `watchdog` (with MPI): a stop for a job whose peer has gone.
 
 pub use crate::atomic;
+pub use crate::bench::c2c::placement;
 pub use crate::bench::flops::measure_flops;
 pub use crate::bench::increments::{
     bin_items, local_sum_steps, own_line_increments, shared_line_increments,

@@ -151,15 +151,15 @@ pub fn probe(ctx: &Context) -> Result<Option<Sample>> {
     }
 }
 
-/// Where the host runs the first two CPUs of the run now: the median
-/// one-way latency of a short ping-pong between them, s (about 10 ms);
-/// `None` with fewer than two CPUs. It tells one chiplet from two, or one
-/// core's siblings from two cores, beside a measurement that depends on it
-/// (`super::stream`'s DRAM bursts).
-pub fn placement(ctx: &Context) -> Result<Option<f64>> {
+/// Where the host runs the first two of `cpus` now: the median one-way
+/// latency of a short ping-pong between them, s (about 10 ms); `None`
+/// with fewer than two CPUs. It tells one chiplet from two, or one core's
+/// siblings from two cores, beside a measurement that depends on it
+/// (`super::stream`'s DRAM bursts, `predict run`'s kernels).
+pub fn placement(cpus: &[core_affinity::CoreId]) -> Result<Option<f64>> {
     let plan = Plan::quick().with_reps(PLACEMENT_REPS).without_retry();
-    match ctx.config.cpus[..] {
-        [a, b, ..] => Ok(Some(pingpong(a, b, &plan)?.summary().median)),
+    match cpus {
+        [a, b, ..] => Ok(Some(pingpong(*a, *b, &plan)?.summary().median)),
         _ => Ok(None),
     }
 }

@@ -396,6 +396,37 @@ impl StreamSection {
         })
     }
 
+    /// Where a run on `threads` threads whose line probe read `line_s`
+    /// ran, against the profile's DRAM bursts: "near" or "apart" when the
+    /// bursts saw two placements ([`Self::dram_placements`]: on which side
+    /// of the geometric mean of their probes it falls), else "as profiled"
+    /// or "moved" ([`two_states`] from the bursts' median probe); `None`
+    /// without probes.
+    ///
+    /// [`two_states`]: super::lock::two_states
+    pub fn placement_of(&self, threads: usize, line_s: f64) -> Option<&'static str> {
+        if let Some(p) = self.dram_placements(threads) {
+            let split = (p.near_line_s * p.far_line_s).sqrt();
+            return Some(if line_s < split { "near" } else { "apart" });
+        }
+        let probes: Vec<f64> = self
+            .dram
+            .iter()
+            .filter(|p| p.threads == Some(threads))
+            .flat_map(|p| p.bursts_line_s.iter().flatten().copied())
+            .collect();
+        if probes.is_empty() {
+            return None;
+        }
+        let profiled = crate::stats::median(probes);
+        let (lo, hi) = (profiled.min(line_s), profiled.max(line_s));
+        Some(if super::lock::two_states(lo, hi) {
+            "moved"
+        } else {
+            "as profiled"
+        })
+    }
+
     /// Seconds a thread loses per restart of its streams, runs of
     /// `segment_bytes` on `threads` threads: the measured curve on the
     /// nearest measured thread count at most `threads` (else the nearest),
@@ -593,6 +624,14 @@ mod tests {
             "the far burst read 80 GB/s, the near ones 41"
         );
         assert_eq!(section.dram_placements(1), None);
+        // A kernel's probe against the placements, or against one.
+        assert_eq!(section.placement_of(2, 30e-9), Some("near"));
+        assert_eq!(section.placement_of(2, 170e-9), Some("apart"));
+        let mut one = section.clone();
+        one.dram[0].bursts_line_s = vec![near; 5];
+        assert_eq!(one.placement_of(2, 40e-9), Some("as profiled"));
+        assert_eq!(one.placement_of(2, 160e-9), Some("moved"));
+        assert_eq!(one.placement_of(1, 160e-9), None);
     }
 
     #[test]

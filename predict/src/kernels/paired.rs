@@ -71,7 +71,7 @@ use calibrate::harness::mem::Pages;
 use calibrate::harness::pin::{allowed_cpus, Team};
 use calibrate::harness::timer::Plan;
 use calibrate::harness::{
-    bin_items, local_sum_steps, lock_throughput, measure_flops, own_line_increments,
+    bin_items, local_sum_steps, lock_throughput, measure_flops, own_line_increments, placement,
     shared_line_increments, LockKind, StreamRegions,
 };
 use models::profile::lock::HandOff;
@@ -117,6 +117,11 @@ pub struct Paired {
     pub handoffs: Option<Drift>,
     pub migrations: Option<Drift>,
     pub loads: Option<Drift>,
+    /// Where the host ran the threads beside the variant: the one-way
+    /// latency of a line between the first two, s
+    /// (`calibrate::harness::placement`); none on one thread.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placement_line_s: Option<f64>,
 }
 
 /// A drift beyond this share (either way) says the machine changed since
@@ -189,7 +194,8 @@ pub fn probe(work: &Work, threads: usize, profile: &Profile) -> Result<Paired> {
 /// The figures that follow where the host runs the vCPUs (on one core's
 /// siblings or on two cores, near or far for a line's migration), which
 /// can change within a second: increments, local sums, bin loops,
-/// hand-offs, migrations and loads, each in L1 or on a few lines.
+/// hand-offs, migrations and loads, each in L1 or on a few lines, and the
+/// placement itself.
 pub(super) fn between(work: &Work, team: &Team, profile: &Profile, plan: &Plan) -> Result<Paired> {
     let threads = team.threads();
     Ok(Paired {
@@ -199,6 +205,7 @@ pub(super) fn between(work: &Work, team: &Team, profile: &Profile, plan: &Plan) 
         handoffs: handoffs_drift(work, threads, profile, plan)?,
         migrations: migrations_drift(work, threads, profile, plan)?,
         loads: loads_drift(work, team, profile, plan)?,
+        placement_line_s: placement(&allowed_cpus()[..threads])?,
         ..Paired::default()
     })
 }

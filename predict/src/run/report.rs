@@ -103,7 +103,17 @@ fn with_paired(
     threads: usize,
 ) -> Record {
     let predicted = paired.predict(work, profile, threads).ok();
-    with_pair(record, paired, predicted.map(|p| p.seconds))
+    let placement = profile
+        .sections
+        .stream
+        .as_ref()
+        .zip(paired.placement_line_s)
+        .and_then(|(s, line)| s.placement_of(threads, line));
+    let record = with_pair(record, paired, predicted.map(|p| p.seconds));
+    match placement {
+        Some(p) => record.with("placement", p),
+        None => record,
+    }
 }
 
 /// `record` with the figures re-measured next to it, whether the machine
@@ -215,6 +225,11 @@ pub fn table(assessed: &[Assessed], explain: bool) -> String {
         .to_string();
         if r.extra.get("machine_changed") == Some(&serde_json::Value::Bool(true)) {
             flag.push_str(" (machine changed)");
+        }
+        if let Some(p @ ("near" | "apart" | "moved")) =
+            r.extra.get("placement").and_then(serde_json::Value::as_str)
+        {
+            flag.push_str(&format!(" (threads {p})"));
         }
         let paired = r
             .extra
@@ -334,6 +349,20 @@ mod tests {
         assert!(st.label.contains("@4096"));
         let mm = sp.iter().find(|s| s.kernel == "matmul").unwrap();
         assert_eq!(mm.measured, 2.0);
+    }
+
+    #[test]
+    fn the_table_says_where_the_threads_ran() {
+        let row = |placement: &str| {
+            let a = Assessed {
+                record: rec("fusion", "fused", 2, 1.0, 1.0).with("placement", placement),
+                prediction: None,
+            };
+            table(&[a], false)
+        };
+        assert!(row("apart").contains("(threads apart)"));
+        assert!(row("moved").contains("(threads moved)"));
+        assert!(!row("as profiled").contains("(threads"));
     }
 
     #[test]

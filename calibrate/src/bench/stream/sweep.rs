@@ -126,7 +126,7 @@ fn placed_rates(
         if team.threads() < 2 {
             return Ok(None);
         }
-        c2c::placement(ctx)
+        c2c::placement(&ctx.config.cpus)
     };
     let mut before = probe()?;
     let mut out = Vec::new();

@@ -207,6 +207,9 @@ fn median_rounds(rounds: &[Paired]) -> Paired {
         handoffs: of(|p| &p.handoffs),
         migrations: of(|p| &p.migrations),
         loads: of(|p| &p.loads),
+        placement_line_s: Some(rounds.iter().filter_map(|r| r.placement_line_s).collect())
+            .filter(|v: &Vec<f64>| !v.is_empty())
+            .map(median),
         ..Paired::default()
     }
 }

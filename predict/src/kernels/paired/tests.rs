@@ -66,6 +66,7 @@ fn drifts_scale_the_roofs_and_flag_a_changed_machine() {
         handoffs: None,
         migrations: None,
         loads: Some(d(9.0)),
+        placement_line_s: Some(31e-9),
     };
     assert_eq!(
         p.now(),
