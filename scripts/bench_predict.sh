@@ -110,16 +110,19 @@ for i, recs in enumerate(runs):
         if r["rel_error"] is not None:
             by.setdefault(key(r), []).append(r)
 print("the round with the median error of each variant, every round's error, and the paired prediction's")
-print("(the profile's roofs scaled by the figures re-measured beside the variant's timings; * = a round whose machine changed):")
+print("(the profile's roofs scaled by the figures re-measured beside the variant's timings; * = a round whose machine changed;")
+print(" a = the threads ran apart, m = they had moved, against the placements of the profile's DRAM bursts):")
 print(f"{'kernel':<14} {'variant':<22} {'thr':>3} {'measured':>10} {'predicted':>10} {'error':>7}  {'rounds':<24} {'paired':>7}  {'rounds':<24} binding")
 errs, paired_errs, changed = [], [], 0
 median_round = lambda rs, k: sorted(rs, key=lambda x: x[k])[(len(rs) - 1) // 2]
 def summary(rs):
     """The round whose error is the median (the lower middle one for an even
-    count), every round's error (* = its machine changed), and the paired
+    count), every round's error (* = its machine changed; a or m = its
+    threads ran apart from, or moved against, the profile's), and the paired
     median error (None without pairs) with every round's, shown."""
     mid = median_round(rs, "rel_error")
-    each = " ".join(f"{100*x['rel_error']:+.0f}" + ("*" if x.get("machine_changed") else "") for x in rs)
+    mark = lambda x: ("*" if x.get("machine_changed") else "") + {"apart": "a", "moved": "m"}.get(x.get("placement"), "")
+    each = " ".join(f"{100*x['rel_error']:+.0f}" + mark(x) for x in rs)
     prs = [x for x in rs if x.get("paired_rel_error") is not None]
     pe = median_round(prs, "paired_rel_error")["paired_rel_error"] if prs else None
     peach = " ".join(f"{100*x['paired_rel_error']:+.0f}" for x in prs)
