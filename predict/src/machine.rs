@@ -4,6 +4,7 @@
 use models::identity::MachineId;
 use models::profile::c2c::C2cSection;
 use models::profile::lock::{HandOff, LockSection};
+use models::profile::stream::Placements;
 use models::profile::stream::StreamSection;
 use models::profile::{CeilingKernel, Profile, Sample};
 use thiserror::Error;
@@ -162,9 +163,13 @@ impl<'a> Machine<'a> {
     /// Each thread then has the last cache to itself
     /// (`Machine::holding_level`'s capacities).
     pub fn apart(&self, threads: usize) -> Option<Self> {
-        let far = self.dram_placements(threads)?.far_line_s;
+        self.apart_in(&self.dram_placements(threads)?)
+    }
+
+    /// [`Machine::apart`] for placements already read.
+    pub fn apart_in(&self, placements: &Placements) -> Option<Self> {
         let dram = self.profile.summary.dram_latency_s?;
-        (far >= 0.5 * dram).then_some(Self {
+        (placements.far_line_s >= 0.5 * dram).then_some(Self {
             apart: true,
             ..*self
         })

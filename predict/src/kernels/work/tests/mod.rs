@@ -6,7 +6,9 @@ mod locks;
 mod memory;
 
 use super::*;
-use crate::machine::Now;
+use crate::kernels::terms;
+use crate::loop_figures::Bound;
+use crate::machine::{Machine, Now};
 use models::profile::{ComputeCeiling, MemoryLevel, Profile, Provenance, ReportedCache};
 use models::Estimate;
 use serde_json::json;

@@ -1,0 +1,391 @@
+//! The time the machine profile says a declared [`Work`] takes: each
+//! resource's term, the slowest binding, and the two states a term or the
+//! memory system was measured in.
+
+use models::kernel::Traffic;
+use models::profile::lock::two_states;
+use models::saturation::saturated_s;
+use models::units::Si;
+use serde::Serialize;
+
+use super::{Demand, Work, CHAIN, MEMORY_BANDWIDTH};
+use crate::kernels::terms;
+use crate::loop_figures::Bound;
+use crate::machine::{Machine, Missing};
+
+/// The time one resource takes, with the formula used.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Term {
+    pub resource: &'static str,
+    pub seconds: f64,
+    pub explain: String,
+}
+
+/// A kernel's predicted time: the slowest resource binds.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Prediction {
+    pub seconds: f64,
+    pub binding: &'static str,
+    pub terms: Vec<Term>,
+    /// When a lock binds that has two states: the time in the fast and in
+    /// the slow one, from the profile's rounds
+    /// (`models::profile::lock::HandOff`) or, for one lock for all
+    /// threads, the operations one at a time with no hand-off
+    /// ([`terms::lock`]). When a falsely shared line binds whose bursts
+    /// have two states: the time in each ([`terms::increments`]). When
+    /// memory at DRAM binds and the profile's DRAM bursts saw two states
+    /// ([`Machine::dram_two_states`]): the prediction with every figure at
+    /// the fast and at the slow end of its interval, the DRAM points' being
+    /// their fastest and slowest burst or, when line probes beside the
+    /// bursts saw two placements of the threads, each placement's median
+    /// burst, the far placement's read with the last cache unshared where
+    /// its line says the threads share no cache ([`Machine::apart`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub states_s: Option<[f64; 2]>,
+}
+
+/// Predicts `work` on `threads` threads of the profiled machine:
+/// T = max over resources of each resource's time, where the load/store
+/// work of [`Demand::BinLoop`]s, [`Demand::Reuse`] and [`Demand::Restarts`]
+/// counts as one resource with the core's own share of the memory traffic
+/// at one thread's rates (their sum, ECM's T_core), which the memory term
+/// on all threads bounds apart (T_bus), both at once near the calibrated
+/// knee (`models::saturation`).
+pub fn predict(work: &Work, m: &Machine, threads: usize) -> Result<Prediction, Missing> {
+    predict_at(work, m, threads, Bound::Point)
+}
+
+/// `work` as the memory system serves it: the lines of every reuse whose
+/// window no cache holds ([`terms::reused_from_memory`]) are loaded from
+/// memory again, so their bytes join the streamed traffic as loads (of
+/// the first memory demand, or of one of their own over the window). On
+/// the Zen 4 VM a copy on two threads that read its source again two
+/// lags behind (C, AVX2) took 1.30–1.38 ns per element and thread with
+/// windows of 16–64 MiB per thread against 0.84 ns for the plain copy:
+/// the 40 bytes per element of a copy with every reread from DRAM at the
+/// copy's bandwidth take 1.40 ns.
+fn with_reloads(work: &Work, m: &Machine, threads: usize) -> Work {
+    let (reloads, window) = work.reloads(m, threads);
+    let mut out = work.clone();
+    if reloads > 0.0 {
+        let extra = Traffic {
+            load_bytes: reloads,
+            ..Traffic::default()
+        };
+        let memory = out.demands.iter_mut().find_map(|d| match d {
+            Demand::Memory { traffic, .. } => Some(traffic),
+            _ => None,
+        });
+        match memory {
+            Some(t) => *t = t.plus(extra),
+            None => out.demands.push(Demand::Memory {
+                traffic: extra,
+                per_thread_bytes: window,
+            }),
+        }
+    }
+    out
+}
+
+/// [`predict`] with the profile's figures read at `bound`: the point
+/// estimates, or the ends of their intervals for the prediction's range.
+pub fn predict_at(
+    work: &Work,
+    m: &Machine,
+    threads: usize,
+    bound: Bound,
+) -> Result<Prediction, Missing> {
+    // The work as the memory system serves it; the two states below
+    // start again from the caller's `work`.
+    let served = &with_reloads(work, m, threads);
+    let mut terms = Vec::new();
+    let mut load_store_s = 0.0;
+    // The two states of the lock or shared line a term hands off, if any.
+    let mut line_states = None;
+    let working_set = served
+        .demands
+        .iter()
+        .filter_map(|d| match d {
+            Demand::Memory {
+                per_thread_bytes, ..
+            } => Some(*per_thread_bytes),
+            _ => None,
+        })
+        .reduce(f64::max);
+    for d in &served.demands {
+        terms.push(match d {
+            Demand::Flops {
+                flops,
+                precision,
+                ceiling,
+                isa,
+            } => terms::compute(m, *flops, precision, threads, *ceiling, *isa, bound)?,
+            Demand::Memory {
+                traffic,
+                per_thread_bytes,
+            } => terms::memory(m, traffic, threads, *per_thread_bytes, bound)?,
+            Demand::Random {
+                accesses,
+                huge_pages,
+            } => terms::random(m, accesses, threads, *huge_pages, bound)?,
+            Demand::Chain { steps_per_thread } => terms::chain(m, *steps_per_thread, bound)?,
+            Demand::Lock {
+                ops,
+                kind,
+                lanes,
+                critical_s,
+                data_lines,
+            } => {
+                let lock = terms::LockDemand {
+                    ops: *ops,
+                    kind: *kind,
+                    lanes: *lanes,
+                    critical_s: *critical_s,
+                    data_lines: *data_lines,
+                };
+                let t = terms::lock(m, &lock, threads)?;
+                line_states = t.states_s.map(|s| (t.term.resource, s));
+                t.term
+            }
+            Demand::Increments {
+                per_thread,
+                sharers,
+            } => {
+                let t = terms::increments(m, *per_thread, *sharers, threads)?;
+                line_states = t.states_s.map(|s| (t.term.resource, s));
+                t.term
+            }
+            Demand::LocalSum { steps_per_thread } => terms::local_sum(m, *steps_per_thread)?,
+            Demand::BinLoop {
+                kind,
+                items_per_thread,
+                working_set_per_thread,
+            } => {
+                let t = terms::bin_loop(
+                    m,
+                    *kind,
+                    *items_per_thread,
+                    *working_set_per_thread,
+                    threads,
+                    bound,
+                )?;
+                load_store_s += t.seconds;
+                t
+            }
+            Demand::Reuse {
+                bytes_per_thread,
+                window_bytes,
+            } => {
+                let t = terms::reuse(
+                    m,
+                    *bytes_per_thread,
+                    *window_bytes,
+                    threads,
+                    working_set.unwrap_or(0.0),
+                    bound,
+                )?;
+                load_store_s += t.seconds;
+                t
+            }
+            Demand::Restarts {
+                runs_per_thread,
+                segment_bytes,
+                per_thread_bytes,
+            } => {
+                let t = terms::restarts(
+                    m,
+                    *runs_per_thread,
+                    *segment_bytes,
+                    threads,
+                    *per_thread_bytes,
+                    bound,
+                )?;
+                load_store_s += t.seconds;
+                t
+            }
+        });
+    }
+    let chain_overlap = working_set.and_then(|b| m.chain_overlap(b));
+    // One core's transfers, read (and leaned on) only for a sum that uses
+    // them.
+    let has_chain = served
+        .demands
+        .iter()
+        .any(|d| matches!(d, Demand::Chain { .. }));
+    let one_core_memory_s = if load_store_s > 0.0 || has_chain {
+        served
+            .demands
+            .iter()
+            .filter_map(|d| match d {
+                Demand::Memory {
+                    traffic,
+                    per_thread_bytes,
+                } => Some(m.one_core_traffic_time(traffic, threads, *per_thread_bytes, bound)),
+                _ => None,
+            })
+            .sum::<Result<f64, Missing>>()?
+    } else {
+        0.0
+    };
+    terms.extend(non_overlapping(
+        one_core_memory_s,
+        &terms,
+        load_store_s,
+        chain_overlap,
+        m.knee_exponent(threads, bound),
+    ));
+    let top = terms
+        .iter()
+        .max_by(|a, b| a.seconds.total_cmp(&b.seconds))
+        .cloned()
+        .ok_or_else(|| Missing {
+            what: "any declared work".into(),
+            fix: "all",
+        })?;
+    // The other resources bound a lock's or a line's states from below.
+    let others = terms
+        .iter()
+        .filter(|t| t.resource != top.resource)
+        .map(|t| t.seconds)
+        .fold(0.0, f64::max);
+    let memory_states = (bound == Bound::Point
+        && top.resource.starts_with("memory")
+        && working_set.is_some_and(|b| m.beyond_caches(b, threads))
+        && m.dram_two_states(threads))
+    .then(|| memory_states(work, m, threads))
+    .flatten();
+    if let Some((_, note)) = &memory_states {
+        if let Some(t) = terms.iter_mut().find(|t| t.resource == top.resource) {
+            t.explain += note;
+        }
+    }
+    let states_s = line_states
+        .filter(|&(resource, _)| resource == top.resource)
+        .map(|(_, s)| s.map(|x| x.max(others)))
+        .or(memory_states.map(|(states, _)| states));
+    Ok(Prediction {
+        seconds: top.seconds,
+        binding: top.resource,
+        terms,
+        states_s,
+    })
+}
+
+/// Memory at DRAM in two states: `work` predicted at either end of the
+/// figures' intervals, when those are [`two_states`] apart, and the note
+/// the binding term adds; `None` when either cannot be made. When the
+/// profile's bursts saw two placements of the threads, the far one's end
+/// is read with the threads apart ([`Machine::apart`]) where a line
+/// between them says they share no cache.
+fn memory_states(work: &Work, m: &Machine, threads: usize) -> Option<([f64; 2], String)> {
+    let placements = m.dram_placements(threads);
+    let apart = placements.as_ref().and_then(|p| m.apart_in(p));
+    let far_end = placements.map(|p| {
+        if p.faster_apart {
+            Bound::Fast
+        } else {
+            Bound::Slow
+        }
+    });
+    let at = |bound| {
+        let on = apart.filter(|_| far_end == Some(bound)).unwrap_or(*m);
+        predict_at(work, &on, threads, bound)
+            .ok()
+            .map(|p| p.seconds)
+    };
+    let [fast, slow] = [at(Bound::Fast)?, at(Bound::Slow)?];
+    if !two_states(fast, slow) {
+        return None;
+    }
+    let note = placements.map_or(String::new(), |p| {
+        let own_cache = if apart.is_some() {
+            ", each with the last cache to itself when apart (a line between them takes at \
+             least half a DRAM access)"
+        } else {
+            ""
+        };
+        format!(
+            "; the profile's DRAM bursts ran with the threads in two placements (a line \
+             between the first two CPUs in {} and in {} one way{own_cache}), giving \
+             {fast:.3e} s and {slow:.3e} s",
+            Si(p.near_line_s, "s"),
+            Si(p.far_line_s, "s")
+        )
+    });
+    Some(([fast, slow], note))
+}
+
+/// The sums of terms that do not overlap on one core (ECM: a core's time
+/// is its in-core work plus its data transfers, `memory_s` at one
+/// thread's rates, [`Machine::one_core_traffic_time`]): the loops'
+/// load/store work with their memory traffic, and a loop-carried chain
+/// with its memory traffic less the share ω of the shorter of the two
+/// that the core overlaps (`chain_overlap`, measured at the loop's working
+/// set; none measured: they add). The shared memory system's time on all
+/// threads is the memory term, and the larger binds (ECM's saturation,
+/// T = max(T_core, T_bus)); with a calibrated knee `knee` the load/store
+/// sum is the loop's time near it too,
+/// T^k = T_core^k + T_bus^k − T_stream^k (`models::saturation`).
+fn non_overlapping(
+    memory_s: f64,
+    terms: &[Term],
+    load_store_s: f64,
+    chain_overlap: Option<f64>,
+    knee: Option<f64>,
+) -> Vec<Term> {
+    let mut out = Vec::new();
+    if load_store_s > 0.0 {
+        let core_s = memory_s + load_store_s;
+        let ecm = format!(
+            "one core's load/store work does not overlap its line transfers (ECM): \
+             memory on one core {memory_s:.3e} s + load/store {load_store_s:.3e} s"
+        );
+        let bus_s: f64 = terms
+            .iter()
+            .filter(|t| t.resource == MEMORY_BANDWIDTH)
+            .map(|t| t.seconds)
+            .sum();
+        let (seconds, explain) = match knee {
+            Some(k) if bus_s > memory_s => (
+                saturated_s(core_s, bus_s, memory_s, k),
+                format!(
+                    "{ecm} = T_core {core_s:.3e} s; near the shared memory system's time the two \
+                     queue: T^k = T_core^k + T_bus^k − T_stream^k with T_bus {bus_s:.3e} s, \
+                     T_stream (memory on one core) {memory_s:.3e} s and k = {k:.2} (the stream \
+                     section's lagged copies on all threads; §4.4)"
+                ),
+            ),
+            _ => (core_s, ecm),
+        };
+        out.push(Term {
+            resource: "memory + load/store",
+            seconds,
+            explain,
+        });
+    }
+    let chain_s: f64 = terms
+        .iter()
+        .filter(|t| t.resource == CHAIN)
+        .map(|t| t.seconds)
+        .sum();
+    if chain_s > 0.0 && memory_s > 0.0 {
+        let explain = match chain_overlap {
+            Some(w) => format!(
+                "the calibrated dependent sum over an array hides ω = {w:.2} of the shorter of its \
+                 chain and its loads: memory on one core {memory_s:.3e} s + chain {chain_s:.3e} s \
+                 − ω · min(the two)"
+            ),
+            None => format!(
+                "a loop-carried chain that fills the out-of-order window keeps the loop's line \
+                 transfers from running ahead of it, and the two add (the profile has no \
+                 measured overlap): memory on one core {memory_s:.3e} s + chain {chain_s:.3e} s"
+            ),
+        };
+        out.push(Term {
+            resource: "memory + chain",
+            seconds: memory_s + chain_s - chain_overlap.unwrap_or(0.0) * memory_s.min(chain_s),
+            explain,
+        });
+    }
+    out
+}
