@@ -388,10 +388,9 @@ impl Bench for C2c {
         }
         let (a, b) = (cpus[0], cpus[1]);
         let plan = &ctx.config.plan;
-        let per_octave_step = if ctx.config.quick { 2 } else { 1 };
         let sizes: Vec<u64> = size_grid(HANDOFF_MIN, HANDOFF_MAX, 1, 64)
             .into_iter()
-            .step_by(per_octave_step)
+            .step_by(ctx.octave_step())
             .collect();
         let sharers = increments::sharer_counts(cpus.len());
         let bar = ctx

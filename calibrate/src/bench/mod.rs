@@ -62,6 +62,22 @@ pub struct Context {
 }
 
 impl Context {
+    /// Octaves between the points of a curve measured an octave apart in a
+    /// full run: one, or two with `--quick` (the c2c hand-offs, the stream
+    /// restarts and reuse windows). A prediction reads such a curve
+    /// linearly in log size between its points, so a quick curve
+    /// interpolates the sizes it skips. On the Zen 4 VM the one-thread
+    /// restart at 8 KiB runs, in four runs, lay 2–8% from the mean of the
+    /// 4 and 16 KiB ones; at one octave apart the restart and window curves
+    /// took about 4 s each of a quick run's 16 s.
+    pub fn octave_step(&self) -> usize {
+        if self.config.quick {
+            2
+        } else {
+            1
+        }
+    }
+
     /// Cycles for a time in seconds, when the clock is known.
     pub fn cycles(&self, seconds: f64) -> Option<f64> {
         self.clock.as_ref().map(|c| seconds * c.hz)

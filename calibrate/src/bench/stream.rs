@@ -101,21 +101,6 @@ pub const FIRST_BYTES: u64 = 16 << 10;
 /// thread is flagged as above the physical bound.
 pub const MAX_VECTORS_PER_CYCLE: f64 = 6.0;
 
-/// Octaves between the run lengths of the restart curve and between the
-/// windows of the window curve: one, or two with `--quick`. A predicted
-/// loop reads both curves linearly in log size between their points, so
-/// the quick curves interpolate the lengths they skip. On the Zen 4 VM the
-/// one-thread restart at 8 KiB runs, in four runs, lay 2–8% from the mean
-/// of the 4 and 16 KiB ones; at one octave apart the two curves took about
-/// 4 s each of a quick run's 16 s.
-fn curve_octaves(ctx: &Context) -> usize {
-    if ctx.config.quick {
-        2
-    } else {
-        1
-    }
-}
-
 /// Kept timings of a sweep point below the DRAM size at most (their
 /// medians are pooled per level, which narrows the interval again).
 pub const SWEEP_REPS: usize = 11;
@@ -399,10 +384,10 @@ impl Bench for Stream {
             &Kernel::ALL
         };
         let sweeps = sweep(ctx, &teams, &grids, kernels)?;
-        let restarts = measure_restarts(ctx, &teams, dram_total, curve_octaves(ctx))?;
+        let restarts = measure_restarts(ctx, &teams, dram_total, ctx.octave_step())?;
         let first = caches.iter().map(|c| c.1).reduce(f64::min).unwrap_or(0.0);
         let windows = if first > 0.0 {
-            measure_windows(ctx, dram_total, first, largest, curve_octaves(ctx))?
+            measure_windows(ctx, dram_total, first, largest, ctx.octave_step())?
         } else {
             Windows::default()
         };
