@@ -329,14 +329,7 @@ mod tests {
         // store and its write-allocate read per update.
         let w = Variant::RowMajor.work(Shape::new(8, 1 << 20, F32), 2, 1048576.0);
         let updates = (8 * ((1 << 20) - 2) * 2) as f64;
-        let traffic = w
-            .demands
-            .iter()
-            .find_map(|d| match d {
-                Demand::Memory { traffic, .. } => Some(*traffic),
-                _ => None,
-            })
-            .unwrap();
+        let traffic = *w.memory().next().unwrap().0;
         let t = stencil_traffic((1 << 20) as f64, 4.0, 1048576.0 / 2.0, false).unwrap();
         let t_wa = stencil_traffic((1 << 20) as f64, 4.0, 1048576.0 / 2.0, true).unwrap();
         assert!(!t.reuse_fits);

@@ -129,13 +129,18 @@ impl Work {
 
     /// Bytes as the kernel counts them (loads + stores, no write-allocate).
     pub fn bytes(&self) -> f64 {
-        self.demands
-            .iter()
-            .map(|d| match d {
-                Demand::Memory { traffic, .. } => traffic.counted_bytes(),
-                _ => 0.0,
-            })
-            .sum()
+        self.memory().map(|(t, _)| t.counted_bytes()).sum()
+    }
+
+    /// Each [`Demand::Memory`]: its traffic and its working set per thread.
+    pub fn memory(&self) -> impl Iterator<Item = (&Traffic, f64)> {
+        self.demands.iter().filter_map(|d| match d {
+            Demand::Memory {
+                traffic,
+                per_thread_bytes,
+            } => Some((traffic, *per_thread_bytes)),
+            _ => None,
+        })
     }
 
     /// Bytes its reuses load from memory again on `threads` threads, all

@@ -102,16 +102,7 @@ pub fn predict_at(
     let mut load_store_s = 0.0;
     // The two states of the lock or shared line a term hands off, if any.
     let mut line_states = None;
-    let working_set = served
-        .demands
-        .iter()
-        .filter_map(|d| match d {
-            Demand::Memory {
-                per_thread_bytes, ..
-            } => Some(*per_thread_bytes),
-            _ => None,
-        })
-        .reduce(f64::max);
+    let working_set = served.memory().map(|(_, bytes)| bytes).reduce(f64::max);
     for d in &served.demands {
         terms.push(match d {
             Demand::Flops {
@@ -214,15 +205,8 @@ pub fn predict_at(
         .any(|d| matches!(d, Demand::Chain { .. }));
     let one_core_memory_s = if load_store_s > 0.0 || has_chain {
         served
-            .demands
-            .iter()
-            .filter_map(|d| match d {
-                Demand::Memory {
-                    traffic,
-                    per_thread_bytes,
-                } => Some(m.one_core_traffic_time(traffic, threads, *per_thread_bytes, bound)),
-                _ => None,
-            })
+            .memory()
+            .map(|(traffic, bytes)| m.one_core_traffic_time(traffic, threads, bytes, bound))
             .sum::<Result<f64, Missing>>()?
     } else {
         0.0
