@@ -125,12 +125,10 @@ pub struct KernelPoint {
     /// The line probes before and after each of `bursts`, s; empty on one
     /// thread or when a probe is missing.
     pub burst_lines: Vec<[f64; 2]>,
-    /// The instruction set the kernel ran in.
-    pub isa: Isa,
 }
 
 impl KernelPoint {
-    fn new(kernel: Kernel, per_thread_bytes: u64, team: &Team, rates: &Sample, isa: Isa) -> Self {
+    fn new(kernel: Kernel, per_thread_bytes: u64, team: &Team, rates: &Sample) -> Self {
         Self {
             kernel,
             per_thread_bytes,
@@ -138,7 +136,6 @@ impl KernelPoint {
             bandwidth: rates.summary(),
             bursts: Vec::new(),
             burst_lines: Vec::new(),
-            isa,
         }
     }
 
@@ -175,7 +172,6 @@ impl KernelPoint {
             // The sweep's copy of a DRAM point leaves them to the `dram` list.
             bursts_Bps: threads.map_or_else(Vec::new, |_| self.bursts.clone()),
             bursts_line_s: threads.map_or_else(Vec::new, |_| self.burst_lines.clone()),
-            isa: (self.isa != Isa::detect()).then(|| self.isa.name().into()),
         }
     }
 }
@@ -250,26 +246,25 @@ fn points_in(
     kernels: &[Kernel],
     plan: &Plan,
 ) -> Result<Vec<KernelPoint>> {
-    let isa = Isa::detect();
-    let rates = rates_in(team, regions, per_thread_bytes, kernels, isa, plan)?;
+    let rates = rates_in(team, regions, per_thread_bytes, kernels, plan)?;
     Ok(kernels
         .iter()
         .zip(rates)
-        .map(|(&kernel, rates)| KernelPoint::new(kernel, per_thread_bytes, team, &rates, isa))
+        .map(|(&kernel, rates)| KernelPoint::new(kernel, per_thread_bytes, team, &rates))
         .collect())
 }
 
 /// The per-timing bandwidths (B/s, STREAM counting) of each of `kernels`
-/// built for `isa` on every thread of `team`, each thread on the first
-/// `per_thread_bytes` of its region.
+/// on every thread of `team`, each thread on the first `per_thread_bytes`
+/// of its region.
 fn rates_in(
     team: &Team,
     regions: &[Mutex<Region>],
     per_thread_bytes: u64,
     kernels: &[Kernel],
-    isa: Isa,
     plan: &Plan,
 ) -> Result<Vec<Sample>> {
+    let isa = Isa::detect();
     kernels
         .iter()
         .map(|&kernel| {
@@ -293,32 +288,6 @@ struct Plateau {
     threads: usize,
     points: Vec<f64>,
     bandwidth: Estimate,
-}
-
-/// What one thread's DRAM points read in the narrower instruction sets,
-/// each kernel against the widest's; `None` without them.
-fn narrower_note(dram: &[&KernelPoint], narrower: &[KernelPoint]) -> Option<String> {
-    let first = narrower.first()?;
-    let rates: Vec<String> = narrower
-        .iter()
-        .filter_map(|n| {
-            let widest = dram
-                .iter()
-                .find(|d| d.threads == n.threads && d.kernel == n.kernel)?;
-            Some(format!(
-                "{} {} ({:.2}×)",
-                n.kernel.name(),
-                models::units::Si(n.best(), "B/s"),
-                n.best() / widest.best()
-            ))
-        })
-        .collect();
-    Some(format!(
-        "stream: one thread from DRAM in {} (against {}): {}",
-        first.isa,
-        Isa::detect(),
-        rates.join(", ")
-    ))
 }
 
 /// The load kernel's bandwidth on each cache plateau (see the module docs).
@@ -414,7 +383,7 @@ impl Bench for Stream {
         } else {
             &Kernel::ALL
         };
-        let (sweeps, narrower) = sweep(ctx, &teams, &grids, kernels)?;
+        let sweeps = sweep(ctx, &teams, &grids, kernels)?;
         let restarts = measure_restarts(ctx, &teams, dram_total, ctx.octave_step())?;
         let first = caches.iter().map(|c| c.1).reduce(f64::min).unwrap_or(0.0);
         let windows = if first > 0.0 {
@@ -489,10 +458,8 @@ impl Bench for Stream {
                 k.points.len()
             ));
         }
-        out.notes.extend(narrower_note(&dram, &narrower));
-        let dram_all: Vec<&KernelPoint> = dram.iter().copied().chain(&narrower).collect();
         out.section = Some(Section::Stream(section(
-            dram_total, &sweeps, &teams, &levels, &dram_all, restarts, windows,
+            dram_total, &sweeps, &teams, &levels, &dram, restarts, windows,
         )));
         out.table = dram_table(ctx, &dram, dram_total);
         Ok(out)

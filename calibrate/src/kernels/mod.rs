@@ -39,16 +39,6 @@ impl Isa {
             .collect()
     }
 
-    /// The vector levels the running CPU supports below its widest, widest
-    /// first (AVX2 on a CPU with AVX-512; none on one whose widest is AVX2).
-    pub fn narrower_vectors() -> Vec<Isa> {
-        let widest = Isa::detect();
-        Isa::available()
-            .into_iter()
-            .filter(|&i| i != Isa::Scalar && i < widest)
-            .collect()
-    }
-
     /// The widest level the running CPU supports.
     pub fn detect() -> Isa {
         // Without allocating: the kernels call this on every sweep.

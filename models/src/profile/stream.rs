@@ -194,13 +194,6 @@ pub struct StreamPoint {
     /// s ([`typical_burst`]); empty for one thread and in older profiles.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub bursts_line_s: Vec<[f64; 2]>,
-    /// The instruction set a DRAM point's kernel ran in when not the
-    /// section's `isa`: one thread's DRAM points are measured again in
-    /// each narrower vector set the CPU has, since one core's rate from
-    /// DRAM depends on the width of its loop's loads and stores
-    /// ([`StreamSection::dram_points_in`]). Absent: the section's.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub isa: Option<String>,
 }
 
 /// Read bandwidth on the plateau of one detected level.
@@ -243,7 +236,6 @@ impl StreamPoint {
             bandwidth_write_allocate_Bps: bandwidth_wa_Bps,
             bursts_Bps: Vec::new(),
             bursts_line_s: Vec::new(),
-            isa: None,
         }
     }
 }
@@ -305,40 +297,9 @@ impl StreamSection {
             .flat_map(|w| w.points.iter())
     }
 
-    /// The DRAM points on `threads` threads, in the section's instruction
-    /// set.
+    /// The DRAM points on `threads` threads.
     pub fn dram_points(&self, threads: usize) -> impl Iterator<Item = &StreamPoint> {
-        self.dram
-            .iter()
-            .filter(move |p| p.threads == Some(threads) && p.isa.is_none())
-    }
-
-    /// The DRAM points on `threads` threads for code built for `isa`: those
-    /// measured in it when the profile has them, else the section's own
-    /// ([`Self::dram_points`]). One core's rate from DRAM follows the
-    /// width of its code: on the Zen 4 VM one thread's triad read 34–36
-    /// GB/s in AVX2 against 29 GB/s in AVX-512 and its read-only load
-    /// 26 GB/s against 33 GB/s, alternated three times (likwid-bench's
-    /// AVX2 kernels, too, read 10–20% above its AVX-512 ones there).
-    pub fn dram_points_in(&self, threads: usize, isa: Option<&str>) -> Vec<&StreamPoint> {
-        self.dram_points_of(threads, self.dram_isa(threads, isa))
-    }
-
-    /// The instruction set whose DRAM points on `threads` threads code
-    /// built for `isa` reads ([`Self::dram_points_in`]).
-    pub fn dram_isa<'s>(&'s self, threads: usize, isa: Option<&'s str>) -> &'s str {
-        match isa {
-            Some(isa) if !self.dram_points_of(threads, isa).is_empty() => isa,
-            _ => &self.isa,
-        }
-    }
-
-    /// The DRAM points on `threads` threads measured in `isa`.
-    fn dram_points_of(&self, threads: usize, isa: &str) -> Vec<&StreamPoint> {
-        self.dram
-            .iter()
-            .filter(|p| p.threads == Some(threads) && p.isa.as_deref().unwrap_or(&self.isa) == isa)
-            .collect()
+        self.dram.iter().filter(move |p| p.threads == Some(threads))
     }
 
     /// The traffic model of every size of the sweep on `threads` threads
@@ -350,19 +311,17 @@ impl StreamSection {
     /// store and allocate bytes per element (see [`Self::mix`]); `pick`
     /// the value of a bandwidth estimate to use (its point or an end of its
     /// interval), carried to the write-allocate bandwidth in proportion.
-    /// Empty without points on that thread count. The DRAM points are
-    /// those of code built for `isa` ([`Self::dram_points_in`]).
+    /// Empty without points on that thread count.
     pub fn level_curve(
         &self,
         threads: usize,
-        isa: Option<&str>,
         mix: impl Fn(&str) -> Option<(f64, f64, f64)>,
         pick: impl Fn(&Estimate) -> f64,
     ) -> Vec<(f64, LevelModel)> {
         let mut by_size: Vec<(f64, Vec<MixSample>)> = Vec::new();
         // A sweep point that repeats a DRAM point (its kernel at its size)
         // is left to the DRAM point, which carries the bursts.
-        let dram = self.dram_points_in(threads, isa);
+        let dram: Vec<&StreamPoint> = self.dram_points(threads).collect();
         let repeats = |p: &StreamPoint| {
             dram.iter()
                 .any(|d| d.kernel == p.kernel && d.per_thread_bytes == p.per_thread_bytes)
@@ -459,37 +418,6 @@ mod tests {
     }
 
     #[test]
-    fn dram_points_of_another_instruction_set_serve_only_code_built_for_it() {
-        let point = |threads, isa: Option<&str>| {
-            let mut p = StreamPoint::with_bandwidth_wa("copy", 1 << 28, Some(threads), 1e10);
-            p.isa = isa.map(Into::into);
-            p
-        };
-        let s = StreamSection {
-            isa: "avx512".into(),
-            dram: vec![point(1, None), point(1, Some("avx2")), point(2, None)],
-            ..Default::default()
-        };
-        let isas = |threads, isa| -> Vec<Option<String>> {
-            s.dram_points_in(threads, isa)
-                .into_iter()
-                .map(|p| p.isa.clone())
-                .collect()
-        };
-        assert_eq!(isas(1, Some("avx2")), [Some("avx2".to_string())]);
-        for (threads, isa) in [
-            (1, None),
-            (1, Some("avx512")),
-            (1, Some("scalar")),
-            (2, Some("avx2")),
-        ] {
-            assert_eq!(isas(threads, isa), [None], "{threads} {isa:?}");
-        }
-        // The bursts, placements and states read the section's own.
-        assert_eq!(s.dram_points(1).count(), 1);
-    }
-
-    #[test]
     fn a_point_in_bursts_reads_its_median_burst_with_their_range() {
         // One burst of five caught a fast state: the median ignores it.
         let e = typical_burst(&[50e9, 52e9, 49e9, 101e9, 51e9], &[]).unwrap();
@@ -533,7 +461,7 @@ mod tests {
             ..Default::default()
         };
         let time = |pick: fn(&Estimate) -> f64| {
-            let curve = s.level_curve(2, None, |k| s.mix(k), pick);
+            let curve = s.level_curve(2, |k| s.mix(k), pick);
             let triad = crate::kernel::Traffic {
                 load_bytes: 16.0,
                 store_bytes: 8.0,

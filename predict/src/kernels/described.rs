@@ -18,9 +18,8 @@ pub struct Build {
     pub line_bytes: f64,
     /// The arrays are backed by 2 MiB pages (else 4 KiB).
     pub huge_pages: bool,
-    /// The instruction set the loop's code was built for: its compute
-    /// ceiling and one thread's rates from DRAM apply (`None`: the highest
-    /// ceiling the profile has, and its STREAM set).
+    /// The instruction set whose compute ceiling applies (`None`: the
+    /// highest the profile has).
     pub isa: Option<&'static str>,
 }
 
@@ -59,7 +58,6 @@ pub fn loop_work(k: &LoopKernel, build: Build) -> Work {
         demands.push(Demand::Memory {
             traffic,
             per_thread_bytes: k.per_thread_bytes(lines),
-            isa: build.isa,
         });
     }
     for accesses in k.random_accesses(lines) {
@@ -148,7 +146,6 @@ pub fn loops_work(loops: &[LoopKernel], build: Build, per_thread_bytes: f64) -> 
     let memory = (traffic.bus_bytes() > 0.0).then_some(Demand::Memory {
         traffic,
         per_thread_bytes,
-        isa: build.isa,
     });
     Work {
         demands: flops.into_iter().chain(memory).chain(rest).collect(),

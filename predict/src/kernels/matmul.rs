@@ -52,8 +52,6 @@ pub fn work(n: usize, threads: usize) -> Work {
             Demand::Memory {
                 traffic: Traffic::streaming(8.0 * n2 * (threads as f64 + 3.0), 0.0),
                 per_thread_bytes: 8.0 * n2 * 3.0 / threads as f64,
-                // The packed micro-kernels use the widest vectors the CPU has.
-                isa: None,
             },
         ],
     }

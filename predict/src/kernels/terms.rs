@@ -57,10 +57,9 @@ pub fn memory(
     traffic: &Traffic,
     threads: usize,
     per_thread_bytes: f64,
-    isa: Option<&str>,
     bound: Bound,
 ) -> Result<Term, Missing> {
-    let (seconds, level) = m.traffic_time(traffic, threads, per_thread_bytes, isa, bound)?;
+    let (seconds, level) = m.traffic_time(traffic, threads, per_thread_bytes, bound)?;
     let bw = |b: f64| {
         if b.is_finite() {
             Si(b, "B/s").to_string()
@@ -104,10 +103,9 @@ pub fn memory(
         resource: MEMORY_BANDWIDTH,
         seconds,
         explain: format!(
-            "{formula} (STREAM kernels at {} per thread, {threads} thread(s), {}, DRAM points in {}; §2.5, §4.4)",
+            "{formula} (STREAM kernels at {} per thread, {threads} thread(s), {}; §2.5, §4.4)",
             Si(per_thread_bytes, "B"),
             m.holding_level_name(per_thread_bytes, threads),
-            m.stream()?.dram_isa(threads, isa),
         ),
     })
 }
@@ -144,7 +142,7 @@ pub fn random(
         store_bytes: if a.written { a.lines * line } else { 0.0 },
         allocate_bytes: 0.0,
     };
-    let (traffic_s, _) = m.traffic_time(&moved, threads, a.region_bytes, None, bound)?;
+    let (traffic_s, _) = m.traffic_time(&moved, threads, a.region_bytes, bound)?;
     Ok(Term {
         resource: "random access",
         seconds: latency_s.max(traffic_s),

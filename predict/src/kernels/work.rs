@@ -29,14 +29,9 @@ pub enum Demand {
     /// Streamed memory traffic (`models::kernel::Traffic`: loads, stores,
     /// write-allocate reads) of a loop whose working set is
     /// `per_thread_bytes` per thread, which picks the level and its roofs.
-    /// One thread's rates from DRAM are those measured in the instruction
-    /// set `isa` the loop's code was built for, when the profile has them
-    /// (`models::profile::stream::StreamSection::dram_points_in`; `None`:
-    /// the profile's STREAM set, the widest).
     Memory {
         traffic: Traffic,
         per_thread_bytes: f64,
-        isa: Option<&'static str>,
     },
     /// Random accesses, each a separate miss into a region, served at the
     /// region's latency with the core's misses overlapping (§4.3).
@@ -134,18 +129,16 @@ impl Work {
 
     /// Bytes as the kernel counts them (loads + stores, no write-allocate).
     pub fn bytes(&self) -> f64 {
-        self.memory().map(|(t, ..)| t.counted_bytes()).sum()
+        self.memory().map(|(t, _)| t.counted_bytes()).sum()
     }
 
-    /// Each [`Demand::Memory`]: its traffic, its working set per thread
-    /// and the instruction set of its code.
-    pub fn memory(&self) -> impl Iterator<Item = (&Traffic, f64, Option<&'static str>)> {
+    /// Each [`Demand::Memory`]: its traffic and its working set per thread.
+    pub fn memory(&self) -> impl Iterator<Item = (&Traffic, f64)> {
         self.demands.iter().filter_map(|d| match d {
             Demand::Memory {
                 traffic,
                 per_thread_bytes,
-                isa,
-            } => Some((traffic, *per_thread_bytes, *isa)),
+            } => Some((traffic, *per_thread_bytes)),
             _ => None,
         })
     }

@@ -36,7 +36,6 @@ fn the_sort_is_predicted_from_its_passes_descriptions() {
             Demand::Memory {
                 traffic: Traffic::streaming(12.0 * n_f, 8.0 * n_f),
                 per_thread_bytes: per_thread,
-                isa: Build::builtin().isa,
             },
             sort_loop(SortLoop::Histogram),
             sort_loop(SortLoop::Scatter),

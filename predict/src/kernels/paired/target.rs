@@ -37,7 +37,7 @@ impl StreamTarget {
     /// state (0.61–0.64) overshot the kernel's (its paired prediction read
     /// +13% to +19% in four runs, against −0% to −8% with the copy).
     pub fn memory(work: &Work, threads: usize, profile: &Profile) -> Option<Self> {
-        let (traffic, bytes, _) = work
+        let (traffic, bytes) = work
             .memory()
             .max_by(|a, b| a.0.bus_bytes().total_cmp(&b.0.bus_bytes()))?;
         let (p, kernel) =

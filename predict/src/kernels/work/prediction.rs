@@ -81,7 +81,6 @@ fn with_reloads(work: &Work, m: &Machine, threads: usize) -> Work {
             None => out.demands.push(Demand::Memory {
                 traffic: extra,
                 per_thread_bytes: window,
-                isa: work.memory().next().and_then(|(.., isa)| isa),
             }),
         }
     }
@@ -103,7 +102,7 @@ pub fn predict_at(
     let mut load_store_s = 0.0;
     // The two states of the lock or shared line a term hands off, if any.
     let mut line_states = None;
-    let working_set = served.memory().map(|(_, bytes, _)| bytes).reduce(f64::max);
+    let working_set = served.memory().map(|(_, bytes)| bytes).reduce(f64::max);
     for d in &served.demands {
         terms.push(match d {
             Demand::Flops {
@@ -115,8 +114,7 @@ pub fn predict_at(
             Demand::Memory {
                 traffic,
                 per_thread_bytes,
-                isa,
-            } => terms::memory(m, traffic, threads, *per_thread_bytes, *isa, bound)?,
+            } => terms::memory(m, traffic, threads, *per_thread_bytes, bound)?,
             Demand::Random {
                 accesses,
                 huge_pages,
@@ -208,9 +206,7 @@ pub fn predict_at(
     let one_core_memory_s = if load_store_s > 0.0 || has_chain {
         served
             .memory()
-            .map(|(traffic, bytes, isa)| {
-                m.one_core_traffic_time(traffic, threads, bytes, isa, bound)
-            })
+            .map(|(traffic, bytes)| m.one_core_traffic_time(traffic, threads, bytes, bound))
             .sum::<Result<f64, Missing>>()?
     } else {
         0.0

@@ -115,7 +115,6 @@ fn the_memory_figure_is_measured_after_every_other_timing() {
                 allocate_bytes: 8.0,
             },
             per_thread_bytes: 20e3,
-            isa: None,
         }],
     };
     let mut beside = Beside::new(Some(&profile), Some(&work), 1);

@@ -18,7 +18,6 @@ fn bandwidth_bound_stream_uses_the_dram_triad() {
             Demand::Memory {
                 traffic: Traffic::streaming(16e6, 8e6),
                 per_thread_bytes: 64e6,
-                isa: None,
             },
         ],
     };
@@ -41,7 +40,6 @@ fn working_sets_inside_the_sweep_read_its_curve() {
         demands: vec![Demand::Memory {
             traffic: Traffic::streaming(4e6, 4e6),
             per_thread_bytes,
-            isa: None,
         }],
     };
     let secs = |b| predict(&copy(b), &m, 2).unwrap().seconds;
@@ -70,7 +68,6 @@ fn sort_loops_add_to_the_memory_time() {
     let memory = Demand::Memory {
         traffic: Traffic::streaming(16e6, 8e6),
         per_thread_bytes: 64e6,
-        isa: None,
     };
     let bin_loop = |kind| Demand::BinLoop {
         kind,
@@ -115,7 +112,6 @@ fn sort_loops_add_to_the_memory_time() {
             &Traffic::streaming(0.0, 4.0),
             2,
             64.0 * 1024.0 * 1024.0,
-            None,
             Bound::Point,
         )
         .unwrap();
@@ -157,7 +153,6 @@ fn loads_that_hit_l1_again_add_to_the_memory_time() {
     let memory = Demand::Memory {
         traffic: Traffic::streaming(16e6, 8e6),
         per_thread_bytes: 64e6,
-        isa: None,
     };
     let w = Work {
         demands: vec![
@@ -385,7 +380,6 @@ fn a_core_adds_its_load_store_work_to_its_own_transfers_and_the_shared_memory_bo
             Demand::Memory {
                 traffic: Traffic::streaming(16e6, 8e6),
                 per_thread_bytes: 64e6,
-                isa: None,
             },
             Demand::Reuse {
                 bytes_per_thread: reused,
@@ -425,7 +419,6 @@ fn near_the_shared_memory_time_a_calibrated_knee_slows_the_loop() {
     let memory = Demand::Memory {
         traffic: Traffic::streaming(16e6, 8e6),
         per_thread_bytes: 64e6,
-        isa: None,
     };
     let reuse = Demand::Reuse {
         bytes_per_thread: 32e6,
@@ -498,7 +491,6 @@ fn a_memory_bound_prediction_names_both_states_of_dram_bursts_apart() {
         demands: vec![Demand::Memory {
             traffic: Traffic::streaming(16e6, 8e6),
             per_thread_bytes: 64e6,
-            isa: None,
         }],
     };
     let with_bursts = |triad: [f64; 4], load: [f64; 4]| {
@@ -557,7 +549,6 @@ fn a_memory_bound_prediction_names_both_states_of_dram_bursts_apart() {
         demands: vec![Demand::Memory {
             traffic: Traffic::streaming(16e6, 8e6),
             per_thread_bytes: 16384.0,
-            isa: None,
         }],
     };
     assert_eq!(predict(&in_cache, &m, 2).unwrap().states_s, None);
@@ -579,7 +570,6 @@ fn a_reuse_window_no_cache_holds_is_loaded_from_memory_again() {
     let memory = |traffic| Demand::Memory {
         traffic,
         per_thread_bytes: 64e6,
-        isa: None,
     };
     let reuse = |window_bytes| Demand::Reuse {
         bytes_per_thread: 8e6,
@@ -726,7 +716,6 @@ fn streams_reusing(window_bytes: f64) -> Work {
             Demand::Memory {
                 traffic: Traffic::streaming(16e6, 8e6),
                 per_thread_bytes: 64e6,
-                isa: None,
             },
             Demand::Reuse {
                 bytes_per_thread: 8e6,
@@ -734,40 +723,4 @@ fn streams_reusing(window_bytes: f64) -> Work {
             },
         ],
     }
-}
-
-#[test]
-fn one_thread_reads_the_dram_points_of_its_codes_instruction_set() {
-    // One thread's DRAM triad at 20 GB/s in the section's set and at
-    // 25 GB/s in AVX2; two threads measured in the section's set alone.
-    let mut p = machine();
-    let s = p.sections.stream.as_mut().unwrap();
-    s.isa = "avx512".into();
-    let one = |bandwidth, isa: Option<&str>| {
-        let mut d = StreamPoint::with_bandwidth_wa("triad", 33554432, Some(1), bandwidth);
-        d.isa = isa.map(Into::into);
-        d
-    };
-    s.dram.push(one(20e9, None));
-    s.dram.push(one(25e9, Some("avx2")));
-    s.sweeps.push(StreamSweep {
-        threads: 1,
-        points: vec![StreamPoint::with_bandwidth_wa("copy", 16384, None, 100e9)],
-    });
-    let m = Machine::new(&p);
-    let triad = |isa| Work {
-        demands: vec![Demand::Memory {
-            traffic: Traffic::streaming(16e6, 8e6),
-            per_thread_bytes: 64e6,
-            isa,
-        }],
-    };
-    let secs = |isa, threads| predict(&triad(isa), &m, threads).unwrap().seconds;
-    // 32 MB with write-allocate at the triad's own rate.
-    assert!((secs(None, 1) - 32e6 / 20e9).abs() < 1e-15);
-    assert!((secs(Some("avx512"), 1) - 32e6 / 20e9).abs() < 1e-15);
-    assert!((secs(Some("avx2"), 1) - 32e6 / 25e9).abs() < 1e-15);
-    // A set the profile did not measure, and two threads: the section's.
-    assert!((secs(Some("scalar"), 1) - 32e6 / 20e9).abs() < 1e-15);
-    assert_eq!(secs(Some("avx2"), 2), secs(None, 2));
 }
