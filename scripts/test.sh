@@ -9,6 +9,8 @@ source scripts/env.sh
 cargo fmt --all -- --check
 # Every declared dependency is used (cargo machete's check).
 python3 scripts/unused_deps.py
+# The README's accuracy tables match the data they were made from.
+python3 scripts/accuracy_table.py --check README.md
 cargo clippy --workspace --all-targets --release -- -D warnings
 cargo test --workspace --release
 # Two hosts in namespaces over a shaped link: the bad cases end in one line

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The accuracy check as a new user would run it: a fresh `calibrate
+# --quick`, then a default `predict run --json`, ROUNDS times (default 3);
+# per variant the median error over the rounds, profile-only and paired,
+# every predicted variant included (the watermark ones too). Prints the
+# median and the largest of those, with the targets (median <= 15%, none
+# beyond 35%), and the CPU they came from. Exits 1 when the profile-only
+# figures miss a target.
+# Not a test: the figures depend on the machine and how busy it is.
+# scripts/bench_predict.sh is the longer benchmark behind the README's
+# tables.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/env.sh
+rounds=${ROUNDS:-3}
+cargo build --release -q -p calibrate -p predict
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+for r in $(seq 1 "$rounds"); do
+  echo "round $r of $rounds: calibrate --quick, then predict run" >&2
+  target/release/calibrate --quick --out "$tmp/profile-$r.json" > /dev/null 2>&1
+  target/release/predict run --profile "$tmp/profile-$r.json" --json --no-record \
+    > "$tmp/records-$r.json" 2> /dev/null
+done
+python3 - "$tmp" "$rounds" "$(cpu_family)" <<'PY'
+import json, statistics, sys
+work, rounds, family = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+runs = [json.load(open(f"{work}/records-{r}.json")) for r in range(1, rounds + 1)]
+cpu = runs[0][0]["provenance"]["cpu_model"] if runs[0] else "?"
+by = {}
+for recs in runs:
+    for x in recs:
+        if x.get("rel_error") is not None:
+            by.setdefault((x["kernel"], x["variant"], x["threads"]), []).append(x)
+print(f"{cpu} ({family}), {rounds} rounds of calibrate --quick and predict run:")
+print(f"{'kernel':<14} {'variant':<22} {'thr':>3} {'median':>7}  {'rounds':<16} {'paired':>7}  rounds")
+def median_of(xs, key):
+    vals = [x[key] for x in xs if x.get(key) is not None]
+    return (statistics.median(vals), " ".join(f"{100 * v:+.0f}" for v in vals)) if vals else (None, "")
+meds = {"rel_error": [], "paired_rel_error": []}
+for (k, v, t), xs in by.items():
+    e, each = median_of(xs, "rel_error")
+    p, peach = median_of(xs, "paired_rel_error")
+    meds["rel_error"].append(((k, v, t), e))
+    if p is not None:
+        meds["paired_rel_error"].append(((k, v, t), p))
+    pshow = f"{100 * p:>+6.0f}%" if p is not None else "      -"
+    print(f"{k:<14} {v:<22} {t:>3} {100 * e:>+6.0f}%  {each:<16} {pshow}  {peach}")
+ok = True
+for key, label in (("rel_error", "profile-only"), ("paired_rel_error", "paired")):
+    if not meds[key]:
+        continue
+    median = statistics.median(abs(e) for _, e in meds[key])
+    (worst, e) = max(meds[key], key=lambda m: abs(m[1]))
+    print(f"{label}: median |error| {100 * median:.1f}% (target <= 15%), largest {100 * e:+.1f}% "
+          f"({' '.join(map(str, worst))}; target: none beyond 35%)")
+    if key == "rel_error":
+        ok = median <= 0.15 and abs(e) <= 0.35
+print("pass" if ok else "fail")
+sys.exit(0 if ok else 1)
+PY
