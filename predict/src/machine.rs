@@ -221,10 +221,7 @@ impl<'a> Machine<'a> {
 
     /// FLOP/s of the highest `kernel` ceiling for `precision` ("f32"/"f64")
     /// on `threads` threads, of the FMA kernel compiled for `isa` when one
-    /// is named, read at `bound`, and the ceiling's name. A profile that
-    /// measured no ceiling at all in `isa` (one written by hand, such as
-    /// `textbook`, or from a CPU without that set) gives its highest, whose
-    /// name the term shows.
+    /// is named, read at `bound`, and the ceiling's name.
     pub fn flops_ceiling(
         &self,
         precision: &str,
@@ -238,12 +235,8 @@ impl<'a> Machine<'a> {
         } else {
             "peak_flops_f64"
         });
-        let unmeasured = isa.filter(|i| self.profile.ceilings.iter().all(|c| c.isa != *i));
         self.profile
             .ceiling(precision, threads, kernel, isa)
-            .or_else(|| {
-                unmeasured.and_then(|_| self.profile.ceiling(precision, threads, kernel, None))
-            })
             .map(|c| (bound.of_rate(&c.flops) * self.now.compute, c.name.clone()))
             .ok_or_else(|| {
                 let what = match kernel {

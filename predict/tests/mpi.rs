@@ -210,9 +210,8 @@ fn a_profile_gives_predictions_and_csv() {
     // A copy sweep of 24 GB/s on 2 threads and 12 GB/s on one (its loads
     // alone 8 and 4 GB/s), L1, L2
     // and L3 of 32 KiB, 1 MiB and 32 MiB; one network regime T0 = 1 µs,
-    // B = 5 GB/s; overlap 0.5; 2 CPUs; its FMA ceiling listed for AVX2
-    // and AVX-512, either of which the stencil's loop may run in (the
-    // model's unit tests use the same machine).
+    // B = 5 GB/s; overlap 0.5; 2 CPUs (the model's unit tests use the
+    // same machine).
     let profile = reference("stencil-profile.json");
     let dir = tempfile::tempdir().unwrap();
     let csv = dir.path().join("out.csv");

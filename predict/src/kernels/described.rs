@@ -25,20 +25,16 @@ pub struct Build {
 
 impl Build {
     /// How `predict run`'s own kernels are built: 64-byte lines, arrays on
-    /// huge pages, and the instruction set their loops dispatch to: the
-    /// widest vectors the CPU has (AVX-512, else AVX2 with FMA), the set
-    /// `calibrate` measures the STREAM kernels and the FMA peak in, so
-    /// that the code predicted and the code measured move data the same
-    /// way (one core's rate from DRAM follows the width of its code: on
-    /// the Zen 4 VM the fused fusion loop on one thread took 9.5–10.6 ms
-    /// built for AVX2 and 11.3–12.7 ms built for AVX-512, alternated three
-    /// times). Without vectors, the profile's highest ceiling.
+    /// huge pages, and the instruction set their loops dispatch to, AVX2
+    /// with FMA on a CPU that has it, AVX-512 or not (the profile's highest
+    /// otherwise). The compute term then takes that code's ceiling: on a
+    /// core with two 512-bit FMA units the AVX-512 ceiling is twice the
+    /// AVX2 one.
     pub fn builtin() -> Self {
-        let isa = Isa::detect();
         Self {
             line_bytes: 64.0,
             huge_pages: true,
-            isa: matches!(isa, Isa::Avx2 | Isa::Avx512).then(|| isa.name()),
+            isa: matches!(Isa::detect(), Isa::Avx2 | Isa::Avx512).then_some("avx2"),
         }
     }
 }

@@ -171,10 +171,7 @@ pub fn run(v: Variant, x: &mut Arrays) {
     match isa {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: Isa::detect only returns levels the CPU supports.
-        Isa::Avx512 => unsafe { run_avx512(v, x) },
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: as above.
-        Isa::Avx2 => unsafe { run_avx2(v, x) },
+        Isa::Avx2 | Isa::Avx512 => unsafe { run_avx2(v, x) },
         _ => run_generic(v, x),
     }
 }
@@ -182,12 +179,6 @@ pub fn run(v: Variant, x: &mut Arrays) {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 unsafe fn run_avx2(v: Variant, x: &mut Arrays) {
-    run_generic(v, x)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq,avx2,fma")]
-unsafe fn run_avx512(v: Variant, x: &mut Arrays) {
     run_generic(v, x)
 }
 

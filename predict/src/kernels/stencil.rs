@@ -156,10 +156,7 @@ pub fn sweep(v: Variant, band: &mut Band) {
     match Isa::detect() {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: Isa::detect only returns levels the CPU supports.
-        Isa::Avx512 => unsafe { sweep_avx512(v, band) },
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: as above.
-        Isa::Avx2 => unsafe { sweep_avx2(v, band) },
+        Isa::Avx2 | Isa::Avx512 => unsafe { sweep_avx2(v, band) },
         _ => sweep_generic(v, band),
     }
     std::mem::swap(&mut band.src, &mut band.dst);
@@ -168,12 +165,6 @@ pub fn sweep(v: Variant, band: &mut Band) {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 unsafe fn sweep_avx2(v: Variant, band: &mut Band) {
-    sweep_generic(v, band)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq,avx2,fma")]
-unsafe fn sweep_avx512(v: Variant, band: &mut Band) {
     sweep_generic(v, band)
 }
 

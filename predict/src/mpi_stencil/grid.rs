@@ -27,7 +27,6 @@
 
 use std::ops::Range;
 
-use calibrate::harness::kernels::Isa;
 use calibrate::harness::mem::Array;
 
 /// Bytes of one grid element.
@@ -104,31 +103,22 @@ struct Row<'a> {
 }
 
 impl Row<'_> {
-    /// `out[k] = update(c[k], up[k], dn[k], w[k], e[k])`, with the loop
-    /// built for the widest vectors the CPU has, those of the profile's
-    /// figures (the same operations in the same order, so the same bits;
-    /// Rust never fuses a multiply and an add).
+    /// `out[k] = update(c[k], up[k], dn[k], w[k], e[k])`, with the AVX2
+    /// build of the loop when the CPU has it (the same operations in the
+    /// same order, so the same bits; Rust never fuses a multiply and an add).
     fn update(&self, out: &mut [f64]) {
-        match Isa::detect() {
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: Isa::detect only returns levels the CPU supports.
-            Isa::Avx512 => unsafe { self.update_avx512(out) },
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: as above.
-            Isa::Avx2 => unsafe { self.update_avx2(out) },
-            _ => self.update_plain(out),
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2, checked just above.
+            unsafe { self.update_avx2(out) };
+            return;
         }
+        self.update_plain(out);
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
     unsafe fn update_avx2(&self, out: &mut [f64]) {
-        self.update_plain(out);
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq,avx2")]
-    unsafe fn update_avx512(&self, out: &mut [f64]) {
         self.update_plain(out);
     }
 

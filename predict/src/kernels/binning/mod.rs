@@ -160,11 +160,6 @@ pub fn histogram(p: &Particles, range: Range<usize>, cells: &mut [u32], hist: &m
 
 /// [`histogram`] compiled for AVX2, so that the cells of a block are
 /// computed eight at a time, as the reference C built for the host does.
-/// Also on a CPU with AVX-512, unlike the streaming kernels: this loop's
-/// AVX-512 build is the slower one. On the Zen 4 VM the sort of 1 Mi
-/// particles on 2 threads took 0.85–0.94 ms with it against 0.74–0.86 ms
-/// with AVX2 and 0.73–0.74 ms for the C built with `-march=native`
-/// (512-bit), alternated three times.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 unsafe fn histogram_avx2(p: &Particles, range: Range<usize>, cells: &mut [u32], hist: &mut [u32]) {

@@ -28,11 +28,7 @@ fn profile() -> Profile {
         p.ceilings.push(ComputeCeiling {
             name: "f64 fma".into(),
             precision: "f64".into(),
-            // The set the stencil's loops run in on this CPU.
-            isa: crate::kernels::described::Build::builtin()
-                .isa
-                .unwrap_or("avx2")
-                .into(),
+            isa: "avx2".into(),
             fma: true,
             threads,
             flops: Estimate::exact(1e12),

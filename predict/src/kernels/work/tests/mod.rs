@@ -13,15 +13,6 @@ use models::profile::{ComputeCeiling, MemoryLevel, Profile, Provenance, Reported
 use models::Estimate;
 use serde_json::json;
 
-/// The instruction set the built-in kernels run in on this CPU (AVX2 on
-/// one without vectors, where none is declared): the set the test
-/// profiles' ceilings are measured in.
-fn code_isa() -> &'static str {
-    crate::kernels::described::Build::builtin()
-        .isa
-        .unwrap_or("avx2")
-}
-
 /// A synthetic machine: 100 GFLOP/s f32 peak and a 40 GFLOP/s f64
 /// dgemm ceiling on 2 threads, DRAM triad 40 GB/s and loads 50 GB/s
 /// with write-allocate, an L2-sized copy point at 80 GB/s, a 1 MiB
@@ -42,7 +33,7 @@ fn machine() -> Profile {
     p.ceilings.push(ComputeCeiling {
         name: "f32 fma".into(),
         precision: "f32".into(),
-        isa: code_isa().into(),
+        isa: "avx2".into(),
         fma: true,
         threads: 2,
         flops: Estimate::exact(100e9),
@@ -51,7 +42,7 @@ fn machine() -> Profile {
     p.ceilings.push(ComputeCeiling {
         name: "f64 dgemm".into(),
         precision: "f64".into(),
-        isa: code_isa().into(),
+        isa: "avx2".into(),
         fma: true,
         threads: 2,
         flops: Estimate::exact(40e9),
