@@ -21,7 +21,6 @@ README. Standard library only: the test command runs it before any
 virtual environment exists.
 """
 
-import glob
 import json
 import os
 import re
@@ -59,11 +58,13 @@ def median_round(rounds, key):
 
 
 def rounds_of(family, pattern):
-    """The rounds' files of `family` matching `pattern` (R for the round),
-    in round order."""
-    paths = glob.glob(os.path.join(ACCURACY, family, pattern.replace("R", "*")))
-    number = lambda p: int(re.search(r"-(\d+)", os.path.basename(p)).group(1))
-    return sorted(paths, key=number)
+    """The rounds' files of `family` matching `pattern` (R for the round
+    number, as in "records-R.json"), in round order."""
+    rx = re.compile(re.escape(pattern).replace("R", r"(\d+)"))
+    folder = os.path.join(ACCURACY, family)
+    found = [(rx.fullmatch(f), f) for f in os.listdir(folder)] if os.path.isdir(folder) else []
+    rounds = sorted((int(m.group(1)), f) for m, f in found if m)
+    return [os.path.join(folder, f) for _, f in rounds]
 
 
 def kernel_rows(family):
@@ -121,7 +122,7 @@ def ghost_cells(family):
 def families():
     """Every family with saved records."""
     return sorted(
-        f for f in os.listdir(ACCURACY) if glob.glob(os.path.join(ACCURACY, f, "records-*.json"))
+        f for f in os.listdir(ACCURACY) if rounds_of(f, "records-R.json")
     )
 
 
