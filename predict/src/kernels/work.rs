@@ -99,6 +99,18 @@ pub enum Demand {
     },
 }
 
+impl Demand {
+    /// Load/store-port work that adds to the core's own transfers instead
+    /// of competing with them ([`Demand::BinLoop`], [`Demand::Reuse`],
+    /// [`Demand::Restarts`]; see [`predict`]).
+    pub fn is_load_store(&self) -> bool {
+        matches!(
+            self,
+            Demand::BinLoop { .. } | Demand::Reuse { .. } | Demand::Restarts { .. }
+        )
+    }
+}
+
 pub use models::kernel::SortLoop;
 
 /// Lock kinds as they appear in records.

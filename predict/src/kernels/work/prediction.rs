@@ -104,7 +104,7 @@ pub fn predict_at(
     let mut line_states = None;
     let working_set = served.memory().map(|(_, bytes)| bytes).reduce(f64::max);
     for d in &served.demands {
-        terms.push(match d {
+        let term = match d {
             Demand::Flops {
                 flops,
                 precision,
@@ -151,50 +151,42 @@ pub fn predict_at(
                 kind,
                 items_per_thread,
                 working_set_per_thread,
-            } => {
-                let t = terms::bin_loop(
-                    m,
-                    *kind,
-                    *items_per_thread,
-                    *working_set_per_thread,
-                    threads,
-                    bound,
-                )?;
-                load_store_s += t.seconds;
-                t
-            }
+            } => terms::bin_loop(
+                m,
+                *kind,
+                *items_per_thread,
+                *working_set_per_thread,
+                threads,
+                bound,
+            )?,
             Demand::Reuse {
                 bytes_per_thread,
                 window_bytes,
-            } => {
-                let t = terms::reuse(
-                    m,
-                    *bytes_per_thread,
-                    *window_bytes,
-                    threads,
-                    working_set.unwrap_or(0.0),
-                    bound,
-                )?;
-                load_store_s += t.seconds;
-                t
-            }
+            } => terms::reuse(
+                m,
+                *bytes_per_thread,
+                *window_bytes,
+                threads,
+                working_set.unwrap_or(0.0),
+                bound,
+            )?,
             Demand::Restarts {
                 runs_per_thread,
                 segment_bytes,
                 per_thread_bytes,
-            } => {
-                let t = terms::restarts(
-                    m,
-                    *runs_per_thread,
-                    *segment_bytes,
-                    threads,
-                    *per_thread_bytes,
-                    bound,
-                )?;
-                load_store_s += t.seconds;
-                t
-            }
-        });
+            } => terms::restarts(
+                m,
+                *runs_per_thread,
+                *segment_bytes,
+                threads,
+                *per_thread_bytes,
+                bound,
+            )?,
+        };
+        if d.is_load_store() {
+            load_store_s += term.seconds;
+        }
+        terms.push(term);
     }
     let chain_overlap = working_set.and_then(|b| m.chain_overlap(b));
     // One core's transfers, read (and leaned on) only for a sum that uses
