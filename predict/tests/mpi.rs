@@ -6,7 +6,10 @@
 #![cfg(feature = "mpi")]
 
 mod common;
+#[path = "../../calibrate/tests/support/mpirun.rs"]
+mod mpirun;
 use common::reference;
+use mpirun::mpirun_on_path;
 use predict::record::CONTRACT_KEYS;
 
 use std::os::unix::fs::MetadataExt;
@@ -18,33 +21,6 @@ use serde_json::Value;
 
 /// One MPI job at a time: on two cores parallel jobs only slow each other.
 static MPI_JOBS: Mutex<()> = Mutex::new(());
-
-/// Whether `mpirun` runs. When it does not, the calling test did not run
-/// and says so: under `CI=true` it fails; elsewhere it reports itself as
-/// skipped, with the reason, on the terminal (past the harness's capture).
-fn mpirun_on_path() -> bool {
-    let found = Command::new("mpirun")
-        .arg("--version")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if !found {
-        let test = std::thread::current()
-            .name()
-            .unwrap_or("an MPI test")
-            .to_string();
-        assert!(
-            std::env::var("CI").map_or(true, |v| v != "true"),
-            "{test} cannot run: mpirun is not on PATH, and under CI=true an MPI test may not be skipped (install Open MPI)"
-        );
-        use std::io::Write as _;
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIPPED {test}: did not run, mpirun is not on PATH (install Open MPI to run it)"
-        );
-    }
-    found
-}
 
 fn as_root() -> bool {
     std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
