@@ -5,7 +5,11 @@
 # every predicted variant included (the watermark ones too). Prints the
 # median and the largest of those, with the targets (median <= 15%, none
 # beyond 35%), pass or fail for each prediction, and the CPU they came
-# from. Exits 1 when the profile-only figures miss a target.
+# from. Each round carries the README tables' marks (`*` the machine
+# changed between calibrate and the kernel, `a`/`m` its threads ran apart
+# from or moved against the placement of the profile's DRAM bursts), and a
+# miss says how many of its variant's rounds were so marked. Exits 1 when
+# the profile-only figures miss a target.
 # Not a test: the figures depend on the machine and how busy it is.
 # scripts/bench_predict.sh is the longer benchmark behind the README's
 # tables.
@@ -24,6 +28,8 @@ for r in $(seq 1 "$rounds"); do
 done
 python3 - "$tmp" "$rounds" "$(cpu_family)" <<'PY'
 import json, statistics, sys
+sys.path.insert(0, "scripts")
+from accuracy_table import MARKS
 work, rounds, family = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 runs = [json.load(open(f"{work}/records-{r}.json")) for r in range(1, rounds + 1)]
 cpu = runs[0][0]["provenance"]["cpu_model"] if runs[0] else "?"
@@ -33,10 +39,13 @@ for recs in runs:
         if x.get("rel_error") is not None:
             by.setdefault((x["kernel"], x["variant"], x["threads"]), []).append(x)
 print(f"{cpu} ({family}), {rounds} rounds of calibrate --quick and predict run:")
-print(f"{'kernel':<14} {'variant':<22} {'thr':>3} {'median':>7}  {'rounds':<16} {'paired':>7}  rounds")
+print(f"{'kernel':<14} {'variant':<22} {'thr':>3} {'median':>7}  {'rounds':<20} {'paired':>7}  rounds")
+def marks(x):
+    return ("*" if x.get("machine_changed") else "") + MARKS.get(x.get("placement"), "")
 def median_of(xs, key):
-    vals = [x[key] for x in xs if x.get(key) is not None]
-    return (statistics.median(vals), " ".join(f"{100 * v:+.0f}" for v in vals)) if vals else (None, "")
+    rs = [x for x in xs if x.get(key) is not None]
+    each = " ".join(f"{100 * x[key]:+.0f}{marks(x)}" for x in rs)
+    return (statistics.median(x[key] for x in rs), each) if rs else (None, "")
 meds = {"rel_error": [], "paired_rel_error": []}
 for (k, v, t), xs in by.items():
     e, each = median_of(xs, "rel_error")
@@ -45,7 +54,7 @@ for (k, v, t), xs in by.items():
     if p is not None:
         meds["paired_rel_error"].append(((k, v, t), p))
     pshow = f"{100 * p:>+6.0f}%" if p is not None else "      -"
-    print(f"{k:<14} {v:<22} {t:>3} {100 * e:>+6.0f}%  {each:<16} {pshow}  {peach}")
+    print(f"{k:<14} {v:<22} {t:>3} {100 * e:>+6.0f}%  {each:<20} {pshow}  {peach}")
 verdict = {}
 for key, label in (("rel_error", "profile-only"), ("paired_rel_error", "paired")):
     if not meds[key]:
@@ -55,5 +64,9 @@ for key, label in (("rel_error", "profile-only"), ("paired_rel_error", "paired")
     verdict[key] = median <= 0.15 and abs(e) <= 0.35
     print(f"{label}: median |error| {100 * median:.1f}% (target <= 15%), largest {100 * e:+.1f}% "
           f"({' '.join(map(str, worst))}; target: none beyond 35%): {'pass' if verdict[key] else 'fail'}")
+    if abs(e) > 0.35:
+        marked = sum(1 for x in by[worst] if marks(x))
+        print(f"  {marked} of its {len(by[worst])} rounds found the machine changed or the threads "
+              "placed otherwise than at calibrate time")
 sys.exit(0 if verdict.get("rel_error") else 1)
 PY
