@@ -276,6 +276,26 @@ fn one_quick_run_is_sane_on_this_machine() {
     for key in ["latency", "flops", "stream", "mlp", "lock"] {
         assert!(p.sections.contains(key), "section {key}");
     }
+    // The sweep on 4 KiB pages: on one thread and on all, up to the DRAM
+    // size of the huge-page sweep, every kernel of the quick sweep there.
+    let stream = p.sections.stream.as_ref().unwrap();
+    for sweep in &stream.sweeps {
+        let top = |points: &mut dyn Iterator<Item = &models::profile::stream::StreamPoint>| {
+            points.map(|x| x.per_thread_bytes).max()
+        };
+        let base = top(&mut stream.base_page_points(sweep.threads));
+        assert_eq!(
+            base,
+            top(&mut sweep.points.iter()),
+            "on {} thread(s)",
+            sweep.threads
+        );
+        let at_top = stream
+            .base_page_points(sweep.threads)
+            .filter(|x| Some(x.per_thread_bytes) == base)
+            .count();
+        assert_eq!(at_top, stream.dram_points(sweep.threads).count());
+    }
 
     if cfg!(debug_assertions) {
         // An unoptimised build times its own loop overhead, not the

@@ -104,7 +104,12 @@ impl<'a> Machine<'a> {
             "stream_triad_Bps"
         });
         let s = self.stream()?;
-        let curve = s.level_curve(threads, |k| mix_of(s, k), |e| bound.of_rate(e));
+        let curve = s.level_curve(
+            threads,
+            self.huge_pages(),
+            |k| mix_of(s, k),
+            |e| bound.of_rate(e),
+        );
         if curve.is_empty() {
             return Err(Missing {
                 what: format!("a STREAM sweep on {threads} thread(s)"),
@@ -200,14 +205,20 @@ impl<'a> Machine<'a> {
 
     /// Whether the profile's DRAM points on `threads` threads saw the
     /// host's memory path in two states (`StreamSection::dram_two_states`):
-    /// then the ends of their intervals are the two states' rates.
+    /// then the ends of their intervals are the two states' rates. The
+    /// 4 KiB-page points are measured in one go, with no bursts: a loop
+    /// that reads them names no states.
     pub fn dram_two_states(&self, threads: usize) -> bool {
-        self.stream().is_ok_and(|s| s.dram_two_states(threads))
+        !self.on_base_pages(threads) && self.stream().is_ok_and(|s| s.dram_two_states(threads))
     }
 
     /// The two placements of the threads the profile's DRAM bursts on
-    /// `threads` threads ran in (`StreamSection::dram_placements`).
+    /// `threads` threads ran in (`StreamSection::dram_placements`); none
+    /// for a loop that reads the 4 KiB-page points.
     pub fn dram_placements(&self, threads: usize) -> Option<Placements> {
+        if self.on_base_pages(threads) {
+            return None;
+        }
         self.stream().ok()?.dram_placements(threads)
     }
 

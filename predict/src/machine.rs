@@ -35,6 +35,9 @@ pub struct Machine<'a> {
     /// Whether the threads run where they share no cache
     /// ([`Machine::apart`]): each then has the last cache to itself.
     apart: bool,
+    /// Whether the loop's arrays are on huge pages (else 4 KiB pages):
+    /// which STREAM figures its streams read ([`Machine::on_pages`]).
+    huge_pages: bool,
 }
 
 /// How the machine runs now against its profile, from the paired
@@ -151,7 +154,30 @@ impl<'a> Machine<'a> {
             profile,
             now,
             apart: false,
+            huge_pages: true,
         }
+    }
+
+    /// The machine as a loop whose arrays are on huge pages, or on 4 KiB
+    /// pages, sees it: its streams read the STREAM sweep on those pages
+    /// beyond the private caches, when the profile has it
+    /// (`models::profile::stream::StreamSection::points_on`).
+    pub fn on_pages(&self, huge_pages: bool) -> Self {
+        Self {
+            huge_pages,
+            ..*self
+        }
+    }
+
+    /// Whether this machine's streams read 4 KiB-page figures: the loop is
+    /// on 4 KiB pages and the profile measured them on `threads` threads.
+    pub(crate) fn on_base_pages(&self, threads: usize) -> bool {
+        !self.huge_pages && self.stream().is_ok_and(|s| s.has_base_pages(threads))
+    }
+
+    /// Whether the loop's arrays are on huge pages ([`Machine::on_pages`]).
+    pub(crate) fn huge_pages(&self) -> bool {
+        self.huge_pages
     }
 
     /// The machine with its threads placed where they share no cache, as

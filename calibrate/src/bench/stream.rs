@@ -36,6 +36,10 @@
 //! median burst of the placement most bursts saw and the interval the two
 //! placements' median bursts.
 //!
+//! From the largest private cache to the DRAM working set the sweep runs
+//! again on 4 KiB pages (`base_pages`, [`base_pages`]): what a loop whose
+//! arrays are not on huge pages streams at.
+//!
 //! At the DRAM working set the copy also runs in segments of 1 to 64 KiB
 //! against the contiguous copy, for what a stream's restart costs
 //! (`restarts`, [`crate::kernels::segments`]), and, on one thread, reading
@@ -82,13 +86,15 @@ use crate::mem::{Pages, Region};
 use crate::pin::Team;
 use crate::timer::{measure, Plan};
 
+mod base_pages;
 mod edge;
 mod pairs;
 mod report;
 mod restarts;
 mod sweep;
 mod windows;
-use report::{bound_warnings, dram_headlines, dram_table, memory_levels, section};
+use base_pages::{base_page_dram, base_page_note, base_page_sweeps, largest_private_cache};
+use report::{bound_warnings, dram_headlines, dram_table, memory_levels, section, sweep_records};
 use restarts::measure_restarts;
 use sweep::sweep;
 pub use sweep::DRAM_BURSTS;
@@ -384,6 +390,15 @@ impl Bench for Stream {
             &Kernel::ALL
         };
         let sweeps = sweep(ctx, &teams, &grids, kernels)?;
+        let cpus: Vec<usize> = ctx
+            .config
+            .cpus
+            .iter()
+            .take(ctx.all.threads())
+            .map(|c| c.id)
+            .collect();
+        let private = largest_private_cache(ctx, &caches, &cpus) as u64;
+        let base = base_page_sweeps(ctx, &teams, &grids, kernels, private)?;
         let restarts = measure_restarts(ctx, &teams, dram_total, ctx.octave_step())?;
         let first = caches.iter().map(|c| c.1).reduce(f64::min).unwrap_or(0.0);
         let windows = if first > 0.0 {
@@ -458,10 +473,14 @@ impl Bench for Stream {
                 k.points.len()
             ));
         }
-        out.section = Some(Section::Stream(section(
+        let base_dram = base_page_dram(&base);
+        out.notes.extend(base_page_note(&base_dram, &dram));
+        let mut stream = section(
             dram_total, &sweeps, &teams, &levels, &dram, restarts, windows,
-        )));
-        out.table = dram_table(ctx, &dram, dram_total);
+        );
+        stream.base_pages = sweep_records(&base, &teams);
+        out.section = Some(Section::Stream(stream));
+        out.table = dram_table(ctx, &dram, &base_dram, dram_total);
         Ok(out)
     }
 }

@@ -43,6 +43,13 @@ pub struct StreamSection {
     pub levels: Vec<StreamLevel>,
     /// Every kernel at the DRAM working set, on each thread count.
     pub dram: Vec<StreamPoint>,
+    /// The sweeps again on 4 KiB pages, from the largest private cache to
+    /// the DRAM working set, one per thread count: what a loop whose arrays
+    /// are not on huge pages streams at (profiles from before it lack it).
+    /// Below their first size the pages do not matter (the sweeps on both
+    /// page sizes read alike there), and the huge-page sweep stands for both.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub base_pages: Vec<StreamSweep>,
     /// What a stream's restart costs at the DRAM working set, by segment
     /// length and thread count (profiles from before it lack it).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -302,10 +309,50 @@ impl StreamSection {
         self.dram.iter().filter(move |p| p.threads == Some(threads))
     }
 
+    /// The 4 KiB-page sweep's points on `threads` threads (empty when the
+    /// profile has none).
+    pub fn base_page_points(&self, threads: usize) -> impl Iterator<Item = &StreamPoint> {
+        self.base_pages
+            .iter()
+            .filter(move |w| w.threads == threads)
+            .flat_map(|w| w.points.iter())
+    }
+
+    /// Whether the profile has the sweep on 4 KiB pages on `threads`
+    /// threads.
+    pub fn has_base_pages(&self, threads: usize) -> bool {
+        self.base_page_points(threads).next().is_some()
+    }
+
+    /// The points a loop on `threads` threads streams at: with
+    /// `huge_pages`, or without a 4 KiB-page sweep, the sweep's and the
+    /// DRAM points (the latter in place of the sweep's own copies of them);
+    /// on 4 KiB pages, the 4 KiB-page sweep's points, and the huge-page
+    /// sweep's below its first size.
+    pub fn points_on(&self, threads: usize, huge_pages: bool) -> Vec<&StreamPoint> {
+        let base: Vec<&StreamPoint> = self.base_page_points(threads).collect();
+        if !huge_pages && !base.is_empty() {
+            let first = base.iter().map(|p| p.per_thread_bytes).min().unwrap_or(0);
+            let below = self
+                .sweep_points(threads)
+                .filter(|p| p.per_thread_bytes < first);
+            return below.chain(base).collect();
+        }
+        // A sweep point that repeats a DRAM point (its kernel at its size)
+        // is left to the DRAM point, which carries the bursts.
+        let dram: Vec<&StreamPoint> = self.dram_points(threads).collect();
+        let repeats = |p: &StreamPoint| {
+            dram.iter()
+                .any(|d| d.kernel == p.kernel && d.per_thread_bytes == p.per_thread_bytes)
+        };
+        let own: Vec<&StreamPoint> = self.sweep_points(threads).filter(|p| !repeats(p)).collect();
+        own.into_iter().chain(dram).collect()
+    }
+
     /// The traffic model of every size of the sweep on `threads` threads
     /// (`crate::traffic::LevelModel`, fitted to all the kernels measured at
-    /// that size), the DRAM points included (in place of the sweep's own
-    /// copies of them), sorted by size: the
+    /// that size) for arrays on huge pages or not ([`Self::points_on`]),
+    /// sorted by size: the
     /// bandwidth for any mix of loads, stores and write-allocates at a
     /// level and thread count (§2.5, §4.4). `mix` gives a kernel's load,
     /// store and allocate bytes per element (see [`Self::mix`]); `pick`
@@ -315,19 +362,12 @@ impl StreamSection {
     pub fn level_curve(
         &self,
         threads: usize,
+        huge_pages: bool,
         mix: impl Fn(&str) -> Option<(f64, f64, f64)>,
         pick: impl Fn(&Estimate) -> f64,
     ) -> Vec<(f64, LevelModel)> {
         let mut by_size: Vec<(f64, Vec<MixSample>)> = Vec::new();
-        // A sweep point that repeats a DRAM point (its kernel at its size)
-        // is left to the DRAM point, which carries the bursts.
-        let dram: Vec<&StreamPoint> = self.dram_points(threads).collect();
-        let repeats = |p: &StreamPoint| {
-            dram.iter()
-                .any(|d| d.kernel == p.kernel && d.per_thread_bytes == p.per_thread_bytes)
-        };
-        let own = self.sweep_points(threads).filter(|p| !repeats(p));
-        for p in own.chain(dram.iter().copied()) {
+        for p in self.points_on(threads, huge_pages) {
             let Some((load_bytes, store_bytes, allocate_bytes)) = mix(&p.kernel) else {
                 continue;
             };
@@ -461,7 +501,7 @@ mod tests {
             ..Default::default()
         };
         let time = |pick: fn(&Estimate) -> f64| {
-            let curve = s.level_curve(2, |k| s.mix(k), pick);
+            let curve = s.level_curve(2, true, |k| s.mix(k), pick);
             let triad = crate::kernel::Traffic {
                 load_bytes: 16.0,
                 store_bytes: 8.0,
@@ -480,5 +520,46 @@ mod tests {
     fn a_section_without_byte_counts_has_no_mix() {
         let s = StreamSection::default();
         assert_eq!(s.mix("triad"), None);
+    }
+
+    #[test]
+    fn a_loop_on_base_pages_streams_at_the_base_page_sweep_above_its_first_size() {
+        let point = |bytes, threads, bw| StreamPoint::with_bandwidth_wa("copy", bytes, threads, bw);
+        let sweep = |points| StreamSweep { threads: 1, points };
+        let s = StreamSection {
+            sweeps: vec![sweep(vec![
+                point(1 << 14, None, 300e9),
+                point(1 << 20, None, 100e9),
+                point(1 << 27, None, 30e9),
+            ])],
+            dram: vec![point(1 << 27, Some(1), 31e9)],
+            base_pages: vec![sweep(vec![
+                point(1 << 20, None, 99e9),
+                point(1 << 27, None, 20e9),
+            ])],
+            ..Default::default()
+        };
+        let rates = |huge| -> Vec<(u64, f64)> {
+            let mut v: Vec<(u64, f64)> = s
+                .points_on(1, huge)
+                .iter()
+                .map(|p| (p.per_thread_bytes, p.bandwidth_write_allocate_Bps))
+                .collect();
+            v.sort_by_key(|x| x.0);
+            v
+        };
+        // Huge pages: the sweep, its DRAM-sized copy left to the DRAM point.
+        assert_eq!(
+            rates(true),
+            [(1 << 14, 300e9), (1 << 20, 100e9), (1 << 27, 31e9)]
+        );
+        // Base pages: the huge-page sweep below 1 MiB, the base-page sweep from it.
+        assert_eq!(
+            rates(false),
+            [(1 << 14, 300e9), (1 << 20, 99e9), (1 << 27, 20e9)]
+        );
+        // No base-page sweep on 2 threads: both read the huge-page points.
+        assert!(!s.has_base_pages(2));
+        assert_eq!(s.points_on(2, false), s.points_on(2, true));
     }
 }

@@ -222,6 +222,7 @@ impl Check for StreamSection {
             at,
             &[
                 ("sweeps", &self.sweeps),
+                ("base_pages", &self.base_pages),
                 ("levels", &self.levels),
                 ("dram", &self.dram),
             ],

@@ -85,8 +85,11 @@ pub struct KernelArgs {
     /// the caches also pays what its 256 output streams cost there.
     #[arg(long = "sort-loop", value_enum)]
     pub sort_loops: Vec<SortLoopArg>,
-    /// The arrays are backed by 2 MiB pages (random accesses then read the
-    /// huge-page latency curve).
+    /// The arrays are backed by 2 MiB pages: streams then read the
+    /// huge-page STREAM sweep and random accesses the huge-page latency
+    /// curve (without it, beyond the private caches, the 4 KiB-page ones,
+    /// as for arrays from a plain malloc where transparent huge pages are
+    /// given only on request).
     #[arg(long)]
     pub huge_pages: bool,
     /// Which compute ceiling the loop's code reaches.

@@ -58,6 +58,7 @@ pub fn loop_work(k: &LoopKernel, build: Build) -> Work {
         demands.push(Demand::Memory {
             traffic,
             per_thread_bytes: k.per_thread_bytes(lines),
+            huge_pages: build.huge_pages,
         });
     }
     for accesses in k.random_accesses(lines) {
@@ -146,6 +147,7 @@ pub fn loops_work(loops: &[LoopKernel], build: Build, per_thread_bytes: f64) -> 
     let memory = (traffic.bus_bytes() > 0.0).then_some(Demand::Memory {
         traffic,
         per_thread_bytes,
+        huge_pages: build.huge_pages,
     });
     Work {
         demands: flops.into_iter().chain(memory).chain(rest).collect(),

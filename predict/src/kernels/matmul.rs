@@ -52,6 +52,7 @@ pub fn work(n: usize, threads: usize) -> Work {
             Demand::Memory {
                 traffic: Traffic::streaming(8.0 * n2 * (threads as f64 + 3.0), 0.0),
                 per_thread_bytes: 8.0 * n2 * 3.0 / threads as f64,
+                huge_pages: true,
             },
         ],
     }

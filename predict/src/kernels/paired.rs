@@ -67,7 +67,6 @@ use std::time::Duration;
 
 use anyhow::Result;
 use calibrate::harness::kernels::fma::{FlopKernel, Precision};
-use calibrate::harness::mem::Pages;
 use calibrate::harness::pin::{allowed_cpus, Team};
 use calibrate::harness::timer::Plan;
 use calibrate::harness::{
@@ -226,7 +225,7 @@ fn loads_drift(work: &Work, team: &Team, profile: &Profile, plan: &Plan) -> Resu
 
 /// `target` measured again on `team`, on regions of its own.
 fn stream_drift(target: StreamTarget, team: &Team, plan: &Plan) -> Result<Drift> {
-    let regions = StreamRegions::new(team, target.per_thread_bytes, Pages::Huge)?;
+    let regions = StreamRegions::new(team, target.per_thread_bytes, target.pages())?;
     let now = target.now(&regions, team, plan)?;
     Ok(target.drift(now, &format!("{} thr", team.threads())))
 }

@@ -103,11 +103,24 @@ pub fn memory(
         resource: MEMORY_BANDWIDTH,
         seconds,
         explain: format!(
-            "{formula} (STREAM kernels at {} per thread, {threads} thread(s), {}; §2.5, §4.4)",
+            "{formula} (STREAM kernels at {} per thread, {threads} thread(s), {}, {}; §2.5, §4.4)",
             Si(per_thread_bytes, "B"),
             m.holding_level_name(per_thread_bytes, threads),
+            pages(m, threads),
         ),
     })
+}
+
+/// The pages whose STREAM figures a loop's streams read.
+fn pages(m: &Machine, threads: usize) -> &'static str {
+    if m.huge_pages() {
+        "huge pages"
+    } else if m.on_base_pages(threads) {
+        "4 KiB pages beyond the private caches"
+    } else {
+        "huge-page figures for arrays on 4 KiB pages: the profile has no 4 KiB-page sweep, \
+         and beyond the private caches such a loop may stream slower (calibrate again)"
+    }
 }
 
 /// A relative error as a whole percentage; "—" when the form could not be

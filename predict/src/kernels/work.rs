@@ -28,10 +28,13 @@ pub enum Demand {
     },
     /// Streamed memory traffic (`models::kernel::Traffic`: loads, stores,
     /// write-allocate reads) of a loop whose working set is
-    /// `per_thread_bytes` per thread, which picks the level and its roofs.
+    /// `per_thread_bytes` per thread, which picks the level and its roofs,
+    /// its arrays on huge pages or on 4 KiB pages (which sweep the roofs
+    /// come from beyond the private caches).
     Memory {
         traffic: Traffic,
         per_thread_bytes: f64,
+        huge_pages: bool,
     },
     /// Random accesses, each a separate miss into a region, served at the
     /// region's latency with the core's misses overlapping (§4.3).
@@ -150,8 +153,19 @@ impl Work {
             Demand::Memory {
                 traffic,
                 per_thread_bytes,
+                ..
             } => Some((traffic, *per_thread_bytes)),
             _ => None,
+        })
+    }
+
+    /// Whether the streams' arrays are on huge pages: those of its memory
+    /// demands (all of one loop's, or one kernel's, are alike); true
+    /// without any.
+    pub fn huge_pages(&self) -> bool {
+        self.demands.iter().all(|d| match d {
+            Demand::Memory { huge_pages, .. } => *huge_pages,
+            _ => true,
         })
     }
 

@@ -108,6 +108,20 @@ pub(super) fn memory_levels(
 }
 
 /// The section of the run.
+/// Each team's sweep as the section stores it (a team without points
+/// is left out).
+pub(super) fn sweep_records(sweeps: &[Vec<KernelPoint>], teams: &[&Team]) -> Vec<StreamSweep> {
+    sweeps
+        .iter()
+        .zip(teams)
+        .filter(|(s, _)| !s.is_empty())
+        .map(|(s, t)| StreamSweep {
+            threads: t.threads(),
+            points: s.iter().map(|p| p.record(None)).collect(),
+        })
+        .collect()
+}
+
 pub(super) fn section(
     dram_total: u64,
     sweeps: &[Vec<KernelPoint>],
@@ -135,14 +149,7 @@ pub(super) fn section(
             })
             .collect(),
         dram_bytes: Some(dram_total),
-        sweeps: sweeps
-            .iter()
-            .zip(teams)
-            .map(|(s, t)| StreamSweep {
-                threads: t.threads(),
-                points: s.iter().map(|p| p.record(None)).collect(),
-            })
-            .collect(),
+        sweeps: sweep_records(sweeps, teams),
         levels: levels
             .iter()
             .map(|p| StreamLevel {
@@ -158,6 +165,8 @@ pub(super) fn section(
         restarts,
         windows: windows.curve,
         knee: windows.knee,
+        // The 4 KiB-page sweeps are the caller's to add.
+        base_pages: Vec::new(),
     }
 }
 
@@ -204,37 +213,57 @@ pub(super) fn bound_warnings(ctx: &Context, sweeps: &[Vec<KernelPoint>]) -> Vec<
     w
 }
 
-pub(super) fn dram_table(ctx: &Context, dram: &[&KernelPoint], total: u64) -> String {
+pub(super) fn dram_table(
+    ctx: &Context,
+    dram: &[&KernelPoint],
+    base_dram: &[&KernelPoint],
+    total: u64,
+) -> String {
     let all = ctx.all.threads();
     let mut t = format!(
-        "STREAM at DRAM size ({} in total; B/elem counted as STREAM / with write-allocate; huge pages, no non-temporal stores)\n",
+        "STREAM at DRAM size ({} in total; B/elem counted as STREAM / with write-allocate; huge pages, the last two columns 4 KiB pages; no non-temporal stores)\n",
         binary_bytes(total as f64)
     );
     t += &format!(
-        "  {:<6} {:>9} {:>13} {:>13} {:>15}\n",
+        "  {:<6} {:>9} {:>13} {:>13} {:>15} {:>11} {:>11}\n",
         "kernel",
         "B/elem",
         "1 thread",
         format!("{all} threads"),
-        format!("{all}t with WA")
+        format!("{all}t with WA"),
+        "1t, 4 KiB",
+        format!("{all}t, 4 KiB"),
     );
+    let rate = |p: Option<&KernelPoint>| p.map_or("-".into(), |p| Si(p.best(), "B/s").to_string());
     for k in Kernel::ALL {
-        let get = |th: usize| dram.iter().find(|p| p.threads == th && p.kernel == k);
-        if get(1).is_none() && get(all).is_none() {
+        fn get<'a>(
+            points: &[&'a KernelPoint],
+            k: Kernel,
+            threads: usize,
+        ) -> Option<&'a KernelPoint> {
+            points
+                .iter()
+                .find(|p| p.threads == threads && p.kernel == k)
+                .copied()
+        }
+        let (one, every) = (get(dram, k, 1), get(dram, k, all));
+        if one.is_none() && every.is_none() {
             continue;
         }
         t += &format!(
-            "  {:<6} {:>9} {:>13} {:>13} {:>15}\n",
+            "  {:<6} {:>9} {:>13} {:>13} {:>15} {:>11} {:>11}\n",
             k.name(),
             format!(
                 "{}/{}",
                 k.bytes_per_elem(),
                 k.bytes_per_elem_write_allocate()
             ),
-            get(1).map_or("-".into(), |p| Si(p.best(), "B/s").to_string()),
-            get(all).map_or("-".into(), |p| Si(p.best(), "B/s").to_string()),
-            get(all).map_or("-".into(), |p| Si(p.write_allocate_best(), "B/s")
+            rate(one),
+            rate(every),
+            every.map_or("-".into(), |p| Si(p.write_allocate_best(), "B/s")
                 .to_string()),
+            rate(get(base_dram, k, 1)),
+            rate(get(base_dram, k, all)),
         );
     }
     t

@@ -36,6 +36,7 @@ fn the_sort_is_predicted_from_its_passes_descriptions() {
             Demand::Memory {
                 traffic: Traffic::streaming(12.0 * n_f, 8.0 * n_f),
                 per_thread_bytes: per_thread,
+                huge_pages: true,
             },
             sort_loop(SortLoop::Histogram),
             sort_loop(SortLoop::Scatter),

@@ -6,7 +6,6 @@
 use std::time::Duration;
 
 use anyhow::Result;
-use calibrate::harness::mem::Pages;
 use calibrate::harness::pin::Team;
 use calibrate::harness::timer::Plan;
 use calibrate::harness::StreamRegions;
@@ -82,7 +81,7 @@ impl Memory {
         let Some(target) = StreamTarget::memory(work, team.threads(), profile) else {
             return Ok(None);
         };
-        let regions = StreamRegions::new(team, target.per_thread_bytes, Pages::Huge)?;
+        let regions = StreamRegions::new(team, target.per_thread_bytes, target.pages())?;
         Ok(Some(Self {
             target,
             regions,

@@ -5,6 +5,7 @@
 
 use anyhow::Result;
 use calibrate::harness::kernels::stream::Kernel as StreamKernel;
+use calibrate::harness::mem::Pages;
 use calibrate::harness::pin::Team;
 use calibrate::harness::timer::Plan;
 use calibrate::harness::StreamRegions;
@@ -24,6 +25,9 @@ pub struct StreamTarget {
     pub per_thread_bytes: u64,
     /// The profile's bandwidth at the point, write-allocate counted, B/s.
     pub profile_bandwidth: f64,
+    /// Whether the point was measured on huge pages (else 4 KiB pages),
+    /// as it is measured again.
+    pub huge_pages: bool,
 }
 
 impl StreamTarget {
@@ -40,12 +44,14 @@ impl StreamTarget {
         let (traffic, bytes) = work
             .memory()
             .max_by(|a, b| a.0.bus_bytes().total_cmp(&b.0.bus_bytes()))?;
-        let (p, kernel) =
-            nearest_point(profile.sections.stream.as_ref()?, threads, bytes, traffic)?;
+        let s = profile.sections.stream.as_ref()?;
+        let (p, kernel) = nearest_point(s, threads, bytes, traffic, work.huge_pages())?;
+        let on_base_pages = s.base_page_points(threads).any(|b| std::ptr::eq(b, p));
         Some(Self {
             kernel,
             per_thread_bytes: p.per_thread_bytes,
             profile_bandwidth: p.bandwidth_write_allocate_Bps,
+            huge_pages: !on_base_pages,
         })
     }
 
@@ -68,7 +74,17 @@ impl StreamTarget {
             kernel: StreamKernel::Load,
             per_thread_bytes: p.per_thread_bytes,
             profile_bandwidth: p.bandwidth_write_allocate_Bps,
+            huge_pages: true,
         })
+    }
+
+    /// The pages the target is measured on.
+    pub fn pages(&self) -> Pages {
+        if self.huge_pages {
+            Pages::Huge
+        } else {
+            Pages::Small
+        }
     }
 
     /// The target's kernel measured on `regions` of `team` (which
@@ -98,34 +114,38 @@ impl StreamTarget {
 }
 
 /// The profile's STREAM point to re-measure for `traffic` with
-/// `per_thread_bytes` per thread on `threads` threads, and its kernel.
+/// `per_thread_bytes` per thread on `threads` threads, its arrays on huge
+/// pages or not (`StreamSection::points_on`), and its kernel: at the
+/// measured size nearest the working set, or at the DRAM size (the
+/// largest) when the working set lies beyond every other size or all
+/// threads' reach the DRAM working set.
 pub(super) fn nearest_point<'a>(
     s: &'a StreamSection,
     threads: usize,
     per_thread_bytes: f64,
     traffic: &Traffic,
+    huge_pages: bool,
 ) -> Option<(&'a StreamPoint, StreamKernel)> {
-    let sweep: Vec<&StreamPoint> = s.sweep_points(threads).collect();
-    let last = sweep
-        .iter()
-        .map(|p| p.per_thread_bytes as f64)
-        .reduce(f64::max);
+    let points = s.points_on(threads, huge_pages);
+    let last = points.iter().map(|p| p.per_thread_bytes).max()?;
     let dram_total = s.dram_bytes.map_or(f64::INFINITY, |b| b as f64);
-    let beyond = per_thread_bytes * threads as f64 >= dram_total
-        || last.map_or(true, |l| per_thread_bytes > l);
-    let candidates: Vec<&StreamPoint> = if beyond {
-        s.dram_points(threads).collect()
+    let below = points
+        .iter()
+        .map(|p| p.per_thread_bytes)
+        .filter(|&b| b < last)
+        .max();
+    let beyond = below.map_or(true, |b| per_thread_bytes > b as f64);
+    let size = if beyond || per_thread_bytes * threads as f64 >= dram_total {
+        last
     } else {
-        let distance = |p: &&StreamPoint| (p.per_thread_bytes as f64 / per_thread_bytes).ln().abs();
-        let nearest = sweep
+        let distance =
+            |p: &&&StreamPoint| (p.per_thread_bytes as f64 / per_thread_bytes).ln().abs();
+        points
             .iter()
-            .min_by(|a, b| distance(a).total_cmp(&distance(b)))?;
-        let size = nearest.per_thread_bytes;
-        sweep
-            .into_iter()
-            .filter(|p| p.per_thread_bytes == size)
-            .collect()
+            .min_by(|a, b| distance(a).total_cmp(&distance(b)))?
+            .per_thread_bytes
     };
+    let candidates = points.into_iter().filter(|p| p.per_thread_bytes == size);
     let stored_share =
         |load: f64, store: f64, allocate: f64| (store + allocate) / (load + store + allocate);
     let want = stored_share(

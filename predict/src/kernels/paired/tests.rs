@@ -32,7 +32,7 @@ fn the_nearest_size_and_mix_of_the_profile_are_re_measured() {
     let s = section();
     // A read-only loop at 700 KiB per thread: the load kernel at 1 MiB.
     let read = Traffic::streaming(8.0, 0.0);
-    let (p, k) = nearest_point(&s, 2, 700e3, &read).unwrap();
+    let (p, k) = nearest_point(&s, 2, 700e3, &read, true).unwrap();
     assert_eq!((p.per_thread_bytes, k), (1 << 20, StreamKernel::Load));
     // One load and one store with write-allocate: copy's mix, at 32 KiB.
     let copy_like = Traffic {
@@ -40,13 +40,13 @@ fn the_nearest_size_and_mix_of_the_profile_are_re_measured() {
         store_bytes: 8.0,
         allocate_bytes: 8.0,
     };
-    let (p, k) = nearest_point(&s, 2, 20e3, &copy_like).unwrap();
+    let (p, k) = nearest_point(&s, 2, 20e3, &copy_like, true).unwrap();
     assert_eq!((p.per_thread_bytes, k), (32 << 10, StreamKernel::Copy));
     // Beyond the sweep: the DRAM point.
-    let (p, _) = nearest_point(&s, 2, 100e6, &read).unwrap();
+    let (p, _) = nearest_point(&s, 2, 100e6, &read, true).unwrap();
     assert_eq!(p.per_thread_bytes, 512 << 20);
     // No sweep on that thread count.
-    assert!(nearest_point(&s, 1, 1e6, &read).is_none());
+    assert!(nearest_point(&s, 1, 1e6, &read, true).is_none());
 }
 
 #[test]
@@ -105,4 +105,24 @@ fn reused_loads_re_measure_the_load_kernel_in_l1() {
     // No reused loads, or no sweep on that thread count: nothing.
     assert_eq!(StreamTarget::loads(&reuse(0.0), 2, &p), None);
     assert_eq!(StreamTarget::loads(&reuse(1e6), 1, &p), None);
+}
+
+#[test]
+fn a_loop_on_4_kib_pages_re_measures_a_4_kib_page_point() {
+    let mut s = section();
+    s.base_pages = vec![StreamSweep {
+        threads: 2,
+        points: [1 << 20, 512 << 20]
+            .into_iter()
+            .flat_map(|b| ["copy", "triad", "load"].map(|k| point(k, b, None)))
+            .collect(),
+    }];
+    let read = Traffic::streaming(8.0, 0.0);
+    let (p, _) = nearest_point(&s, 2, 100e6, &read, false).unwrap();
+    assert!(s.base_page_points(2).any(|b| std::ptr::eq(b, p)));
+    assert_eq!(p.per_thread_bytes, 512 << 20);
+    // Below the 4 KiB-page sweep's first size: the huge-page sweep.
+    let (p, _) = nearest_point(&s, 2, 20e3, &read, false).unwrap();
+    assert_eq!(p.per_thread_bytes, 32 << 10);
+    assert!(!s.base_page_points(2).any(|b| std::ptr::eq(b, p)));
 }

@@ -81,6 +81,7 @@ fn with_reloads(work: &Work, m: &Machine, threads: usize) -> Work {
             None => out.demands.push(Demand::Memory {
                 traffic: extra,
                 per_thread_bytes: window,
+                huge_pages: work.huge_pages(),
             }),
         }
     }
@@ -95,6 +96,8 @@ pub fn predict_at(
     threads: usize,
     bound: Bound,
 ) -> Result<Prediction, Missing> {
+    // Its streams read the figures of the pages its arrays are on.
+    let m = &m.on_pages(work.huge_pages());
     // The work as the memory system serves it; the two states below
     // start again from the caller's `work`.
     let served = &with_reloads(work, m, threads);
@@ -114,6 +117,7 @@ pub fn predict_at(
             Demand::Memory {
                 traffic,
                 per_thread_bytes,
+                ..
             } => terms::memory(m, traffic, threads, *per_thread_bytes, bound)?,
             Demand::Random {
                 accesses,

@@ -115,6 +115,7 @@ fn the_memory_figure_is_measured_after_every_other_timing() {
                 allocate_bytes: 8.0,
             },
             per_thread_bytes: 20e3,
+            huge_pages: true,
         }],
     };
     let mut beside = Beside::new(Some(&profile), Some(&work), 1);

@@ -18,6 +18,7 @@ fn bandwidth_bound_stream_uses_the_dram_triad() {
             Demand::Memory {
                 traffic: Traffic::streaming(16e6, 8e6),
                 per_thread_bytes: 64e6,
+                huge_pages: true,
             },
         ],
     };
@@ -40,6 +41,7 @@ fn working_sets_inside_the_sweep_read_its_curve() {
         demands: vec![Demand::Memory {
             traffic: Traffic::streaming(4e6, 4e6),
             per_thread_bytes,
+            huge_pages: true,
         }],
     };
     let secs = |b| predict(&copy(b), &m, 2).unwrap().seconds;
@@ -68,6 +70,7 @@ fn sort_loops_add_to_the_memory_time() {
     let memory = Demand::Memory {
         traffic: Traffic::streaming(16e6, 8e6),
         per_thread_bytes: 64e6,
+        huge_pages: true,
     };
     let bin_loop = |kind| Demand::BinLoop {
         kind,
@@ -153,6 +156,7 @@ fn loads_that_hit_l1_again_add_to_the_memory_time() {
     let memory = Demand::Memory {
         traffic: Traffic::streaming(16e6, 8e6),
         per_thread_bytes: 64e6,
+        huge_pages: true,
     };
     let w = Work {
         demands: vec![
@@ -380,6 +384,7 @@ fn a_core_adds_its_load_store_work_to_its_own_transfers_and_the_shared_memory_bo
             Demand::Memory {
                 traffic: Traffic::streaming(16e6, 8e6),
                 per_thread_bytes: 64e6,
+                huge_pages: true,
             },
             Demand::Reuse {
                 bytes_per_thread: reused,
@@ -419,6 +424,7 @@ fn near_the_shared_memory_time_a_calibrated_knee_slows_the_loop() {
     let memory = Demand::Memory {
         traffic: Traffic::streaming(16e6, 8e6),
         per_thread_bytes: 64e6,
+        huge_pages: true,
     };
     let reuse = Demand::Reuse {
         bytes_per_thread: 32e6,
@@ -491,6 +497,7 @@ fn a_memory_bound_prediction_names_both_states_of_dram_bursts_apart() {
         demands: vec![Demand::Memory {
             traffic: Traffic::streaming(16e6, 8e6),
             per_thread_bytes: 64e6,
+            huge_pages: true,
         }],
     };
     let with_bursts = |triad: [f64; 4], load: [f64; 4]| {
@@ -549,6 +556,7 @@ fn a_memory_bound_prediction_names_both_states_of_dram_bursts_apart() {
         demands: vec![Demand::Memory {
             traffic: Traffic::streaming(16e6, 8e6),
             per_thread_bytes: 16384.0,
+            huge_pages: true,
         }],
     };
     assert_eq!(predict(&in_cache, &m, 2).unwrap().states_s, None);
@@ -570,6 +578,7 @@ fn a_reuse_window_no_cache_holds_is_loaded_from_memory_again() {
     let memory = |traffic| Demand::Memory {
         traffic,
         per_thread_bytes: 64e6,
+        huge_pages: true,
     };
     let reuse = |window_bytes| Demand::Reuse {
         bytes_per_thread: 8e6,
@@ -716,6 +725,7 @@ fn streams_reusing(window_bytes: f64) -> Work {
             Demand::Memory {
                 traffic: Traffic::streaming(16e6, 8e6),
                 per_thread_bytes: 64e6,
+                huge_pages: true,
             },
             Demand::Reuse {
                 bytes_per_thread: 8e6,
@@ -723,4 +733,53 @@ fn streams_reusing(window_bytes: f64) -> Work {
             },
         ],
     }
+}
+
+#[test]
+fn a_loop_on_4_kib_pages_reads_the_4_kib_page_sweep() {
+    use models::profile::stream::{StreamPoint, StreamSweep};
+    let mut p = machine();
+    // The same DRAM points on 4 KiB pages at half the bandwidth, and the
+    // copy in L2 alike.
+    let point = |kernel, bytes, bw| StreamPoint::with_bandwidth_wa(kernel, bytes, None, bw);
+    p.sections.stream.as_mut().unwrap().base_pages = vec![StreamSweep {
+        threads: 2,
+        points: vec![
+            point("copy", 262144, 80e9),
+            point("triad", 33554432, 20e9),
+            point("load", 33554432, 25e9),
+        ],
+    }];
+    let m = Machine::new(&p);
+    let triad = |huge_pages| Work {
+        demands: vec![Demand::Memory {
+            traffic: Traffic::streaming(16e6, 8e6),
+            per_thread_bytes: 64e6,
+            huge_pages,
+        }],
+    };
+    let huge = predict(&triad(true), &m, 2).unwrap();
+    let base = predict(&triad(false), &m, 2).unwrap();
+    // The triad's 32 MB with write-allocate at 40 GB/s on huge pages, at
+    // 20 GB/s on 4 KiB pages.
+    assert!((huge.seconds - 800e-6).abs() < 1e-15, "{}", huge.seconds);
+    assert!((base.seconds - 1600e-6).abs() < 1e-15, "{}", base.seconds);
+    assert!(huge.terms[0].explain.contains("huge pages"));
+    assert!(base.terms[0].explain.contains("4 KiB pages"));
+    // In L2 the two read the same copy point.
+    let copy = |huge_pages| Work {
+        demands: vec![Demand::Memory {
+            traffic: Traffic::streaming(4e6, 4e6),
+            per_thread_bytes: 262144.0,
+            huge_pages,
+        }],
+    };
+    let secs = |h| predict(&copy(h), &m, 2).unwrap().seconds;
+    assert_eq!(secs(true), secs(false));
+    // A profile without the 4 KiB-page sweep gives the huge-page figures,
+    // and says so.
+    let old = machine();
+    let pr = predict(&triad(false), &Machine::new(&old), 2).unwrap();
+    assert_eq!(pr.seconds, huge.seconds);
+    assert!(pr.terms[0].explain.contains("no 4 KiB-page sweep"));
 }
