@@ -2,7 +2,7 @@
 //! `stream` sections and its detected levels.
 
 use models::profile::latency::LatencySection;
-use models::profile::stream::StreamSection;
+use models::profile::stream::{StreamSection, StreamSweep};
 use models::profile::{Profile, Sample};
 use serde::Serialize;
 
@@ -120,45 +120,68 @@ fn pretty_pages(p: &str) -> String {
         .to_string()
 }
 
+/// One bandwidth curve per sweep: on huge pages (the section's `pages`)
+/// and, where `calibrate` ran it, on 4 KiB pages from the largest private
+/// cache on; the page size is named only when both are drawn.
 fn bandwidth_curves(section: &StreamSection) -> Vec<Curve> {
-    let mut out = Vec::new();
-    for sweep in &section.sweeps {
-        let threads = sweep.threads;
-        let points = &sweep.points;
-        let kernels: Vec<&str> = points.iter().map(|p| p.kernel.as_str()).collect();
-        let kernel = ["load", "read", "triad"]
-            .iter()
-            .find(|k| kernels.iter().any(|x| x == *k))
-            .map(|k| k.to_string())
-            .or_else(|| kernels.first().map(|k| k.to_string()))
-            .unwrap_or_default();
-        let pts: Vec<CurvePoint> = points
-            .iter()
-            .filter(|p| p.kernel == kernel)
-            .filter_map(|p| curve_point(p.per_thread_bytes as f64, p.bandwidth_Bps.as_ref()?))
-            .collect();
-        if pts.len() >= 2 {
-            let what = if kernel == "load" || kernel == "read" {
-                "read bandwidth".to_string()
-            } else {
-                format!("{kernel} bandwidth")
-            };
-            out.push(Curve {
-                quantity: Quantity::Bandwidth,
-                name: format!(
-                    "{what}, {threads} thread{}",
-                    if threads == 1 { "" } else { "s" }
-                ),
-                threads,
-                pages: None,
-                kernel: (!kernel.is_empty()).then_some(kernel),
-                unit: "B/s",
-                points: sorted(pts),
-            });
-        }
-    }
+    let both = !section.base_pages.is_empty();
+    let huge = section.pages.clone().unwrap_or_else(|| "2MiB".into());
+    let mut out: Vec<Curve> = section
+        .sweeps
+        .iter()
+        .map(|w| (w, both.then(|| huge.clone())))
+        .chain(
+            section
+                .base_pages
+                .iter()
+                .map(|w| (w, Some("4KiB".to_string()))),
+        )
+        .filter_map(|(w, pages)| sweep_curve(w, pages))
+        .collect();
     out.sort_by_key(|c| c.threads);
     out
+}
+
+/// The read bandwidth of one sweep (its load kernel, else its triad, else
+/// its first kernel) against the working set; none under two points.
+fn sweep_curve(sweep: &StreamSweep, pages: Option<String>) -> Option<Curve> {
+    let threads = sweep.threads;
+    let points = &sweep.points;
+    let kernels: Vec<&str> = points.iter().map(|p| p.kernel.as_str()).collect();
+    let kernel = ["load", "read", "triad"]
+        .iter()
+        .find(|k| kernels.iter().any(|x| x == *k))
+        .map(|k| k.to_string())
+        .or_else(|| kernels.first().map(|k| k.to_string()))
+        .unwrap_or_default();
+    let pts: Vec<CurvePoint> = points
+        .iter()
+        .filter(|p| p.kernel == kernel)
+        .filter_map(|p| curve_point(p.per_thread_bytes as f64, p.bandwidth_Bps.as_ref()?))
+        .collect();
+    if pts.len() < 2 {
+        return None;
+    }
+    let what = if kernel == "load" || kernel == "read" {
+        "read bandwidth".to_string()
+    } else {
+        format!("{kernel} bandwidth")
+    };
+    let on = pages
+        .as_deref()
+        .map_or(String::new(), |p| format!(", {} pages", pretty_pages(p)));
+    Some(Curve {
+        quantity: Quantity::Bandwidth,
+        name: format!(
+            "{what}, {threads} thread{}{on}",
+            if threads == 1 { "" } else { "s" }
+        ),
+        threads,
+        pages,
+        kernel: (!kernel.is_empty()).then_some(kernel),
+        unit: "B/s",
+        points: sorted(pts),
+    })
 }
 
 /// The mountain's curves and levels from a profile's sections.
@@ -194,4 +217,52 @@ pub fn build(profile: &Profile) -> Result<MountainData, BadInput> {
         levels,
         notes,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use models::profile::stream::StreamPoint;
+
+    fn sweep(threads: usize, sizes: &[u64]) -> StreamSweep {
+        let sample = Sample {
+            median: 1e10,
+            ..Default::default()
+        };
+        StreamSweep {
+            threads,
+            points: sizes
+                .iter()
+                .map(|&b| StreamPoint {
+                    bandwidth_Bps: Some(sample.clone()),
+                    ..StreamPoint::with_bandwidth_wa("load", b, None, 1e10)
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn the_4_kib_page_sweeps_are_curves_of_their_own_named_by_their_pages() {
+        let mut s = StreamSection {
+            pages: Some("2MiB".into()),
+            sweeps: vec![sweep(1, &[1 << 14, 1 << 20, 1 << 27])],
+            ..Default::default()
+        };
+        let names = |s: &StreamSection| -> Vec<String> {
+            bandwidth_curves(s).into_iter().map(|c| c.name).collect()
+        };
+        // Without the 4 KiB-page sweep the page size goes unnamed.
+        assert_eq!(names(&s), ["read bandwidth, 1 thread"]);
+        s.base_pages = vec![sweep(1, &[1 << 20, 1 << 27])];
+        assert_eq!(
+            names(&s),
+            [
+                "read bandwidth, 1 thread, 2 MiB pages",
+                "read bandwidth, 1 thread, 4 KiB pages"
+            ]
+        );
+        let base = &bandwidth_curves(&s)[1];
+        assert_eq!(base.pages.as_deref(), Some("4KiB"));
+        assert_eq!(base.points.len(), 2);
+    }
 }

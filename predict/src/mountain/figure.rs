@@ -67,6 +67,12 @@ fn curve_items(d: &MountainData, curves: &[&Curve], legend: &mut Vec<LegendEntry
             .position(|x| std::ptr::eq(x, *c))
             .unwrap_or(0);
         let color = palette(k);
+        // Curves on 4 KiB pages dashed, beside their huge-page ones.
+        let dash = if c.pages.as_deref() == Some("4KiB") {
+            Dash::Dashed
+        } else {
+            Dash::Solid
+        };
         items.push(Item::Band {
             x: c.points.iter().map(|p| p.working_set_bytes).collect(),
             lo: c.points.iter().map(|p| p.lo).collect(),
@@ -79,11 +85,11 @@ fn curve_items(d: &MountainData, curves: &[&Curve], legend: &mut Vec<LegendEntry
                 .iter()
                 .map(|p| (p.working_set_bytes, p.value))
                 .collect(),
-            stroke: Stroke::new(color, 1.0, Dash::Solid),
+            stroke: Stroke::new(color, 1.0, dash),
             label: None,
         });
         legend.push(LegendEntry {
-            symbol: Symbol::Line(Stroke::new(color, 1.0, Dash::Solid)),
+            symbol: Symbol::Line(Stroke::new(color, 1.0, dash)),
             text: c.name.clone(),
         });
     }
