@@ -766,6 +766,14 @@ fn a_loop_on_4_kib_pages_reads_the_4_kib_page_sweep() {
     assert!((base.seconds - 1600e-6).abs() < 1e-15, "{}", base.seconds);
     assert!(huge.terms[0].explain.contains("huge pages"));
     assert!(base.terms[0].explain.contains("4 KiB pages"));
+    // The huge-page time beside it, the fast end an allocation may reach.
+    assert!(
+        base.terms[0]
+            .explain
+            .contains("800 µs at the huge-page figures"),
+        "{}",
+        base.terms[0].explain
+    );
     // In L2 the two read the same copy point.
     let copy = |huge_pages| Work {
         demands: vec![Demand::Memory {
