@@ -4,7 +4,9 @@
 # timed, then described to `predict kernel` with its measured time, on 1
 # and all threads, at a cache size (1 MiB in all, the largest private cache
 # of one core on some machines, a shared one's slice on others) and a DRAM
-# size. Each case is measured ROUNDS times (default 3), interleaved with
+# size, the latter twice: on the 4 KiB pages of a plain allocation (DRAM)
+# and on huge pages (DRAM-huge: HUGE_PAGES=1 for the C program,
+# --huge-pages for the description). Each case is measured ROUNDS times (default 3), interleaved with
 # the other cases, and its error is the median round's: a shared machine can
 # take a CPU from one run for seconds, and one round must not stand for the
 # case. Prints one row per case and round, then each case's median error
@@ -68,20 +70,22 @@ cases=(
 rows="$work/rows.csv"
 rounds=${ROUNDS:-3}
 echo "round,loop,size,threads,n,measured_s,predicted_s,rel_error,binding,level,paired_s,paired_rel_error" > "$rows"
-printf '%5s %-10s %-6s %3s %10s %12s %12s %8s %8s  %s\n' round loop size thr n measured predicted error paired binding
+printf '%5s %-10s %-9s %3s %10s %12s %12s %8s %8s  %s\n' round loop size thr n measured predicted error paired binding
 for round in $(seq "$rounds"); do
   for c in "${cases[@]}"; do
     IFS='|' read -r name loop n_cache n_dram regions desc <<< "$c"
     read -r r_cache r_dram <<< "$regions"
-    for size in cache DRAM; do
+    for size in cache DRAM DRAM-huge; do
       if [ "$size" = cache ]; then n=$n_cache; region=$r_cache; else n=$n_dram; region=$r_dram; fi
+      huge=0 huge_flag=""
+      if [ "$size" = DRAM-huge ]; then huge=1 huge_flag=--huge-pages; fi
       for threads in 1 "$cpus"; do
-        measured=$(OMP_NUM_THREADS=$threads OMP_PROC_BIND=close OMP_PLACES=cores \
+        measured=$(HUGE_PAGES=$huge OMP_NUM_THREADS=$threads OMP_PROC_BIND=close OMP_PLACES=cores \
           "$work/loops" "$loop" "$n" "$region" | awk '{print $4}')
         # shellcheck disable=SC2046
         json=$(target/release/predict kernel --profile "$profile" --name "$name" \
           --n "$n" --threads "$threads" $(echo "$desc" | sed "s/REGION/$region/; s/VCHAIN/$vchain/") \
-          --time "${measured}s" --paired --json 2>/dev/null)
+          $huge_flag --time "${measured}s" --paired --json 2>/dev/null)
         line=$(python3 -c '
 import json, sys
 d = json.loads(sys.argv[1])
@@ -91,7 +95,7 @@ print("{},{},{},{},{},{}".format(d["predicted_s"], d["rel_error"], d["binding"],
 ' "$json")
         IFS=',' read -r predicted err binding level paired perr <<< "$line"
         echo "$round,$name,$size,$threads,$n,$measured,$predicted,$err,$binding,$level,$paired,$perr" >> "$rows"
-        printf '%5s %-10s %-6s %3s %10s %12.4g %12.4g %+7.1f%% %+7.1f%%  %s (%s)\n' "$round" "$name" "$size" "$threads" "$n" \
+        printf '%5s %-10s %-9s %3s %10s %12.4g %12.4g %+7.1f%% %+7.1f%%  %s (%s)\n' "$round" "$name" "$size" "$threads" "$n" \
           "$measured" "$predicted" "$(python3 -c "print(100*$err)")" "$(python3 -c "print(100*$perr)")" "$binding" "$level"
       done
     done
@@ -110,12 +114,12 @@ for r in csv.DictReader(open(sys.argv[1])):
     cases[key].append(float(r["rel_error"]))
     paired[key].append(float(r["paired_rel_error"]))
 rounds = max(len(v) for v in cases.values())
-print(f"\n{'loop':10} {'size':6} {'thr':>3}  median error  [range over {rounds} rounds]   paired  [range]")
+print(f"\n{'loop':10} {'size':9} {'thr':>3}  median error  [range over {rounds} rounds]   paired  [range]")
 medians = {k: statistics.median(v) for k, v in cases.items()}
 paired_medians = {k: statistics.median(v) for k, v in paired.items()}
 for key, errs in cases.items():
     p = paired[key]
-    print(f"{key[0]:10} {key[1]:6} {key[2]:>3}  {100 * medians[key]:+11.1f}%  "
+    print(f"{key[0]:10} {key[1]:9} {key[2]:>3}  {100 * medians[key]:+11.1f}%  "
           f"[{100 * min(errs):+.1f}%, {100 * max(errs):+.1f}%]   {100 * paired_medians[key]:+6.1f}%  "
           f"[{100 * min(p):+.1f}%, {100 * max(p):+.1f}%]")
 for label, m in (("profile-only", medians), ("paired", paired_medians)):
