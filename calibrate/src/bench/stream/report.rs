@@ -107,7 +107,6 @@ pub(super) fn memory_levels(
     }
 }
 
-/// The section of the run.
 /// Each team's sweep as the section stores it (a team without points
 /// is left out).
 pub(super) fn sweep_records(sweeps: &[Vec<KernelPoint>], teams: &[&Team]) -> Vec<StreamSweep> {
@@ -122,6 +121,7 @@ pub(super) fn sweep_records(sweeps: &[Vec<KernelPoint>], teams: &[&Team]) -> Vec
         .collect()
 }
 
+/// The section of the run.
 pub(super) fn section(
     dram_total: u64,
     sweeps: &[Vec<KernelPoint>],
@@ -213,6 +213,20 @@ pub(super) fn bound_warnings(ctx: &Context, sweeps: &[Vec<KernelPoint>]) -> Vec<
     w
 }
 
+/// `kernel`'s point on `threads` threads among `points`.
+fn point_of<'a>(
+    points: &[&'a KernelPoint],
+    kernel: Kernel,
+    threads: usize,
+) -> Option<&'a KernelPoint> {
+    points
+        .iter()
+        .find(|p| p.threads == threads && p.kernel == kernel)
+        .copied()
+}
+
+/// The DRAM points' table: each kernel on one and on all threads (the
+/// latter with write-allocate too), then on 4 KiB pages.
 pub(super) fn dram_table(
     ctx: &Context,
     dram: &[&KernelPoint],
@@ -236,17 +250,7 @@ pub(super) fn dram_table(
     );
     let rate = |p: Option<&KernelPoint>| p.map_or("-".into(), |p| Si(p.best(), "B/s").to_string());
     for k in Kernel::ALL {
-        fn get<'a>(
-            points: &[&'a KernelPoint],
-            k: Kernel,
-            threads: usize,
-        ) -> Option<&'a KernelPoint> {
-            points
-                .iter()
-                .find(|p| p.threads == threads && p.kernel == k)
-                .copied()
-        }
-        let (one, every) = (get(dram, k, 1), get(dram, k, all));
+        let (one, every) = (point_of(dram, k, 1), point_of(dram, k, all));
         if one.is_none() && every.is_none() {
             continue;
         }
@@ -262,8 +266,8 @@ pub(super) fn dram_table(
             rate(every),
             every.map_or("-".into(), |p| Si(p.write_allocate_best(), "B/s")
                 .to_string()),
-            rate(get(base_dram, k, 1)),
-            rate(get(base_dram, k, all)),
+            rate(point_of(base_dram, k, 1)),
+            rate(point_of(base_dram, k, all)),
         );
     }
     t
