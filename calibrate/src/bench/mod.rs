@@ -62,6 +62,17 @@ pub struct Context {
 }
 
 impl Context {
+    /// The ids of the run's first `threads` CPUs: those a team of that
+    /// many threads is pinned to.
+    pub fn cpu_ids(&self, threads: usize) -> Vec<usize> {
+        self.config
+            .cpus
+            .iter()
+            .take(threads)
+            .map(|c| c.id)
+            .collect()
+    }
+
     /// Octaves between the points of a curve measured an octave apart in a
     /// full run: one, or two with `--quick` (the c2c hand-offs, the stream
     /// restarts and reuse windows). A prediction reads such a curve

@@ -303,7 +303,7 @@ fn plateaus(
     sweep: &[KernelPoint],
     threads: usize,
 ) -> Vec<Plateau> {
-    let cpus: Vec<usize> = ctx.config.cpus.iter().take(threads).map(|c| c.id).collect();
+    let cpus = ctx.cpu_ids(threads);
     let loads: Vec<&KernelPoint> = sweep.iter().filter(|p| p.kernel == Kernel::Load).collect();
     let mut out = Vec::new();
     let mut prev = 0.0;
@@ -390,14 +390,7 @@ impl Bench for Stream {
             &Kernel::ALL
         };
         let sweeps = sweep(ctx, &teams, &grids, kernels)?;
-        let cpus: Vec<usize> = ctx
-            .config
-            .cpus
-            .iter()
-            .take(ctx.all.threads())
-            .map(|c| c.id)
-            .collect();
-        let private = largest_private_cache(ctx, &caches, &cpus) as u64;
+        let private = largest_private_cache(ctx, &caches, ctx.all.threads()) as u64;
         let base = base_page_sweeps(ctx, &teams, &grids, kernels, private)?;
         let restarts = measure_restarts(ctx, &teams, dram_total, ctx.octave_step())?;
         let first = caches.iter().map(|c| c.1).reduce(f64::min).unwrap_or(0.0);

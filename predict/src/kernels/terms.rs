@@ -99,47 +99,50 @@ pub fn memory(
             )
         }
     };
-    // On 4 KiB pages the huge-page figures bound the time from below: an
-    // allocation may stream at up to that rate.
-    let huge_s = m
-        .on_base_pages(threads)
-        .then(|| {
-            m.on_pages(true)
-                .traffic_time(traffic, threads, per_thread_bytes, bound)
-        })
-        .transpose()?
-        .map(|(s, _)| s)
-        .filter(|&s| s < seconds);
+    let pages = pages(m, traffic, threads, per_thread_bytes, bound, seconds)?;
     Ok(Term {
         resource: MEMORY_BANDWIDTH,
         seconds,
         explain: format!(
-            "{formula} (STREAM kernels at {} per thread, {threads} thread(s), {}, {}; §2.5, §4.4)",
+            "{formula} (STREAM kernels at {} per thread, {threads} thread(s), {}, {pages}; §2.5, §4.4)",
             Si(per_thread_bytes, "B"),
             m.holding_level_name(per_thread_bytes, threads),
-            pages(m, threads, huge_s),
         ),
     })
 }
 
-/// The pages whose STREAM figures a loop's streams read, and on 4 KiB
-/// pages the time at the huge-page figures when it is shorter.
-fn pages(m: &Machine, threads: usize, huge_s: Option<f64>) -> String {
-    if m.huge_pages() {
+/// The pages whose STREAM figures a loop's streams read and, on 4 KiB
+/// pages, the time of its `traffic` at the huge-page figures when shorter
+/// than its own `seconds`: the huge-page figures bound the time from
+/// below, as an allocation may stream at up to that rate.
+fn pages(
+    m: &Machine,
+    traffic: &Traffic,
+    threads: usize,
+    per_thread_bytes: f64,
+    bound: Bound,
+    seconds: f64,
+) -> Result<String, Missing> {
+    Ok(if m.huge_pages() {
         "huge pages".into()
     } else if m.on_base_pages(threads) {
-        let huge = huge_s.map_or(String::new(), |s| {
+        let (huge_s, _) =
+            m.on_pages(true)
+                .traffic_time(traffic, threads, per_thread_bytes, bound)?;
+        let huge = if huge_s < seconds {
             format!(
                 "; {} at the huge-page figures, which some allocations on 4 KiB pages reach",
-                Si(s, "s")
+                Si(huge_s, "s")
             )
-        });
+        } else {
+            String::new()
+        };
         format!("4 KiB pages beyond the private caches{huge}")
     } else {
         "huge-page figures for arrays on 4 KiB pages: the profile has no 4 KiB-page sweep, \
          and beyond the private caches such a loop may stream slower (calibrate again)"
             .into()
-    }
+    })
 }
 
 /// A relative error as a whole percentage; "—" when the form could not be

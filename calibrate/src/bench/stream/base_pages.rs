@@ -69,13 +69,15 @@ pub(super) fn base_page_sweeps(
     Ok(sweeps)
 }
 
-/// Where the 4 KiB-page sweep starts: the largest cache that no two of
-/// `cpus` share (the smallest cache when the OS says none is private).
-pub(super) fn largest_private_cache(ctx: &Context, caches: &[NamedSize], cpus: &[usize]) -> f64 {
+/// Where the 4 KiB-page sweep starts: the largest cache that no two of the
+/// run's first `threads` CPUs share (the smallest cache when the OS says
+/// none is private).
+pub(super) fn largest_private_cache(ctx: &Context, caches: &[NamedSize], threads: usize) -> f64 {
+    let cpus = ctx.cpu_ids(threads);
     let private = caches
         .iter()
         .enumerate()
-        .filter(|(i, _)| ctx.sys.sharing(*i as u32 + 1, cpus) <= 1)
+        .filter(|(i, _)| ctx.sys.sharing(*i as u32 + 1, &cpus) <= 1)
         .map(|(_, c)| c.1)
         .reduce(f64::max);
     private
