@@ -23,6 +23,9 @@ fn main() -> ExitCode {
             }
         }
     };
+    if let Err(line) = calibrate::kernels::Isa::cap() {
+        return fail(line, 2);
+    }
     let result = match &cli.command {
         Some(Command::Point(args)) => calibrate::point::run(args),
         None => calibrate::run::run(&cli.run),

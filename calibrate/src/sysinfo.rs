@@ -10,7 +10,7 @@ use std::path::Path;
 
 use models::profile::ReportedCache;
 
-use crate::kernels::Isa;
+use crate::kernels::{Isa, MAX_ISA_VAR};
 
 /// A cache as `/sys/devices/system/cpu/cpu0/cache/index*` describes it.
 #[derive(Debug, Clone, PartialEq)]
@@ -92,13 +92,18 @@ impl SysInfo {
         self.caches.iter().map(|c| c.reported.clone()).collect()
     }
 
-    /// SIMD description for the profile ("avx512f+fma", "avx2+fma", "sse2").
+    /// SIMD description for the profile ("avx512f+fma", "avx2+fma",
+    /// "scalar"), naming the cap when `PERFMODEL_MAX_ISA` set one.
     pub fn simd(&self) -> String {
-        match self.isa {
-            Isa::Avx512 => "avx512f+fma".into(),
-            Isa::Avx2 => "avx2+fma".into(),
-            Isa::Scalar if self.fma => "scalar+fma".into(),
-            Isa::Scalar => "scalar".into(),
+        let level = match self.isa {
+            Isa::Avx512 => "avx512f+fma",
+            Isa::Avx2 => "avx2+fma",
+            Isa::Scalar if self.fma => "scalar+fma",
+            Isa::Scalar => "scalar",
+        };
+        match Isa::cap() {
+            Ok(Some(_)) => format!("{level} (capped by {MAX_ISA_VAR})"),
+            _ => level.into(),
         }
     }
 

@@ -9,7 +9,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use calibrate::levels::{detect, Point};
-use models::profile::{Profile, Provenance};
+use models::profile::{CeilingKernel, Profile, Provenance};
 use serde::Deserialize;
 
 /// Measuring runs share the 2 cores: one at a time.
@@ -82,6 +82,16 @@ fn bad_input_is_one_line_exit_2_and_writes_nothing() {
         assert!(o.stdout.is_empty(), "{args:?}: nothing on stdout");
         assert!(!out.exists(), "{args:?}: no profile written");
     }
+    let o = calibrate()
+        .env("PERFMODEL_MAX_ISA", "avx3")
+        .args(["--only", "flops", "--out", out_s])
+        .output()
+        .unwrap();
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("PERFMODEL_MAX_ISA=\"avx3\""), "{err}");
+    assert!(!out.exists(), "a bad cap writes no profile");
     let o = run(&["--only", "flops", "--out", under_file]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
@@ -227,6 +237,41 @@ fn only_runs_write_a_valid_profile_and_merge_sections() {
         q.provenance.notes
     );
     assert_eq!(files_in(out.parent().unwrap()), std::slice::from_ref(&out));
+}
+
+#[test]
+fn a_capped_run_measures_no_wider_simd_than_its_cap() {
+    let _guard = measuring();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("profile.json");
+    for (cap, allowed) in [
+        ("avx2", &["avx2", "scalar"][..]),
+        ("scalar", &["scalar"][..]),
+    ] {
+        let o = calibrate()
+            .env("PERFMODEL_MAX_ISA", cap)
+            .args(["--only", "flops", "--quick", "--out", out.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        let p = Profile::from_json(&fs::read_to_string(&out).unwrap()).unwrap();
+        assert!(
+            p.provenance.simd.contains("capped by PERFMODEL_MAX_ISA"),
+            "{}",
+            p.provenance.simd
+        );
+        assert!(
+            p.ceilings
+                .iter()
+                .any(|c| c.kernel == CeilingKernel::Registers),
+            "{cap}: {:?}",
+            p.ceilings
+        );
+        for c in &p.ceilings {
+            assert!(allowed.contains(&c.isa.as_str()), "{cap}: {c:?}");
+        }
+        fs::remove_file(&out).unwrap();
+    }
 }
 
 #[test]

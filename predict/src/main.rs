@@ -21,6 +21,10 @@ fn main() -> ExitCode {
             };
         }
     };
+    if let Err(line) = calibrate::harness::kernels::Isa::cap() {
+        eprintln!("error: {line}");
+        return ExitCode::from(2);
+    }
     match predict::run(&cli, &mut std::io::stdout().lock()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if calibrate::harness::exit::is_broken_pipe(&e) => ExitCode::SUCCESS,

@@ -189,11 +189,12 @@ impl Bench for Flops {
             chain,
             chain_overlap,
         }));
-        out.table = match (out.summary.peak_flops_f64, ctx.cycles(1.0)) {
-            (Some(p), Some(hz)) => format!(
-                "Peak FLOP/s: independent FMA chains ({} per core, {} accumulators); f64 peak {} = {:.1} FLOP/cycle/thread",
-                ctx.sys.simd(),
-                kernels().first().map_or(0, |k| k.accumulators()),
+        let best = best_f64(&f64s, ctx.all.threads()).map(|(k, _, _)| *k);
+        out.table = match (out.summary.peak_flops_f64, ctx.cycles(1.0), best) {
+            (Some(p), Some(hz), Some(k)) => format!(
+                "Peak FLOP/s: independent chains of {} ({} accumulators per core); f64 peak {} = {:.1} FLOP/cycle/thread",
+                k.label(),
+                k.accumulators(),
                 Si(p, "FLOP/s"),
                 p / hz / ctx.all.threads() as f64
             ),

@@ -61,7 +61,7 @@ fn add_chain(steps: u64) -> f64 {
 
 fn fma_chain(steps: u64) -> f64 {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("fma") {
+    if crate::kernels::Isa::scalar_fma() {
         // SAFETY: FMA support was checked just above.
         return unsafe { fma_chain_fused(steps) };
     }

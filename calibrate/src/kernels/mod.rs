@@ -3,7 +3,10 @@
 //! Wide-SIMD versions are compiled with `#[target_feature]` and picked at run
 //! time ([`Isa::detect`]), so one binary built for baseline x86-64 uses
 //! AVX-512 or AVX2 where the CPU has them; nothing depends on
-//! `-C target-cpu=native`.
+//! `-C target-cpu=native`. The environment variable `PERFMODEL_MAX_ISA`
+//! (`scalar`, `avx2` or `avx512`) caps the level, so that a profile and the
+//! built-in kernels can be made as a CPU without the wider units would make
+//! them ([`Isa::cap`]).
 
 pub mod bins;
 pub mod chain;
@@ -16,6 +19,10 @@ pub mod segments;
 pub mod stream;
 
 use std::fmt;
+use std::sync::OnceLock;
+
+/// The variable that caps the SIMD level every kernel may use.
+pub const MAX_ISA_VAR: &str = "PERFMODEL_MAX_ISA";
 
 /// An instruction-set level the kernels are compiled for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
@@ -48,8 +55,32 @@ impl Isa {
             .unwrap_or(Isa::Scalar)
     }
 
-    /// Whether the running CPU supports this level.
+    /// The cap `PERFMODEL_MAX_ISA` sets, if any, or the one line saying
+    /// what is wrong with its value. Read once; the binaries check it at
+    /// start, so a bad value never reaches a kernel.
+    pub fn cap() -> Result<Option<Isa>, &'static str> {
+        static CAP: OnceLock<Result<Option<Isa>, String>> = OnceLock::new();
+        CAP.get_or_init(|| match std::env::var(MAX_ISA_VAR) {
+            Err(_) => Ok(None),
+            Ok(v) => [Isa::Scalar, Isa::Avx2, Isa::Avx512]
+                .into_iter()
+                .find(|i| i.name() == v.trim().to_ascii_lowercase())
+                .map(Some)
+                .ok_or_else(|| format!("{MAX_ISA_VAR}={v:?} is not one of scalar, avx2, avx512")),
+        })
+        .as_ref()
+        .copied()
+        .map_err(String::as_str)
+    }
+
+    /// Whether the running CPU supports this level and the cap allows it.
     pub fn supported(self) -> bool {
+        let capped = matches!(Isa::cap(), Ok(Some(max)) if self > max);
+        !capped && self.supported_by_cpu()
+    }
+
+    /// Whether the running CPU supports this level.
+    fn supported_by_cpu(self) -> bool {
         match self {
             Isa::Scalar => true,
             #[cfg(target_arch = "x86_64")]
@@ -64,8 +95,12 @@ impl Isa {
         }
     }
 
-    /// Whether scalar code may use fused multiply-add instructions.
+    /// Whether scalar code may use fused multiply-add instructions (not
+    /// under a `scalar` cap: FMA3 counts as part of the AVX2 level).
     pub fn scalar_fma() -> bool {
+        if matches!(Isa::cap(), Ok(Some(Isa::Scalar))) {
+            return false;
+        }
         #[cfg(target_arch = "x86_64")]
         {
             std::arch::is_x86_feature_detected!("fma")

@@ -27,6 +27,7 @@
 
 use std::ops::Range;
 
+use calibrate::harness::kernels::Isa;
 use calibrate::harness::mem::Array;
 
 /// Bytes of one grid element.
@@ -108,7 +109,7 @@ impl Row<'_> {
     /// same order, so the same bits; Rust never fuses a multiply and an add).
     fn update(&self, out: &mut [f64]) {
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
+        if Isa::Avx2.supported() {
             // SAFETY: the CPU supports AVX2, checked just above.
             unsafe { self.update_avx2(out) };
             return;
