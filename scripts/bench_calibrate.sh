@@ -14,6 +14,9 @@
 #   - peak f64 FLOP/s against likwid-bench peakflops_<isa> on 32 kB;
 #   - pointer-chase latency at the DRAM size and in L1 (16 KiB) against
 #     scripts/chase.c, with 4 KiB pages and with huge pages;
+#   - iterations with a chain inside (Horner's scheme 16, 32 and 64 steps
+#     deep, in L1) against scripts/horner.c built for this CPU (and for
+#     PERFMODEL_MAX_ISA's cap, as calibrate's kernels keep to it);
 # and prints calibrate / reference as the median of the per-round ratios,
 # with their range. Then it times
 # `calibrate --quick` and the full run with /usr/bin/time -v (wall time,
@@ -143,6 +146,14 @@ done
 
 cargo build --release -p calibrate >&2
 gcc -O2 -o "$OUT/chase" scripts/chase.c
+case "${PERFMODEL_MAX_ISA:-}" in
+  avx2) narrow=(-mno-avx512f) ;;
+  scalar) narrow=(-mno-avx -mno-fma -fno-tree-vectorize) ;;
+  *) narrow=() ;;
+esac
+for depth in 16 32 64; do
+    gcc -O3 -march=native "${narrow[@]}" -DDEPTH=$depth -o "$OUT/horner-$depth" scripts/horner.c
+done
 
 
 # DRAM working set as calibrate sizes it (quick latency sweep), and the L2
@@ -216,6 +227,11 @@ done
 compare "L1 latency 16 KiB vs chase.c" s "0.90..1.10" \
     "cal_point chase --size 16384 --pages small" \
     "$OUT/chase 16384 small | awk '{ print \$1 * 1e-9 }'"
+for depth in 16 32 64; do
+    compare "span $depth steps per element vs horner.c" s "0.90..1.10" \
+        "cal_point span --depth $depth" \
+        "taskset -c 0 $OUT/horner-$depth | awk '{ print \$1 * 1e-9 }'"
+done
 
 echo
 for mode in --quick full; do

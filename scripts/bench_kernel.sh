@@ -41,7 +41,13 @@ done
 cargo build --release -q -p predict -p calibrate
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-gcc -O3 -march=native -fopenmp scripts/loops.c -o "$work/loops"
+# Under PERFMODEL_MAX_ISA the C loops keep to the cap as calibrate does.
+case "${PERFMODEL_MAX_ISA:-}" in
+  avx2) narrow=(-mno-avx512f) ;;
+  scalar) narrow=(-mno-avx -mno-fma) ;;
+  *) narrow=() ;;
+esac
+gcc -O3 -march=native "${narrow[@]}" -fopenmp scripts/loops.c -o "$work/loops"
 if [ "$fresh" = 1 ]; then
   profile="$work/profile.json"
   target/release/calibrate --quick --out "$profile" >/dev/null
@@ -50,10 +56,13 @@ cpus=$(nproc)
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); profile: $profile"
 
 # A vectorised reduction keeps one vector accumulator: a loop-carried chain
-# of one add per vector of f64 lanes (8 with AVX-512, 4 with AVX2), which
+# of one add per vector of f64 lanes (8 with AVX-512, 4 with AVX2, 2 with SSE2), which
 # the descriptions give as --chain 1/lanes.
-lanes=4
-grep -qw avx512f /proc/cpuinfo && lanes=8
+case "$(cpu_family)" in
+  *-avx512) lanes=8 ;;
+  *-avx2 | *-capped-avx2) lanes=4 ;;
+  *) lanes=2 ;;  # SSE2
+esac
 vchain=$(python3 -c "print(1/$lanes)")
 
 # name | loop | n (cache) | n (DRAM) | region bytes (cache, DRAM; gather only) | description
@@ -64,7 +73,7 @@ cases=(
   "stride8|stride8|16384|4194304|0 0|--array x:load:8:stride=64 --flops 1 --chain VCHAIN"
   "gather|gather|131072|16777216|524288 268435456|--array idx:load:4 --array x:load:8:random=REGION --flops 1 --chain VCHAIN"
   "triad|triad|32768|16777216|0 0|--array y:store:8 --array x:load:8 --array z:load:8 --flops 2"
-  "poly16|poly16|65536|16777216|0 0|--array x:load:8 --array y:store:8 --flops 32"
+  "poly16|poly16|65536|16777216|0 0|--array x:load:8 --array y:store:8 --flops 32 --span 16"
 )
 
 rows="$work/rows.csv"

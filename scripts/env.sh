@@ -5,7 +5,9 @@ fi
 
 # cpu_family: the name the accuracy data of this CPU goes under, its vendor
 # and widest vector unit (intel-avx512, amd-avx2, amd-avx512, ...), so that
-# each family's measurements are kept apart.
+# each family's measurements are kept apart. Under PERFMODEL_MAX_ISA the
+# cap is named too (amd-avx512-capped-avx2): a capped run is this CPU's,
+# not a narrower family's.
 cpu_family() {
   local vendor isa
   case "$(grep -m1 '^vendor_id' /proc/cpuinfo 2>/dev/null)" in
@@ -16,5 +18,5 @@ cpu_family() {
   if grep -qw avx512f /proc/cpuinfo 2>/dev/null; then isa=avx512
   elif grep -qw avx2 /proc/cpuinfo 2>/dev/null; then isa=avx2
   else isa=scalar; fi
-  echo "$vendor-$isa"
+  echo "$vendor-$isa${PERFMODEL_MAX_ISA:+-capped-$PERFMODEL_MAX_ISA}"
 }

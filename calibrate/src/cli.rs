@@ -176,18 +176,22 @@ pub enum Command {
 }
 
 /// What `point` measures: a STREAM kernel's bandwidth, the pointer-chase
-/// latency, or the peak FLOP/s of the widest SIMD with FMA.
+/// latency, the peak FLOP/s of the widest SIMD with FMA, or the time per
+/// element of iterations with a chain of that depth inside.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PointKernel {
     Stream(Kernel),
     Chase,
     Peak(Precision),
+    Span,
 }
 
 impl PointKernel {
+    const COUNT: usize = Kernel::ALL.len() + 4;
+
     /// Every kernel, in the order `--help` lists them.
-    const ALL: [PointKernel; Kernel::ALL.len() + 3] = {
-        let mut all = [PointKernel::Chase; Kernel::ALL.len() + 3];
+    const ALL: [PointKernel; Self::COUNT] = {
+        let mut all = [PointKernel::Chase; Self::COUNT];
         let mut i = 0;
         while i < Kernel::ALL.len() {
             all[i] = PointKernel::Stream(Kernel::ALL[i]);
@@ -195,6 +199,7 @@ impl PointKernel {
         }
         all[i + 1] = PointKernel::Peak(Precision::F64);
         all[i + 2] = PointKernel::Peak(Precision::F32);
+        all[i + 3] = PointKernel::Span;
         all
     };
 }
@@ -218,6 +223,9 @@ impl ValueEnum for PointKernel {
                 Precision::F32 => "peak-f32",
             })
             .help(format!("peak {} FLOP/s, widest SIMD with FMA", p.name())),
+            PointKernel::Span => PossibleValue::new("span").help(
+                "y = p(x) by Horner's scheme --depth steps deep, widest SIMD, in L1: seconds per element",
+            ),
         })
     }
 }
@@ -232,9 +240,12 @@ pub struct PointArgs {
     /// kernels and chase), e.g. 1GB or 256KiB.
     #[arg(long, value_name = "SIZE", value_parser = parse_bytes)]
     pub size: Option<u64>,
-    /// Threads, pinned to the first N logical CPUs (chase uses one).
+    /// Threads, pinned to the first N logical CPUs (chase and span use one).
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub threads: usize,
+    /// Steps of span's chain per element: 4, 8, 16, 32 or 64.
+    #[arg(long, value_name = "STEPS")]
+    pub depth: Option<usize>,
     /// Page policy of the working set.
     #[arg(long, value_enum, default_value_t = PagesArg::Huge)]
     pub pages: PagesArg,

@@ -13,11 +13,14 @@ use models::units::Si;
 use serde_json::json;
 
 use crate::bench::flops::measure_flops;
+use crate::bench::flops::span::measure_span;
 use crate::bench::latency::measure_chase;
 use crate::bench::stream::measure_size;
 use crate::cli::{PointArgs, PointKernel};
 use crate::config::UsageError;
 use crate::kernels::fma::FlopKernel;
+use crate::kernels::span::DEPTHS;
+use crate::kernels::Isa;
 use crate::mem::Pages;
 use crate::pin::{allowed_cpus, Team};
 use crate::sysinfo::SysInfo;
@@ -45,7 +48,7 @@ pub fn run(args: &PointArgs) -> Result<()> {
         .kernel
         .to_possible_value()
         .map_or_else(String::new, |v| v.get_name().to_string());
-    let needs_size = !matches!(args.kernel, PointKernel::Peak(_));
+    let needs_size = !matches!(args.kernel, PointKernel::Peak(_) | PointKernel::Span);
     let size = match (args.size, needs_size) {
         (Some(s), true) => {
             if sys.ram_bytes > 0 && s > sys.ram_bytes / 2 {
@@ -78,13 +81,18 @@ pub fn run(args: &PointArgs) -> Result<()> {
     let (stats, unit, extra) = measure(args, &team, &allowed, &sys, size, pages, &plan)?;
     let shown = Shown {
         name: &name,
-        threads: if args.kernel == PointKernel::Chase {
+        threads: if matches!(args.kernel, PointKernel::Chase | PointKernel::Span) {
             1
         } else {
             threads
         },
         size,
         pages,
+        sizeless: if args.kernel == PointKernel::Span {
+            "in L1"
+        } else {
+            "in registers"
+        },
     };
     print(&shown, &stats, unit, extra, args.json);
     Ok(())
@@ -96,6 +104,8 @@ struct Shown<'a> {
     threads: usize,
     size: Option<u64>,
     pages: Pages,
+    /// Where a figure without a working set runs.
+    sizeless: &'static str,
 }
 
 /// Prints the figure: its capability estimate with the interval, the
@@ -142,7 +152,7 @@ fn print(p: &Shown, stats: &Stats, unit: &'static str, extra: serde_json::Value,
     } else {
         let setting = match p.size {
             Some(s) => format!("{} with {} pages", binary_bytes(s as f64), p.pages.label()),
-            None => "in registers".to_string(),
+            None => p.sizeless.to_string(),
         };
         println!(
             "{} on {} thread(s), {setting}: {} (95% CI {} to {}, median {}, CV {:.1}%, {} clean and {} disturbed timings){}",
@@ -200,6 +210,18 @@ fn measure(
                 measure_flops(team, fk, plan)?,
                 "FLOP/s",
                 json!({ "kernel": fk.label() }),
+            )
+        }
+        (PointKernel::Span, _) => {
+            let depth = args.depth.filter(|d| DEPTHS.contains(d)).ok_or_else(|| {
+                UsageError::Point(format!("point span needs --depth, one of {DEPTHS:?}"))
+            })?;
+            let one = Team::new(&allowed[..1])?;
+            let isa = Isa::detect();
+            (
+                measure_span(&one, isa, depth, plan)?,
+                "s",
+                json!({ "depth": depth, "isa": isa.name() }),
             )
         }
         (PointKernel::Stream(_) | PointKernel::Chase, None) => {

@@ -221,6 +221,26 @@ fn only_runs_write_a_valid_profile_and_merge_sections() {
         );
     }
     assert!(q.summary.peak_flops_f64_1t.is_some());
+    // Every depth of the span on every set; 64 FMAs an element take far
+    // longer than 4, whatever the window.
+    let flops = q.sections.flops.as_ref().unwrap();
+    for isa in flops.span_isas() {
+        let at = |depth| {
+            flops
+                .span
+                .iter()
+                .find(|p| p.isa == isa && p.depth == depth)
+                .unwrap_or_else(|| panic!("{isa} at depth {depth}: {:?}", flops.span))
+                .element
+                .time()
+                .point
+        };
+        assert!(at(64) > 4.0 * at(4), "{isa}: {} against {}", at(64), at(4));
+        assert_eq!(
+            flops.span.iter().filter(|p| p.isa == isa).count(),
+            calibrate::kernels::span::DEPTHS.len()
+        );
+    }
     assert!(!q.ceilings.is_empty());
     assert!(
         q.ceilings
@@ -269,6 +289,11 @@ fn a_capped_run_measures_no_wider_simd_than_its_cap() {
         );
         for c in &p.ceilings {
             assert!(allowed.contains(&c.isa.as_str()), "{cap}: {c:?}");
+        }
+        let spans = &p.sections.flops.as_ref().unwrap().span;
+        assert!(!spans.is_empty());
+        for s in spans {
+            assert!(allowed.contains(&s.isa.as_str()), "{cap}: {s:?}");
         }
         fs::remove_file(&out).unwrap();
     }

@@ -6,7 +6,9 @@
 //! threads. Per iteration each array is loaded, stored or updated (read and
 //! written back) for `bytes` bytes, contiguously, with a stride, or at one
 //! random element of a region; the iteration does `flops` floating-point
-//! operations, `chain` of which depend on the previous iteration's result.
+//! operations, `chain` of which depend on the previous iteration's result
+//! and `span` of which wait for one another within the iteration (its
+//! longest dependent path: Horner's scheme of degree 16 has 16 FMAs).
 //!
 //! From the description alone (no machine), this module derives what the
 //! memory system must move, in whole cache lines:
@@ -166,6 +168,12 @@ pub struct LoopKernel {
     pub precision: Precision,
     /// Flops per iteration that wait for the previous iteration's result.
     pub chain: f64,
+    /// Dependent steps within one iteration, each waiting for the one
+    /// before (an FMA is one step, a multiply then an add two); 0 when
+    /// absent. The core overlaps the iterations' chains only as far as its
+    /// out-of-order window holds them.
+    #[serde(default)]
+    pub span: f64,
     /// Bytes per iteration loaded again from lines already in L1 (the
     /// reuse the arrays' bytes leave out); 0 when absent.
     #[serde(default)]
@@ -222,7 +230,11 @@ pub enum DescriptionError {
         "--chain ({chain}) cannot exceed --flops ({flops}): chained flops are part of the flops"
     )]
     ChainAboveFlops { chain: f64, flops: f64 },
-    #[error("--flops and --chain must be finite numbers >= 0")]
+    #[error(
+        "--span ({span}) cannot exceed --flops ({flops}): each dependent step is a flop or two"
+    )]
+    SpanAboveFlops { span: f64, flops: f64 },
+    #[error("--flops, --chain and --span must be finite numbers >= 0")]
     NegativeFlops,
     #[error("--reused must be a finite number of bytes >= 0, not {0}")]
     NegativeReuse(f64),
@@ -276,6 +288,7 @@ impl LoopKernel {
             flops: 0.0,
             precision: Precision::F64,
             chain: 0.0,
+            span: 0.0,
             reused_bytes: 0.0,
             windowed_reuse: Vec::new(),
             segment_iterations: None,
@@ -293,9 +306,8 @@ impl LoopKernel {
             });
         }
         positive("--threads", self.threads as f64)?;
-        if !(self.flops.is_finite() && self.flops >= 0.0 && self.chain.is_finite())
-            || self.chain < 0.0
-        {
+        let count = |x: f64| x.is_finite() && x >= 0.0;
+        if !(count(self.flops) && count(self.chain) && count(self.span)) {
             return Err(DescriptionError::NegativeFlops);
         }
         if !(self.reused_bytes.is_finite() && self.reused_bytes >= 0.0) {
@@ -316,6 +328,12 @@ impl LoopKernel {
         if self.chain > self.flops {
             return Err(DescriptionError::ChainAboveFlops {
                 chain: self.chain,
+                flops: self.flops,
+            });
+        }
+        if self.span > self.flops {
+            return Err(DescriptionError::SpanAboveFlops {
+                span: self.span,
                 flops: self.flops,
             });
         }

@@ -310,6 +310,29 @@ impl<'a> Machine<'a> {
             })
     }
 
+    /// Seconds per element of an iteration with a chain `depth` steps deep
+    /// inside, vectorised with `isa` (`None`: the widest measured), and the
+    /// set read (`models::profile::flops::FlopsSection::span_element_s`).
+    pub fn span_element_s(
+        &self,
+        isa: Option<&str>,
+        depth: f64,
+        bound: Bound,
+    ) -> Result<(f64, String), Missing> {
+        self.profile
+            .sections
+            .flops
+            .as_ref()
+            .and_then(|f| f.span_element_s(isa, depth, |e| bound.of_time(e)))
+            .ok_or_else(|| Missing {
+                what: format!(
+                    "the time of iterations with a chain inside{}",
+                    isa.map_or(String::new(), |i| format!(" on {i}"))
+                ),
+                fix: "flops",
+            })
+    }
+
     /// The measured overlap ω of a loop-carried chain with its loop's
     /// transfers at a working set of `per_thread_bytes`
     /// (`models::profile::flops::ChainOverlap`); `None` for a profile

@@ -50,6 +50,10 @@ fn bad_descriptions_name_their_fault() {
         "--chain (2) cannot exceed --flops (1)",
     );
     assert_bad(
+        &with(&["--array", "x:load:8", "--flops", "1", "--span", "2"]),
+        "--span (2) cannot exceed --flops (1)",
+    );
+    assert_bad(
         &with(&["--array", "x:load:8", "--reused", "-8"]),
         "--reused must be a finite number of bytes >= 0",
     );
@@ -104,6 +108,36 @@ fn the_json_carries_the_prediction_its_range_and_terms() {
     assert_eq!(max, p);
     // Write-allocate: one 8-byte read per stored element.
     assert_eq!(d["traffic"]["allocate_bytes"].as_f64().unwrap(), 8e6);
+}
+
+/// Horner's scheme of degree 16 in L1: its chains, 1 ns per element at
+/// depth 16 in the reference profile, bind over its 32 flops; a profile
+/// without the span curve gives no prediction and says what to measure.
+#[test]
+fn chains_within_iterations_read_the_span_curve() {
+    let horner = [
+        "--n",
+        "4096",
+        "--array",
+        "x:load:8",
+        "--array",
+        "y:store:8",
+        "--flops",
+        "32",
+        "--span",
+        "16",
+        "--simd",
+        "avx2",
+    ];
+    let d = kernel_json(&horner);
+    assert_eq!(d["binding"], "chains within iterations");
+    assert!((d["predicted_s"].as_f64().unwrap() - 4096.0 * 1e-9).abs() < 1e-15);
+    assert!((d["predicted_lo_s"].as_f64().unwrap() - 4096.0 * 0.95e-9).abs() < 1e-15);
+    let mut args = vec!["kernel", "--profile"];
+    let stencil = reference("stencil-profile.json");
+    args.push(stencil.to_str().unwrap());
+    args.extend_from_slice(&horner);
+    assert_bad(&args, "run `calibrate --only flops`");
 }
 
 #[test]

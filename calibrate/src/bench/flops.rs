@@ -50,6 +50,7 @@ use crate::timer::{measure, Plan};
 use crate::trust::{headline, peak_order, withdraw};
 
 mod chains;
+pub mod span;
 
 /// FLOP per lane per cycle per thread above which a figure is impossible.
 pub const MAX_FLOP_PER_LANE_CYCLE: f64 = 8.0;
@@ -184,10 +185,12 @@ impl Bench for Flops {
         out.warnings.extend(precision_warnings(&out.ceilings));
         set_peaks(ctx, &mut out, &mut f64s)?;
         let (chain, chain_overlap) = chains::figures(ctx, &mut out)?;
+        let span = span::figures(ctx, &mut out)?;
         out.section = Some(Section::Flops(FlopsSection {
             kernels: rows,
             chain,
             chain_overlap,
+            span,
         }));
         let best = best_f64(&f64s, ctx.all.threads()).map(|(k, _, _)| *k);
         out.table = match (out.summary.peak_flops_f64, ctx.cycles(1.0), best) {

@@ -16,6 +16,7 @@ pub mod fma;
 pub mod increment;
 pub mod lagged;
 pub mod segments;
+pub mod span;
 pub mod stream;
 
 use std::fmt;

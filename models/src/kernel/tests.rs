@@ -110,6 +110,14 @@ fn bad_descriptions_are_named() {
         Err(DescriptionError::ChainAboveFlops { .. })
     ));
     k.chain = 0.0;
+    k.span = 3.0;
+    assert!(matches!(
+        k.validate(),
+        Err(DescriptionError::SpanAboveFlops { .. })
+    ));
+    k.span = -1.0;
+    assert_eq!(k.validate(), Err(DescriptionError::NegativeFlops));
+    k.span = 0.0;
     k.reused_bytes = -8.0;
     assert_eq!(k.validate(), Err(DescriptionError::NegativeReuse(-8.0)));
     k.reused_bytes = 32.0;

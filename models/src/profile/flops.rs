@@ -1,5 +1,6 @@
 //! The `flops` section: FLOP/s of each compute kernel (the ceilings of
-//! §4.4's Roofline) and the latency of loop-carried chains.
+//! §4.4's Roofline), the latency of loop-carried chains and the time of
+//! iterations with a chain inside.
 
 use std::collections::BTreeMap;
 
@@ -25,6 +26,29 @@ pub struct FlopsSection {
     /// none).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub chain_overlap: Vec<ChainOverlap>,
+    /// Iterations with a chain inside, per instruction set and depth
+    /// ([`SpanPoint`]); older profiles have none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub span: Vec<SpanPoint>,
+}
+
+/// `y[i] = p(x[i])` by Horner's scheme in L1 on one thread, `depth`
+/// dependent steps per element (an FMA each, or a multiply or an add where
+/// the level has no FMA), vectorised with `isa` on f64: seconds per
+/// element. The elements are independent, so the core overlaps as many of
+/// their chains as its out-of-order window holds iterations (§4.2's span
+/// per iteration, §4.3's Little's law on the chains in flight): at small
+/// depths the FMA throughput binds, beyond the depth where the window
+/// holds too few chains to keep the pipes busy the time grows faster than
+/// the depth.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SpanPoint {
+    /// "scalar", "avx2", "avx512".
+    pub isa: String,
+    #[serde(deserialize_with = "whole")]
+    pub depth: u64,
+    /// Seconds per element.
+    pub element: Sample,
 }
 
 /// A dependent f64 sum over one thread's array of `per_thread_bytes`
@@ -119,6 +143,54 @@ impl FlopsSection {
         let x = per_thread_bytes.clamp(first.0, last.0);
         Some(log_interpolate(&pts, x))
     }
+
+    /// The instruction sets with a span curve, widest first.
+    pub fn span_isas(&self) -> Vec<&str> {
+        let mut isas: Vec<&str> = self.span.iter().map(|p| p.isa.as_str()).collect();
+        isas.sort_by_key(|i| std::cmp::Reverse(isa_width(i)));
+        isas.dedup();
+        isas
+    }
+
+    /// Seconds per element of an iteration whose chain is `depth` steps
+    /// long, vectorised with `isa` (`None`: the widest measured), each
+    /// point at `pick` of its estimate: linear in log–log between the
+    /// measured depths and along the nearest segment beyond them, so
+    /// proportional to the depth below the first where the throughput
+    /// binds. `None` without a curve for the set, or with a single point.
+    pub fn span_element_s(
+        &self,
+        isa: Option<&str>,
+        depth: f64,
+        pick: impl Fn(&Estimate) -> f64,
+    ) -> Option<(f64, String)> {
+        let isa = match isa {
+            Some(i) => i.to_string(),
+            None => self.span_isas().first()?.to_string(),
+        };
+        let mut pts: Vec<(f64, f64)> = self
+            .span
+            .iter()
+            .filter(|p| p.isa == isa)
+            .map(|p| (p.depth as f64, pick(&p.element.time()).ln()))
+            .collect();
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        if pts.len() < 2 || depth.is_nan() || depth <= 0.0 {
+            return None;
+        }
+        // ln t, linear in ln depth, the edge segments carried on.
+        Some((log_interpolate(&pts, depth).exp(), isa))
+    }
+}
+
+/// Vector width rank of an instruction set's name, for "widest first".
+fn isa_width(isa: &str) -> u32 {
+    match isa {
+        "avx512" => 3,
+        "avx2" => 2,
+        "scalar" => 0,
+        _ => 1,
+    }
 }
 
 #[cfg(test)]
@@ -137,6 +209,46 @@ mod tests {
         // disturbed timing): clamped.
         assert_eq!(overlap(0.5e-9), 1.0);
         assert_eq!(overlap(2.0e-9), 0.0);
+    }
+
+    #[test]
+    fn a_span_is_read_in_log_log_between_and_beyond_the_measured_depths() {
+        let point = |isa: &str, depth, t: f64| SpanPoint {
+            isa: isa.into(),
+            depth,
+            element: Sample {
+                median: t,
+                ..Default::default()
+            },
+        };
+        let s = FlopsSection {
+            span: vec![
+                point("avx2", 16, 8.0e-9),
+                point("avx2", 4, 1.0e-9),
+                point("avx2", 8, 2.0e-9),
+                point("scalar", 4, 3.0e-9),
+                point("scalar", 8, 6.0e-9),
+                point("avx512", 4, 0.5e-9),
+            ],
+            ..Default::default()
+        };
+        let at = |isa, depth| s.span_element_s(isa, depth, |e| e.point).map(|(t, _)| t);
+        let near = |a: Option<f64>, b: f64| (a.unwrap() - b).abs() < 1e-12 * b;
+        // Proportional to the depth below 8, as its square beyond.
+        assert!(near(at(Some("avx2"), 2.0), 0.5e-9));
+        assert!(near(at(Some("avx2"), 12.0), 4.5e-9));
+        assert!(near(at(Some("avx2"), 32.0), 32.0e-9));
+        assert!(near(at(Some("scalar"), 6.0), 4.5e-9));
+        // The widest set with a curve: one point is no curve.
+        assert_eq!(s.span_isas(), ["avx512", "avx2", "scalar"]);
+        assert_eq!(at(None, 8.0), None);
+        assert_eq!(at(Some("avx2"), 0.0), None);
+        let s = FlopsSection {
+            span: s.span[..5].to_vec(),
+            ..Default::default()
+        };
+        let (t, isa) = s.span_element_s(None, 8.0, |e| e.point).unwrap();
+        assert!(near(Some(t), 2.0e-9) && isa == "avx2", "{t} {isa}");
     }
 
     #[test]

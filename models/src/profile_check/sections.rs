@@ -1,8 +1,8 @@
 //! The checks of each typed section ([`super::validate`]).
 
-use super::{each, invalid, opt_rate, summary, Check, Rate};
+use super::{each, invalid, opt_rate, positive, summary, Check, Rate};
 use crate::profile::c2c::{C2cSection, Handoff, HandoffPoint, Increment, Increments};
-use crate::profile::flops::{FlopsKernel, FlopsSection};
+use crate::profile::flops::{FlopsKernel, FlopsSection, SpanPoint};
 use crate::profile::latency::{LatencyPoint, LatencySection, Plateau};
 use crate::profile::lock::{LockKindResult, LockPoint, LockSection};
 use crate::profile::mlp::{Little, MlpPoint, MlpSection};
@@ -303,7 +303,14 @@ impl Check for FlopsSection {
         for (op, s) in &self.chain {
             s.check(&format!("{at}.chain.{op}"))?;
         }
-        Ok(())
+        self.span.check(&format!("{at}.span"))
+    }
+}
+
+impl Check for SpanPoint {
+    fn check(&self, at: &str) -> R {
+        positive(&format!("{at}.depth"), self.depth as f64)?;
+        self.element.check(&format!("{at}.element"))
     }
 }
 

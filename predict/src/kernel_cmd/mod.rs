@@ -61,6 +61,13 @@ pub struct KernelArgs {
     /// (default 0).
     #[arg(long, value_parser = crate::args::number)]
     pub chain: Option<f64>,
+    /// Dependent steps within one iteration, the longest chain of its
+    /// operations each waiting for the one before: Horner's scheme of
+    /// degree 16 built with FMA has 16, without FMA 32 (default 0). The
+    /// iterations' chains overlap only as far as the core's out-of-order
+    /// window holds them, at the profile's measured time per element.
+    #[arg(long, value_parser = crate::args::number)]
+    pub span: Option<f64>,
     /// Bytes per iteration the loop loads again from lines already in L1,
     /// beyond its arrays' bytes: a 5-point stencil on f64 whose old-grid
     /// array moves 8 B per update names 40 B of loads, so 32 (default 0).
@@ -181,6 +188,7 @@ fn description(a: &KernelArgs) -> Result<(String, LoopKernel, bool)> {
         flops: number(a.flops, &file.flops, "flops")?,
         precision,
         chain: number(a.chain, &file.chain, "chain")?,
+        span: number(a.span, &file.span, "span")?,
         reused_bytes: number(a.reused, &file.reused, "reused")?,
         windowed_reuse: if a.windowed_reuse.is_empty() {
             file.windowed_reuse

@@ -275,6 +275,9 @@ fn finite_or_null(x: f64) -> Value {
 /// runs).
 fn extras_phrase(k: &models::kernel::LoopKernel) -> String {
     let mut s = String::new();
+    if k.span > 0.0 {
+        s += &format!(", {} dependent steps within an iteration", k.span);
+    }
     if k.reused_bytes > 0.0 {
         s += &format!(", {} B per iteration loaded again from L1", k.reused_bytes);
     }

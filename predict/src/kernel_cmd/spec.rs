@@ -102,6 +102,7 @@ pub struct DescriptionFile {
     pub flops: Option<Value>,
     pub precision: Option<models::kernel::Precision>,
     pub chain: Option<Value>,
+    pub span: Option<Value>,
     pub reused: Option<Value>,
     #[serde(default)]
     pub windowed_reuse: Vec<models::kernel::Reuse>,

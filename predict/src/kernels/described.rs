@@ -1,7 +1,7 @@
 //! A loop description (`models::kernel::LoopKernel`) as the demands the
 //! one model predicts: compute, streamed traffic, random accesses,
-//! loop-carried chains, the loads that hit L1 again, stream restarts and
-//! the counting sort's loops. `predict kernel` predicts users' loops through
+//! loop-carried chains, chains within an iteration, the loads that hit L1
+//! again, stream restarts and the counting sort's loops. `predict kernel` predicts users' loops through
 //! this, with the same terms as the built-in kernels.
 
 use calibrate::harness::kernels::Isa;
@@ -70,6 +70,14 @@ pub fn loop_work(k: &LoopKernel, build: Build) -> Work {
     if k.chain > 0.0 {
         demands.push(Demand::Chain {
             steps_per_thread: k.n / k.threads as f64 * k.chain,
+        });
+    }
+    if k.span > 0.0 {
+        demands.push(Demand::Span {
+            depth: k.span,
+            elements_per_thread: k.iterations_per_thread(),
+            precision: k.precision.name(),
+            isa: build.isa,
         });
     }
     if k.reused_bytes > 0.0 {

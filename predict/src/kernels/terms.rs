@@ -11,7 +11,7 @@ use models::profile::CeilingKernel;
 use models::traffic::Form;
 use models::units::Si;
 
-use super::work::{SortLoop, Term, CHAIN, MEMORY_BANDWIDTH};
+use super::work::{SortLoop, Term, CHAIN, MEMORY_BANDWIDTH, SPAN};
 use crate::loop_figures::Bound;
 use crate::machine::{Machine, Missing};
 
@@ -206,6 +206,33 @@ pub fn chain(m: &Machine, steps_per_thread: f64, bound: Bound) -> Result<Term, M
         explain: format!(
             "steps per thread · λ_add = {steps_per_thread:.4e} · {} (calibrated dependent f64 adds{cycles}; §4.2)",
             Si(t, "s")
+        ),
+    })
+}
+
+/// T_span = elements per thread · t_e(depth), t_e the profile's time per
+/// element of Horner's scheme `depth` steps deep in L1 on one thread
+/// (interpolated in log–log between the measured depths), halved for f32,
+/// whose vectors hold twice the elements in the same instructions. The
+/// elements' chains are independent, but the core runs only as many at
+/// once as its out-of-order window holds iterations (§4.2, §4.3).
+pub fn span(
+    m: &Machine,
+    depth: f64,
+    elements_per_thread: f64,
+    precision: &str,
+    isa: Option<&str>,
+    bound: Bound,
+) -> Result<Term, Missing> {
+    let (t, isa) = m.span_element_s(isa, depth, bound)?;
+    let lanes = if precision == "f32" { 2.0 } else { 1.0 };
+    Ok(Term {
+        resource: SPAN,
+        seconds: elements_per_thread * t / lanes,
+        explain: format!(
+            "elements per thread · t_e(depth){} = {elements_per_thread:.4e} · {} (the calibrated Horner loop {depth} steps deep, {isa}, one thread in L1; §4.2, §4.3)",
+            if lanes > 1.0 { " / 2 (f32)" } else { "" },
+            Si(t, "s"),
         ),
     })
 }

@@ -45,6 +45,18 @@ pub enum Demand {
     /// Steps of a loop-carried floating-point chain per thread, each
     /// waiting for the one before (§4.2).
     Chain { steps_per_thread: f64 },
+    /// Iterations (elements) per thread whose operations wait for one
+    /// another `depth` steps deep within each iteration, vectorised with
+    /// `isa` (`None`: the widest the profile measured): independent chains
+    /// the core overlaps only as far as its out-of-order window holds them
+    /// (§4.2's span per iteration, §4.3's Little's law on the chains in
+    /// flight).
+    Span {
+        depth: f64,
+        elements_per_thread: f64,
+        precision: &'static str,
+        isa: Option<&'static str>,
+    },
     /// Operations under a lock of a measured kind, spread over `lanes`
     /// independent locks (1 = a global lock); the critical section runs
     /// `critical_s` seconds of work (besides a load and a store of the
@@ -195,6 +207,9 @@ pub const MEMORY_BANDWIDTH: &str = "memory bandwidth";
 
 /// The resource of a [`Demand::Chain`] term.
 pub const CHAIN: &str = "loop-carried chain";
+
+/// The resource of a [`Demand::Span`] term.
+pub const SPAN: &str = "chains within iterations";
 
 #[cfg(test)]
 mod tests;

@@ -124,6 +124,12 @@ pub fn predict_at(
                 huge_pages,
             } => terms::random(m, accesses, threads, *huge_pages, bound)?,
             Demand::Chain { steps_per_thread } => terms::chain(m, *steps_per_thread, bound)?,
+            Demand::Span {
+                depth,
+                elements_per_thread,
+                precision,
+                isa,
+            } => terms::span(m, *depth, *elements_per_thread, precision, *isa, bound)?,
             Demand::Lock {
                 ops,
                 kind,

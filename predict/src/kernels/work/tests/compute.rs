@@ -200,3 +200,58 @@ fn a_built_in_kernel_takes_the_ceiling_of_the_code_it_runs() {
         compute.explain
     );
 }
+
+/// Horner's scheme 12 steps deep in f32 without FMA (12 flops), as
+/// `predict kernel` describes it: its chains take 0.4 ns · (12/8)² =
+/// 0.9 ns per f64 element in AVX2 (log–log between 8 and 16), 0.45 ns per
+/// f32 one, more than its flops at the f32 ceiling (0.24 ms in all).
+#[test]
+fn chains_within_iterations_bind_where_the_window_holds_too_few() {
+    use crate::kernels::described::{loop_work, Build};
+    let p = machine();
+    let m = Machine::new(&p);
+    let k = models::kernel::LoopKernel {
+        flops: 12.0,
+        span: 12.0,
+        precision: models::kernel::Precision::F32,
+        ..models::kernel::LoopKernel::streaming(2e6, 2, Vec::new())
+    };
+    let on_machine = |m: &Machine, isa| {
+        let build = Build {
+            line_bytes: 64.0,
+            huge_pages: true,
+            isa,
+        };
+        predict(&loop_work(&k, build), m, 2)
+    };
+    let on = |isa| on_machine(&m, isa);
+    let pr = on(Some("avx2")).unwrap();
+    assert_eq!(pr.binding, SPAN);
+    assert!((pr.seconds - 1e6 * 0.45e-9).abs() < 1e-15, "{}", pr.seconds);
+    let span = pr.terms.iter().find(|t| t.resource == SPAN).unwrap();
+    assert!(
+        span.explain.contains("12 steps deep, avx2"),
+        "{}",
+        span.explain
+    );
+    // Without a set named, the widest measured: 0.1 ns · 12/4 = 0.3 ns per
+    // f64 element, 0.15 ns per f32 one.
+    let span = on(None)
+        .unwrap()
+        .terms
+        .into_iter()
+        .find(|t| t.resource == SPAN)
+        .unwrap();
+    assert!(
+        (span.seconds - 1e6 * 0.15e-9).abs() < 1e-15,
+        "{}",
+        span.seconds
+    );
+    // A profile from before the span was measured: no prediction, and
+    // flops fixes it.
+    let mut old = machine();
+    old.sections.flops.as_mut().unwrap().span.clear();
+    let e = on_machine(&Machine::new(&old), Some("avx2")).unwrap_err();
+    assert_eq!(e.fix, "flops");
+    assert!(e.to_string().contains("chain inside on avx2"), "{e}");
+}
