@@ -94,8 +94,12 @@ impl Variant {
     /// store (§2.7.2), over `n_per_thread` f32 elements per thread.
     pub fn loops(self, n_per_thread: usize, threads: usize) -> Vec<LoopKernel> {
         let f32 = |name: &str, mode| ArrayUse::contiguous(name, mode, 4.0);
+        // Each element's flops are one chain, each waiting for the one
+        // before: a + b, then ·c, then + d, and the extra math's multiplies
+        // and adds after them.
         let kernel = |arrays, flops| LoopKernel {
             flops,
+            span: flops,
             precision: Precision::F32,
             ..LoopKernel::streaming((n_per_thread * threads) as f64, threads, arrays)
         };

@@ -125,6 +125,9 @@ impl Variant {
         ];
         LoopKernel {
             flops: STENCIL_FLOPS,
+            // As written, 0.2·((((up + dn) + left) + right) + centre): each
+            // flop waits for the one before.
+            span: STENCIL_FLOPS,
             precision,
             reused_bytes: (STENCIL_LOADS * e - old - windowed).max(0.0),
             windowed_reuse,

@@ -212,8 +212,9 @@ pub fn chain(m: &Machine, steps_per_thread: f64, bound: Bound) -> Result<Term, M
 
 /// T_span = elements per thread · t_e(depth), t_e the profile's time per
 /// element of Horner's scheme `depth` steps deep in L1 on one thread
-/// (interpolated in log–log between the measured depths), halved for f32,
-/// whose vectors hold twice the elements in the same instructions. The
+/// (interpolated in log–log between the measured depths), halved for f32
+/// on a vector set, whose vectors hold twice the elements in the same
+/// instructions. The
 /// elements' chains are independent, but the core runs only as many at
 /// once as its out-of-order window holds iterations (§4.2, §4.3).
 pub fn span(
@@ -225,7 +226,11 @@ pub fn span(
     bound: Bound,
 ) -> Result<Term, Missing> {
     let (t, isa) = m.span_element_s(isa, depth, bound)?;
-    let lanes = if precision == "f32" { 2.0 } else { 1.0 };
+    let lanes = if precision == "f32" && isa != "scalar" {
+        2.0
+    } else {
+        1.0
+    };
     Ok(Term {
         resource: SPAN,
         seconds: elements_per_thread * t / lanes,

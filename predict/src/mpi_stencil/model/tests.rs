@@ -13,7 +13,8 @@ fn close(a: f64, b: f64) -> bool {
 /// of those bytes and stores a third, so its read and write roofs are 8 and
 /// 4 GB/s. L1 of 32 KiB read at 64 GB/s by one thread, L2 of 1 MiB at
 /// 32 GB/s, a shared L3 of 32 MiB at 20 GB/s; an f64 peak of 1 TFLOP/s
-/// that never binds. One network regime T0 = 1 µs, B = 5 GB/s; overlap 0.5.
+/// that never binds, nor do chains within iterations (1 ps per element at
+/// depth 4). One network regime T0 = 1 µs, B = 5 GB/s; overlap 0.5.
 fn profile() -> Profile {
     let mut p = Profile::new(Provenance {
         logical_cpus: 2,
@@ -41,6 +42,16 @@ fn profile() -> Profile {
         .insert_json(
             "stream",
             serde_json::json!({"sweeps": [sweep(1, 12e9), sweep(2, 24e9)]}),
+        )
+        .unwrap();
+    // Chains within iterations far shorter than any other term.
+    p.sections
+        .insert_json(
+            "flops",
+            serde_json::json!({"span": [
+                {"isa": "avx2", "depth": 4, "element": {"median": 1e-12}},
+                {"isa": "avx2", "depth": 8, "element": {"median": 2e-12}}
+            ]}),
         )
         .unwrap();
     p.network = Some(Network {
