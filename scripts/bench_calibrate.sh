@@ -39,6 +39,7 @@
 # moves the figures, and the repeatability section says how much.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/env.sh
 
 ROUNDS=${ROUNDS:-7}
 DRAM_SIZE=${DRAM_SIZE:-1GB}
@@ -146,13 +147,12 @@ done
 
 cargo build --release -p calibrate >&2
 gcc -O2 -o "$OUT/chase" scripts/chase.c
-case "${PERFMODEL_MAX_ISA:-}" in
-  avx2) narrow=(-mno-avx512f) ;;
-  scalar) narrow=(-mno-avx -mno-fma -fno-tree-vectorize) ;;
-  *) narrow=() ;;
-esac
+# calibrate's scalar span runs one lane: so does the C loop under that cap.
+narrow=$(narrow_cflags)
+[ "${PERFMODEL_MAX_ISA:-}" = scalar ] && narrow+=" -fno-tree-vectorize"
 for depth in 16 32 64; do
-    gcc -O3 -march=native "${narrow[@]}" -DDEPTH=$depth -o "$OUT/horner-$depth" scripts/horner.c
+    # shellcheck disable=SC2086
+    gcc -O3 -march=native $narrow -DDEPTH=$depth -o "$OUT/horner-$depth" scripts/horner.c
 done
 
 

@@ -42,12 +42,8 @@ cargo build --release -q -p predict -p calibrate
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # Under PERFMODEL_MAX_ISA the C loops keep to the cap as calibrate does.
-case "${PERFMODEL_MAX_ISA:-}" in
-  avx2) narrow=(-mno-avx512f) ;;
-  scalar) narrow=(-mno-avx -mno-fma) ;;
-  *) narrow=() ;;
-esac
-gcc -O3 -march=native "${narrow[@]}" -fopenmp scripts/loops.c -o "$work/loops"
+# shellcheck disable=SC2046
+gcc -O3 -march=native $(narrow_cflags) -fopenmp scripts/loops.c -o "$work/loops"
 if [ "$fresh" = 1 ]; then
   profile="$work/profile.json"
   target/release/calibrate --quick --out "$profile" >/dev/null

@@ -20,3 +20,13 @@ cpu_family() {
   else isa=scalar; fi
   echo "$vendor-$isa${PERFMODEL_MAX_ISA:+-capped-$PERFMODEL_MAX_ISA}"
 }
+
+# narrow_cflags: the gcc flags that keep -march=native code within
+# PERFMODEL_MAX_ISA's cap, as calibrate's kernels and the built-in ones
+# keep to it (scalar: baseline x86-64, SSE2).
+narrow_cflags() {
+  case "${PERFMODEL_MAX_ISA:-}" in
+    avx2) echo -mno-avx512f ;;
+    scalar) echo -mno-avx -mno-fma ;;
+  esac
+}

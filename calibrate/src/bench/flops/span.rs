@@ -6,6 +6,7 @@ use std::sync::Mutex;
 
 use anyhow::Result;
 use models::profile::flops::SpanPoint;
+use models::stats::{Better, Summary};
 use models::units::Si;
 
 use super::super::{noisy_warning, sample, Context, Outcome};
@@ -27,7 +28,7 @@ pub(super) fn figures(ctx: &Context, out: &mut Outcome) -> Result<Vec<SpanPoint>
                 &format!("the {isa} span at depth {depth}"),
                 &s,
             ));
-            curve.push((depth, s.capability(models::stats::Better::Lower).point));
+            curve.push((depth, s.capability(Better::Lower).point));
             points.push(SpanPoint {
                 isa: isa.name().into(),
                 depth: depth as u64,
@@ -41,12 +42,7 @@ pub(super) fn figures(ctx: &Context, out: &mut Outcome) -> Result<Vec<SpanPoint>
 
 /// Seconds per element of `y = p(x)` `depth` steps deep on `isa`, on the
 /// one thread of `one`, over [`ELEMENTS`] elements in L1.
-pub fn measure_span(
-    one: &Team,
-    isa: Isa,
-    depth: usize,
-    plan: &Plan,
-) -> Result<models::stats::Summary> {
+pub fn measure_span(one: &Team, isa: Isa, depth: usize, plan: &Plan) -> Result<Summary> {
     let state = [Mutex::new((
         (0..ELEMENTS)
             .map(|i| 0.25 + i as f64 / (2 * ELEMENTS) as f64)
