@@ -1,8 +1,9 @@
 //! A loop description (`models::kernel::LoopKernel`) as the demands the
 //! one model predicts: compute, streamed traffic, random accesses,
 //! loop-carried chains, chains within an iteration, the loads that hit L1
-//! again, stream restarts and the counting sort's loops. `predict kernel` predicts users' loops through
-//! this, with the same terms as the built-in kernels.
+//! again, stream restarts and the counting sort's loops. `predict kernel`
+//! predicts users' loops through this, with the same terms as the built-in
+//! kernels.
 
 use calibrate::harness::kernels::Isa;
 use models::kernel::{Lines, LoopKernel, Traffic};

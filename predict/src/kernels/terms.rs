@@ -214,9 +214,9 @@ pub fn chain(m: &Machine, steps_per_thread: f64, bound: Bound) -> Result<Term, M
 /// element of Horner's scheme `depth` steps deep in L1 on one thread
 /// (interpolated in log–log between the measured depths), halved for f32
 /// on a vector set, whose vectors hold twice the elements in the same
-/// instructions. The
-/// elements' chains are independent, but the core runs only as many at
-/// once as its out-of-order window holds iterations (§4.2, §4.3).
+/// instructions. The elements' chains are independent, but the core runs
+/// only as many at once as its out-of-order window holds iterations
+/// (§4.2, §4.3).
 pub fn span(
     m: &Machine,
     depth: f64,
