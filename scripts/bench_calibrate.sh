@@ -147,9 +147,14 @@ done
 
 cargo build --release -p calibrate >&2
 gcc -O2 -o "$OUT/chase" scripts/chase.c
-# calibrate's scalar span runs one lane: so does the C loop under that cap.
+# calibrate's span runs the widest set allowed: 512-bit vectors where that is
+# AVX-512 (which gcc's tuning for some CPUs would avoid), one lane under a
+# scalar cap.
 narrow=$(narrow_cflags)
-[ "${PERFMODEL_MAX_ISA:-}" = scalar ] && narrow+=" -fno-tree-vectorize"
+case "$(cpu_family)" in
+  *-avx512) narrow+=" -mprefer-vector-width=512" ;;
+  *-capped-scalar | *-scalar) narrow+=" -fno-tree-vectorize" ;;
+esac
 for depth in 16 32 64; do
     # shellcheck disable=SC2086
     gcc -O3 -march=native $narrow -DDEPTH=$depth -o "$OUT/horner-$depth" scripts/horner.c

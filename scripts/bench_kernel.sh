@@ -60,6 +60,10 @@ case "$(cpu_family)" in
   *) lanes=2 ;;  # SSE2
 esac
 vchain=$(python3 -c "print(1/$lanes)")
+# poly16's dependent steps: 16 FMAs, or 16 multiplies and 16 adds where the
+# build has no FMA.
+polyspan=16
+[ "${PERFMODEL_MAX_ISA:-}" = scalar ] && polyspan=32
 
 # name | loop | n (cache) | n (DRAM) | region bytes (cache, DRAM; gather only) | description
 cases=(
@@ -69,7 +73,7 @@ cases=(
   "stride8|stride8|16384|4194304|0 0|--array x:load:8:stride=64 --flops 1 --chain VCHAIN"
   "gather|gather|131072|16777216|524288 268435456|--array idx:load:4 --array x:load:8:random=REGION --flops 1 --chain VCHAIN"
   "triad|triad|32768|16777216|0 0|--array y:store:8 --array x:load:8 --array z:load:8 --flops 2"
-  "poly16|poly16|65536|16777216|0 0|--array x:load:8 --array y:store:8 --flops 32 --span 16"
+  "poly16|poly16|65536|16777216|0 0|--array x:load:8 --array y:store:8 --flops 32 --span POLYSPAN"
 )
 
 rows="$work/rows.csv"
@@ -89,7 +93,7 @@ for round in $(seq "$rounds"); do
           "$work/loops" "$loop" "$n" "$region" | awk '{print $4}')
         # shellcheck disable=SC2046
         json=$(target/release/predict kernel --profile "$profile" --name "$name" \
-          --n "$n" --threads "$threads" $(echo "$desc" | sed "s/REGION/$region/; s/VCHAIN/$vchain/") \
+          --n "$n" --threads "$threads" $(echo "$desc" | sed "s/REGION/$region/; s/VCHAIN/$vchain/; s/POLYSPAN/$polyspan/") \
           $huge_flag --time "${measured}s" --paired --json 2>/dev/null)
         line=$(python3 -c '
 import json, sys

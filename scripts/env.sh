@@ -5,11 +5,11 @@ fi
 
 # cpu_family: the name the accuracy data of this CPU goes under, its vendor
 # and widest vector unit (intel-avx512, amd-avx2, amd-avx512, ...), so that
-# each family's measurements are kept apart. Under PERFMODEL_MAX_ISA the
-# cap is named too (amd-avx512-capped-avx2): a capped run is this CPU's,
+# each family's measurements are kept apart. A PERFMODEL_MAX_ISA below that
+# unit is named too (amd-avx512-capped-avx2): a capped run is this CPU's,
 # not a narrower family's.
 cpu_family() {
-  local vendor isa
+  local vendor isa rank="scalar avx2 avx512" cap=${PERFMODEL_MAX_ISA:-}
   case "$(grep -m1 '^vendor_id' /proc/cpuinfo 2>/dev/null)" in
     *GenuineIntel*) vendor=intel ;;
     *AuthenticAMD*) vendor=amd ;;
@@ -18,7 +18,12 @@ cpu_family() {
   if grep -qw avx512f /proc/cpuinfo 2>/dev/null; then isa=avx512
   elif grep -qw avx2 /proc/cpuinfo 2>/dev/null; then isa=avx2
   else isa=scalar; fi
-  echo "$vendor-$isa${PERFMODEL_MAX_ISA:+-capped-$PERFMODEL_MAX_ISA}"
+  # The cap narrows when it comes before the unit in $rank.
+  if [ -n "$cap" ] && [[ "${rank%%"$isa"*}" == *"$cap"* ]]; then
+    echo "$vendor-$isa-capped-$cap"
+  else
+    echo "$vendor-$isa"
+  fi
 }
 
 # narrow_cflags: the gcc flags that keep -march=native code within

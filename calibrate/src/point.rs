@@ -48,6 +48,13 @@ pub fn run(args: &PointArgs) -> Result<()> {
         .kernel
         .to_possible_value()
         .map_or_else(String::new, |v| v.get_name().to_string());
+    if args.kernel == PointKernel::Span && !args.depth.is_some_and(|d| DEPTHS.contains(&d)) {
+        return Err(UsageError::Point(match args.depth {
+            Some(d) => format!("--depth {d} is not one of {DEPTHS:?}"),
+            None => format!("point span needs --depth, one of {DEPTHS:?}"),
+        })
+        .into());
+    }
     let needs_size = !matches!(args.kernel, PointKernel::Peak(_) | PointKernel::Span);
     let size = match (args.size, needs_size) {
         (Some(s), true) => {
@@ -213,9 +220,8 @@ fn measure(
             )
         }
         (PointKernel::Span, _) => {
-            let depth = args.depth.filter(|d| DEPTHS.contains(d)).ok_or_else(|| {
-                UsageError::Point(format!("point span needs --depth, one of {DEPTHS:?}"))
-            })?;
+            // Checked in `run`.
+            let depth = args.depth.unwrap_or(DEPTHS[0]);
             let one = Team::new(&allowed[..1])?;
             let isa = Isa::detect();
             (

@@ -93,7 +93,7 @@ impl SysInfo {
     }
 
     /// SIMD description for the profile ("avx512f+fma", "avx2+fma",
-    /// "scalar"), naming the cap when `PERFMODEL_MAX_ISA` set one.
+    /// "scalar"), naming the cap when `PERFMODEL_MAX_ISA` narrowed it.
     pub fn simd(&self) -> String {
         let level = match self.isa {
             Isa::Avx512 => "avx512f+fma",
@@ -102,7 +102,9 @@ impl SysInfo {
             Isa::Scalar => "scalar",
         };
         match Isa::cap() {
-            Ok(Some(_)) => format!("{level} (capped by {MAX_ISA_VAR})"),
+            Ok(Some(cap)) if cap < Isa::widest_of_cpu() => {
+                format!("{level} (capped by {MAX_ISA_VAR})")
+            }
             _ => level.into(),
         }
     }

@@ -141,7 +141,7 @@ fn chains_within_iterations_read_the_span_curve() {
     std::fs::write(&file, older.to_string()).unwrap();
     let mut args = vec!["kernel", "--profile", file.to_str().unwrap()];
     args.extend_from_slice(&horner);
-    assert_bad(&args, "run `calibrate --only flops`");
+    assert_bad(&args, "chain inside on avx2; run `calibrate --only flops`");
 }
 
 #[test]

@@ -216,7 +216,8 @@ fn dgemm_ceiling(
 ) -> Result<Stats> {
     let threads = team.threads();
     let s = measure_dgemm(team, &ctx.config.plan)?;
-    let isa = Isa::detect();
+    // The set matrixmultiply dispatches to, which no cap narrows.
+    let isa = Isa::widest_of_cpu();
     let k = FlopKernel {
         precision: Precision::F64,
         isa,

@@ -4,9 +4,10 @@
 //! time ([`Isa::detect`]), so one binary built for baseline x86-64 uses
 //! AVX-512 or AVX2 where the CPU has them; nothing depends on
 //! `-C target-cpu=native`. The environment variable `PERFMODEL_MAX_ISA`
-//! (`scalar`, `avx2` or `avx512`) caps the level, so that a profile and the
-//! built-in kernels can be made as a CPU without the wider units would make
-//! them ([`Isa::cap`]).
+//! (`scalar`, `avx2` or `avx512`; empty: no cap) caps the level, so that a
+//! profile and the built-in kernels can be made as a CPU without the wider
+//! units would make them ([`Isa::cap`]); `matrixmultiply`, behind the dgemm
+//! ceiling and the built-in matmul, picks its own ([`Isa::widest_of_cpu`]).
 
 pub mod bins;
 pub mod chain;
@@ -39,7 +40,8 @@ pub enum Isa {
 }
 
 impl Isa {
-    /// Every level the running CPU supports, widest first.
+    /// Every level the running CPU supports and the cap allows, widest
+    /// first.
     pub fn available() -> Vec<Isa> {
         [Isa::Avx512, Isa::Avx2, Isa::Scalar]
             .into_iter()
@@ -47,7 +49,7 @@ impl Isa {
             .collect()
     }
 
-    /// The widest level the running CPU supports.
+    /// The widest level the running CPU supports and the cap allows.
     pub fn detect() -> Isa {
         // Without allocating: the kernels call this on every sweep.
         [Isa::Avx512, Isa::Avx2]
@@ -62,16 +64,32 @@ impl Isa {
     pub fn cap() -> Result<Option<Isa>, &'static str> {
         static CAP: OnceLock<Result<Option<Isa>, String>> = OnceLock::new();
         CAP.get_or_init(|| match std::env::var(MAX_ISA_VAR) {
-            Err(_) => Ok(None),
-            Ok(v) => [Isa::Scalar, Isa::Avx2, Isa::Avx512]
-                .into_iter()
-                .find(|i| i.name() == v.trim().to_ascii_lowercase())
-                .map(Some)
-                .ok_or_else(|| format!("{MAX_ISA_VAR}={v:?} is not one of scalar, avx2, avx512")),
+            Err(std::env::VarError::NotPresent) => Ok(None),
+            Ok(v) if v.is_empty() => Ok(None),
+            v => {
+                let v = v.unwrap_or_else(|e| format!("{e}"));
+                [Isa::Scalar, Isa::Avx2, Isa::Avx512]
+                    .into_iter()
+                    .find(|i| i.name() == v)
+                    .map(Some)
+                    .ok_or_else(|| {
+                        format!("{MAX_ISA_VAR}={v:?} is not one of scalar, avx2, avx512")
+                    })
+            }
         })
         .as_ref()
         .copied()
         .map_err(String::as_str)
+    }
+
+    /// The widest level the running CPU supports, whatever the cap: the
+    /// one `matrixmultiply` (the dgemm ceiling, the built-in matmul)
+    /// dispatches to by itself, which the cap cannot narrow.
+    pub fn widest_of_cpu() -> Isa {
+        [Isa::Avx512, Isa::Avx2]
+            .into_iter()
+            .find(|i| i.supported_by_cpu())
+            .unwrap_or(Isa::Scalar)
     }
 
     /// Whether the running CPU supports this level and the cap allows it.

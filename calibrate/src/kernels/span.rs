@@ -182,29 +182,47 @@ mod x86 {
 mod tests {
     use super::*;
 
+    fn input() -> Vec<f64> {
+        (0..64).map(|i| 0.25 + i as f64 / 128.0).collect()
+    }
+
+    /// `y` against Horner's scheme of `degree` in plain f64.
+    fn check(what: &str, x: &[f64], y: &[f64], degree: usize) {
+        for (&v, &got) in x.iter().zip(y) {
+            let want = (0..degree).fold(1.0, |p, _| p * v + C);
+            assert!(
+                (got - want).abs() <= 1e-12 * want.abs(),
+                "{what}: {got} against {want}"
+            );
+        }
+    }
+
     #[test]
     fn every_level_computes_the_same_polynomial() {
-        let x: Vec<f64> = (0..64).map(|i| 0.25 + i as f64 / 128.0).collect();
+        let x = input();
         for depth in DEPTHS {
-            // A step is an FMA, or a multiply or an add without one.
-            let degree = |isa: Isa| {
-                if isa == Isa::Scalar && !Isa::scalar_fma() {
-                    depth / 2
-                } else {
-                    depth
-                }
-            };
             for isa in Isa::available() {
                 let mut y = vec![0.0; x.len()];
                 run(isa, depth, &x, &mut y, 1);
-                for (&v, &got) in x.iter().zip(&y) {
-                    let want = (0..degree(isa)).fold(1.0, |p, _| p * v + C);
-                    assert!(
-                        (got - want).abs() <= 1e-12 * want.abs(),
-                        "{isa} depth {depth}: {got} against {want}"
-                    );
-                }
+                // A step is an FMA, or a multiply or an add without one.
+                let fma = isa != Isa::Scalar || Isa::scalar_fma();
+                let degree = if fma { depth } else { depth / 2 };
+                check(&format!("{isa} depth {depth}"), &x, &y, degree);
             }
+        }
+    }
+
+    /// Both one-lane forms, whatever the cap: the tests may run capped.
+    #[test]
+    fn the_one_lane_steps_compute_it_too() {
+        let x = input();
+        let mut y = vec![0.0; x.len()];
+        scalar::<16>(&x, &mut y);
+        check("multiply and add", &x, &y, 8);
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("fma") {
+            scalar_fma::<16>(&x, &mut y);
+            check("fma", &x, &y, 16);
         }
     }
 }

@@ -147,7 +147,7 @@ impl FlopsSection {
     /// The instruction sets with a span curve, widest first.
     pub fn span_isas(&self) -> Vec<&str> {
         let mut isas: Vec<&str> = self.span.iter().map(|p| p.isa.as_str()).collect();
-        isas.sort_by_key(|i| std::cmp::Reverse(isa_width(i)));
+        isas.sort_by_key(|i| (std::cmp::Reverse(isa_width(i)), *i));
         isas.dedup();
         isas
     }
@@ -155,9 +155,9 @@ impl FlopsSection {
     /// Seconds per element of an iteration whose chain is `depth` steps
     /// long, vectorised with `isa` (`None`: the widest measured), each
     /// point at `pick` of its estimate: linear in log–log between the
-    /// measured depths and along the nearest segment beyond them, so
-    /// proportional to the depth below the first where the throughput
-    /// binds. `None` without a curve for the set, or with a single point.
+    /// measured depths and along the nearest segment's slope beyond them
+    /// (below the first depth, where the throughput binds, that slope is
+    /// near 1). `None` without a curve for the set, or with a single point.
     pub fn span_element_s(
         &self,
         isa: Option<&str>,

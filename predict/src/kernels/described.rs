@@ -112,7 +112,8 @@ pub fn loop_work(k: &LoopKernel, build: Build) -> Work {
 
 /// The demands of loops run one after the other over one working set of
 /// `per_thread_bytes` per thread (a kernel of several passes, caches warm
-/// from the previous run): their flops and their traffic add up.
+/// from the previous run): their flops, their traffic and the elements of
+/// their chains of one depth add up.
 pub fn loops_work(loops: &[LoopKernel], build: Build, per_thread_bytes: f64) -> Work {
     let mut flops: Option<Demand> = None;
     let mut traffic = Traffic::default();
@@ -124,6 +125,33 @@ pub fn loops_work(loops: &[LoopKernel], build: Build, per_thread_bytes: f64) -> 
             }
             (d @ Demand::Flops { .. }, None) => flops = Some(d),
             (Demand::Memory { traffic: t, .. }, _) => traffic = traffic.plus(t),
+            // The passes' chains of one depth and code run one pass after
+            // the other: their elements add up in one term.
+            (
+                Demand::Span {
+                    depth,
+                    elements_per_thread,
+                    precision,
+                    isa,
+                },
+                _,
+            ) => match rest.iter_mut().find_map(|d| match d {
+                Demand::Span {
+                    depth: dd,
+                    elements_per_thread: e,
+                    precision: p,
+                    isa: i,
+                } if *dd == depth && *p == precision && *i == isa => Some(e),
+                _ => None,
+            }) {
+                Some(e) => *e += elements_per_thread,
+                None => rest.push(Demand::Span {
+                    depth,
+                    elements_per_thread,
+                    precision,
+                    isa,
+                }),
+            },
             // The passes share one working set: where it lives decides
             // what restarts and scatters beyond the caches cost.
             (

@@ -161,7 +161,7 @@ impl Variant {
             per_thread_bytes,
         );
         w.demands.retain(|d| match d {
-            Demand::Flops { .. } => self != Variant::FusedNoCompute,
+            Demand::Flops { .. } | Demand::Span { .. } => self != Variant::FusedNoCompute,
             Demand::Memory { .. } => self != Variant::FusedOneElement,
             _ => true,
         });
@@ -359,5 +359,31 @@ mod tests {
         assert_eq!(w3.flops(), w1.flops());
         assert_eq!(Variant::FusedNoCompute.work(10, 1).flops(), 0.0);
         assert_eq!(Variant::FusedOneElement.work(10, 1).bytes(), 0.0);
+    }
+
+    /// Each element's flops are one chain: the three passes' one-flop
+    /// chains add up to one term over 3 × 1000 elements per thread, the
+    /// fused loop's is 3 deep, the extra math's 11, and the loop without
+    /// compute has none.
+    #[test]
+    fn declared_spans_follow_each_elements_chain() {
+        let spans = |v: Variant| -> Vec<(f64, f64)> {
+            v.work(1000, 2)
+                .demands
+                .into_iter()
+                .filter_map(|d| match d {
+                    Demand::Span {
+                        depth,
+                        elements_per_thread,
+                        ..
+                    } => Some((depth, elements_per_thread)),
+                    _ => None,
+                })
+                .collect()
+        };
+        assert_eq!(spans(Variant::ThreePass), [(1.0, 3000.0)]);
+        assert_eq!(spans(Variant::Fused), [(3.0, 1000.0)]);
+        assert_eq!(spans(Variant::FusedExtraMath), [(11.0, 1000.0)]);
+        assert!(spans(Variant::FusedNoCompute).is_empty());
     }
 }

@@ -61,7 +61,8 @@
 //! drift, the spread mutexes' time by the migrations drift and the
 //! reused loads' rates (L1's and the window level's read bandwidths) by
 //! the loads drift ([`crate::machine::Now`]); the other figures
-//! (latencies, one-thread lock times) are not re-measured.
+//! (latencies, one-thread lock times, the chains within iterations) are
+//! not re-measured.
 
 use std::time::Duration;
 

@@ -57,7 +57,7 @@ pub fn measure_span(one: &Team, isa: Isa, depth: usize, plan: &Plan) -> Result<S
     Ok(m.per_unit.map(|t| t / ELEMENTS as f64)?.summary())
 }
 
-/// "avx2 iterations …: 198 ps at depth 4, 369 ps at 8, …".
+/// "avx2 iterations with a chain inside, …: 198 ps at 4, 369 ps at 8, …".
 fn note(isa: Isa, curve: &[(usize, f64)]) -> String {
     let per_depth: Vec<String> = curve
         .iter()
