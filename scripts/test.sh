@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sets up and runs every test: formatting, unused dependencies, lints, the Rust test suites
+# Sets up and runs every test: formatting, unused dependencies, lints, the API docs, the Rust test suites
 # (release build: the microbenchmarks are exercised optimised).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,6 +12,8 @@ python3 scripts/unused_deps.py
 # The README's accuracy tables match the data they were made from.
 python3 scripts/accuracy_table.py --check README.md
 cargo clippy --workspace --all-targets --release -- -D warnings
+# The API docs build without a broken or private link.
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 cargo test --workspace --release
 # The narrower SIMD path a CPU without AVX-512 takes, on one that has it:
 # the suites that run the machine again, their kernels capped to AVX2.

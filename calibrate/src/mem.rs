@@ -113,7 +113,7 @@ impl Region {
     /// resident, so that no benchmark times a first touch: from the
     /// [`pool`] when it holds enough on this thread's NUMA node (made of
     /// base pages first, for [`Pages::Small`]), else a fresh mapping
-    /// faulted in ([`fault_in`]). A fresh region reads as zeros; one from
+    /// faulted in (`fault_in`). A fresh region reads as zeros; one from
     /// the pool holds what its last user wrote.
     pub fn new(len: usize, pages: Pages) -> Result<Self> {
         if len == 0 {

@@ -30,7 +30,7 @@
 //! ```
 //!
 //! `chain` and `chain_overlap` are the loop-carried chains' figures
-//! ([`chains`]).
+//! (module `chains`), `span` the chains within iterations' (module `span`).
 
 use std::sync::Mutex;
 

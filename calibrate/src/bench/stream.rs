@@ -37,7 +37,7 @@
 //! placements' median bursts.
 //!
 //! From the largest private cache to the DRAM working set the sweep runs
-//! again on 4 KiB pages (`base_pages`, [`base_pages`]): what a loop whose
+//! again on 4 KiB pages (`base_pages`, module `base_pages`): what a loop whose
 //! arrays are not on huge pages streams at.
 //!
 //! At the DRAM working set the copy also runs in segments of 1 to 64 KiB

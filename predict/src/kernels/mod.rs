@@ -101,7 +101,8 @@ pub struct Options {
     pub plan: Plan,
     /// Capacity of the largest detected cache (for the stencil's model).
     pub cache_bytes: Result<f64, Missing>,
-    /// The profile whose figures [`Measurement::pair`] re-measures; none
+    /// The profile whose figures the paired re-measure takes again
+    /// ([`Measurement::with_paired`]); none
     /// skips the paired re-measure.
     pub profile: Option<Arc<Profile>>,
 }

@@ -1,5 +1,5 @@
 //! What a kernel declares it does ([`Work`], its [`Demand`]s), and, in
-//! [`prediction`], the time the machine profile says that takes: the
+//! `prediction`, the time the machine profile says that takes: the
 //! slowest of its resources binds (the Roofline's max of compute and
 //! traffic times, extended to locks and line transfers).
 
