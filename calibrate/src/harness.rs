@@ -29,6 +29,7 @@
 pub use crate::atomic;
 pub use crate::bench::c2c::placement;
 pub use crate::bench::flops::measure_flops;
+pub use crate::bench::flops::span::measure_span;
 pub use crate::bench::increments::{
     bin_items, local_sum_steps, own_line_increments, shared_line_increments,
 };

@@ -324,6 +324,7 @@ impl<'a> Machine<'a> {
             .flops
             .as_ref()
             .and_then(|f| f.span_element_s(isa, depth, |e| bound.of_time(e)))
+            .map(|(t, isa)| (t / self.now.span, isa))
             .ok_or_else(|| Missing {
                 what: format!(
                     "the time of iterations with a chain inside{}",

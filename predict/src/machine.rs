@@ -44,7 +44,8 @@ pub struct Machine<'a> {
 /// re-measure next to a kernel ([`crate::kernels::paired`]): the scale of
 /// every memory roof, of every compute ceiling, of the counters'
 /// increment and local-sum rates, of the locks' rates on more than one
-/// thread and of the reused loads' rates (1 = as profiled).
+/// thread, of the reused loads' rates and of the chains within iterations'
+/// (1 = as profiled).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Now {
     pub memory: f64,
@@ -65,6 +66,9 @@ pub struct Now {
     /// Bytes per second that loads hitting L1 move, on all the threads at
     /// once, now over the profile's (the reused loads' rates scaled).
     pub loads: f64,
+    /// Elements per second of iterations with a chain inside now over the
+    /// profile's (the span curve's times divided).
+    pub span: f64,
 }
 
 impl Default for Now {
@@ -78,6 +82,7 @@ impl Default for Now {
             handoffs: 1.0,
             migrations: 1.0,
             loads: 1.0,
+            span: 1.0,
         }
     }
 }

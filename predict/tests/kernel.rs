@@ -384,4 +384,19 @@ fn paired_re_measures_the_figures_the_prediction_leans_on() {
         p["machine_changed"],
         moved(memory) || moved(&p["compute"]) || moved(loads)
     );
+    // A span: the reference profile's AVX2 Horner loop at the measured
+    // depth nearest 12 (16 before 8, in log), on one thread, where this
+    // CPU runs AVX2.
+    let j = kernel_json(&[
+        "--n", "1000", "--array", "x:load:8", "--flops", "24", "--span", "12", "--simd", "avx2",
+        "--paired",
+    ]);
+    let span = &j["paired"]["span"];
+    if calibrate::kernels::Isa::Avx2.supported() {
+        assert_eq!(span["what"], "avx2 chains 16 steps deep, 1 thr", "{j}");
+        assert_eq!(span["unit"], "elements/s");
+        assert!(span["now"].as_f64().unwrap() > 0.0, "{j}");
+    } else {
+        assert!(span.is_null(), "{j}");
+    }
 }

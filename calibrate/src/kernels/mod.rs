@@ -68,13 +68,9 @@ impl Isa {
             Ok(v) if v.is_empty() => Ok(None),
             v => {
                 let v = v.unwrap_or_else(|e| format!("{e}"));
-                [Isa::Scalar, Isa::Avx2, Isa::Avx512]
-                    .into_iter()
-                    .find(|i| i.name() == v)
-                    .map(Some)
-                    .ok_or_else(|| {
-                        format!("{MAX_ISA_VAR}={v:?} is not one of scalar, avx2, avx512")
-                    })
+                Isa::from_name(&v).map(Some).ok_or_else(|| {
+                    format!("{MAX_ISA_VAR}={v:?} is not one of scalar, avx2, avx512")
+                })
             }
         })
         .as_ref()
@@ -145,6 +141,14 @@ impl Isa {
             Isa::Scalar => 1,
             _ => self.vector_bytes() / precision.bytes(),
         }
+    }
+
+    /// The level named `name` ("scalar", "avx2", "avx512"), as a profile
+    /// records it.
+    pub fn from_name(name: &str) -> Option<Isa> {
+        [Isa::Scalar, Isa::Avx2, Isa::Avx512]
+            .into_iter()
+            .find(|i| i.name() == name)
     }
 
     /// Lower-case name used in tables and JSON ("avx512").

@@ -115,9 +115,9 @@ pub struct KernelArgs {
     pub time: Option<Time>,
     /// Re-measure now the profile figures the prediction leans on (the
     /// STREAM bandwidth at the loop's level and mix, the FMA peak, the
-    /// counting sort's loops it runs) and add
-    /// the prediction on the machine as it runs now: run it right after
-    /// timing the loop.
+    /// counting sort's loops it runs, the load kernel in L1 for reused
+    /// bytes, the Horner loop for a span) and add the prediction on the
+    /// machine as it runs now: run it right after timing the loop.
     #[arg(long)]
     pub paired: bool,
     /// With --time: append a record that `predict roofline` draws.

@@ -222,6 +222,7 @@ impl Report {
                 "compute": drifts.compute,
                 "bin_loops": drifts.bin_loops,
                 "loads": drifts.loads,
+                "span": drifts.span,
                 "machine_changed": !drifts.changed().is_empty(),
             })),
         })

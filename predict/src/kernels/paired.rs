@@ -60,20 +60,22 @@
 //! every contended lock time on more than one thread by the hand-offs
 //! drift, the spread mutexes' time by the migrations drift and the
 //! reused loads' rates (L1's and the window level's read bandwidths) by
-//! the loads drift ([`crate::machine::Now`]); the other figures
-//! (latencies, one-thread lock times, the chains within iterations) are
-//! not re-measured.
+//! the loads drift, and the chains within iterations' times per element by
+//! the span drift ([`crate::machine::Now`]); the other figures (latencies,
+//! one-thread lock times) are not re-measured.
 
 use std::time::Duration;
 
 use anyhow::Result;
 use calibrate::harness::kernels::fma::{FlopKernel, Precision};
+use calibrate::harness::kernels::Isa;
 use calibrate::harness::pin::{allowed_cpus, Team};
 use calibrate::harness::timer::Plan;
 use calibrate::harness::{
-    bin_items, local_sum_steps, lock_throughput, measure_flops, own_line_increments, placement,
-    shared_line_increments, LockKind, StreamRegions,
+    bin_items, local_sum_steps, lock_throughput, measure_flops, measure_span, own_line_increments,
+    placement, shared_line_increments, LockKind, StreamRegions,
 };
+use models::profile::flops::SpanPoint;
 use models::profile::lock::HandOff;
 use models::profile::{CeilingKernel, Profile};
 use models::stats::Better;
@@ -94,8 +96,8 @@ pub struct Drift {
     /// The figure now.
     pub now: f64,
     /// The unit of both: "B/s" (with write-allocate traffic), "FLOP/s",
-    /// "increments/s" or "steps/s" (per thread) or "op/s" (locks, all
-    /// threads).
+    /// "increments/s", "steps/s" or "elements/s" (per thread) or "op/s"
+    /// (locks, all threads).
     pub unit: &'static str,
 }
 
@@ -117,6 +119,7 @@ pub struct Paired {
     pub handoffs: Option<Drift>,
     pub migrations: Option<Drift>,
     pub loads: Option<Drift>,
+    pub span: Option<Drift>,
     /// Where the host ran the threads beside the variant: the one-way
     /// latency of a line between the first two, s
     /// (`calibrate::harness::placement`); none on one thread.
@@ -140,6 +143,7 @@ impl Paired {
             handoffs: self.handoffs.as_ref().map_or(1.0, Drift::ratio),
             migrations: self.migrations.as_ref().map_or(1.0, Drift::ratio),
             loads: self.loads.as_ref().map_or(1.0, Drift::ratio),
+            span: self.span.as_ref().map_or(1.0, Drift::ratio),
         }
     }
 
@@ -165,6 +169,7 @@ impl Paired {
             &self.handoffs,
             &self.migrations,
             &self.loads,
+            &self.span,
         ]
         .into_iter()
         .flatten()
@@ -194,8 +199,8 @@ pub fn probe(work: &Work, threads: usize, profile: &Profile) -> Result<Paired> {
 /// The figures that follow where the host runs the vCPUs (on one core's
 /// siblings or on two cores, near or far for a line's migration), which
 /// can change within a second: increments, local sums, bin loops,
-/// hand-offs, migrations and loads, each in L1 or on a few lines, and the
-/// placement itself.
+/// hand-offs, migrations, loads and the chains within iterations, each in
+/// L1 or on a few lines, and the placement itself.
 pub(super) fn between(work: &Work, team: &Team, profile: &Profile, plan: &Plan) -> Result<Paired> {
     let threads = team.threads();
     Ok(Paired {
@@ -205,6 +210,7 @@ pub(super) fn between(work: &Work, team: &Team, profile: &Profile, plan: &Plan) 
         handoffs: handoffs_drift(work, threads, profile, plan)?,
         migrations: migrations_drift(work, threads, profile, plan)?,
         loads: loads_drift(work, team, profile, plan)?,
+        span: span_drift(work, profile, plan)?,
         placement_line_s: placement(&allowed_cpus()[..threads])?,
         ..Paired::default()
     })
@@ -337,6 +343,45 @@ fn local_sums_drift(
         profile: 1.0 / t,
         now: 1.0 / now,
         unit: "steps/s",
+    }))
+}
+
+/// The time per element of the profile's Horner loop at the measured depth
+/// nearest (in log) to the work's chains within iterations, on the set its
+/// term reads, on one thread (a core's own figure, as the profile's), now
+/// against the profile's (as rates); none without such chains or a curve.
+fn span_drift(work: &Work, profile: &Profile, plan: &Plan) -> Result<Option<Drift>> {
+    let Some((depth, isa)) = work.demands.iter().find_map(|d| match d {
+        Demand::Span { depth, isa, .. } => Some((*depth, *isa)),
+        _ => None,
+    }) else {
+        return Ok(None);
+    };
+    let Some(flops) = profile.sections.flops.as_ref() else {
+        return Ok(None);
+    };
+    let Some(isa) = isa.or_else(|| flops.span_isas().first().copied()) else {
+        return Ok(None);
+    };
+    let nearest = flops.span.iter().filter(|p| p.isa == isa).min_by(|a, b| {
+        let off = |p: &SpanPoint| (p.depth as f64 / depth).ln().abs();
+        off(a).total_cmp(&off(b))
+    });
+    let (Some(point), Some(level)) = (nearest, Isa::from_name(isa)) else {
+        return Ok(None);
+    };
+    if !level.supported() {
+        return Ok(None);
+    }
+    let one = team(1)?;
+    let now = measure_span(&one, level, point.depth as usize, plan)?
+        .low_quantile
+        .point;
+    Ok(Some(Drift {
+        what: format!("{isa} chains {} steps deep, 1 thr", point.depth),
+        profile: 1.0 / point.element.time().point,
+        now: 1.0 / now,
+        unit: "elements/s",
     }))
 }
 

@@ -206,6 +206,7 @@ fn median_rounds(rounds: &[Paired]) -> Paired {
         handoffs: of(|p| &p.handoffs),
         migrations: of(|p| &p.migrations),
         loads: of(|p| &p.loads),
+        span: of(|p| &p.span),
         placement_line_s: Some(rounds.iter().filter_map(|r| r.placement_line_s).collect())
             .filter(|v: &Vec<f64>| !v.is_empty())
             .map(median),

@@ -66,6 +66,7 @@ fn drifts_scale_the_roofs_and_flag_a_changed_machine() {
         handoffs: None,
         migrations: None,
         loads: Some(d(9.0)),
+        span: Some(d(12.5)),
         placement_line_s: Some(31e-9),
     };
     assert_eq!(
@@ -79,9 +80,10 @@ fn drifts_scale_the_roofs_and_flag_a_changed_machine() {
             handoffs: 1.0,
             migrations: 1.0,
             loads: 0.9,
+            span: 1.25,
         }
     );
-    assert_eq!(p.changed().len(), 3);
+    assert_eq!(p.changed().len(), 4);
     assert_eq!(Paired::default().now(), Now::default());
 }
 

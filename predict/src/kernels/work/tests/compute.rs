@@ -247,6 +247,26 @@ fn chains_within_iterations_bind_where_the_window_holds_too_few() {
         "{}",
         span.seconds
     );
+    // The paired prediction scales the curve by the span drift: twice the
+    // elements per second now, half the time.
+    let paired = Machine::paired(
+        &p,
+        Now {
+            span: 2.0,
+            ..Now::default()
+        },
+    );
+    let span = on_machine(&paired, Some("avx2"))
+        .unwrap()
+        .terms
+        .into_iter()
+        .find(|t| t.resource == SPAN)
+        .unwrap();
+    assert!(
+        (span.seconds - 1e6 * 0.225e-9).abs() < 1e-15,
+        "{}",
+        span.seconds
+    );
     // A profile from before the span was measured: no prediction, and
     // flops fixes it.
     let mut old = machine();
