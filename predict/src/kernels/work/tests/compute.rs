@@ -224,11 +224,16 @@ fn chains_within_iterations_bind_where_the_window_holds_too_few() {
         };
         predict(&loop_work(&k, build), m, 2)
     };
-    let on = |isa| on_machine(&m, isa);
-    let pr = on(Some("avx2")).unwrap();
+    // The span term of the prediction on `m` for code of `isa`.
+    let span_on = |m: &Machine, isa| {
+        let pr = on_machine(m, isa).unwrap();
+        pr.terms.into_iter().find(|t| t.resource == SPAN).unwrap()
+    };
+    let near = |t: &Term, want: f64| assert!((t.seconds - want).abs() < 1e-15, "{}", t.seconds);
+    let pr = on_machine(&m, Some("avx2")).unwrap();
     assert_eq!(pr.binding, SPAN);
     assert!((pr.seconds - 1e6 * 0.45e-9).abs() < 1e-15, "{}", pr.seconds);
-    let span = pr.terms.iter().find(|t| t.resource == SPAN).unwrap();
+    let span = span_on(&m, Some("avx2"));
     assert!(
         span.explain.contains("12 steps deep, avx2"),
         "{}",
@@ -236,36 +241,16 @@ fn chains_within_iterations_bind_where_the_window_holds_too_few() {
     );
     // Without a set named, the widest measured: 0.1 ns · 12/4 = 0.3 ns per
     // f64 element, 0.15 ns per f32 one.
-    let span = on(None)
-        .unwrap()
-        .terms
-        .into_iter()
-        .find(|t| t.resource == SPAN)
-        .unwrap();
-    assert!(
-        (span.seconds - 1e6 * 0.15e-9).abs() < 1e-15,
-        "{}",
-        span.seconds
-    );
+    near(&span_on(&m, None), 1e6 * 0.15e-9);
     // The paired prediction scales the curve by the span drift: twice the
     // elements per second now, half the time.
-    let paired = Machine::paired(
-        &p,
-        Now {
-            span: 2.0,
-            ..Now::default()
-        },
-    );
-    let span = on_machine(&paired, Some("avx2"))
-        .unwrap()
-        .terms
-        .into_iter()
-        .find(|t| t.resource == SPAN)
-        .unwrap();
-    assert!(
-        (span.seconds - 1e6 * 0.225e-9).abs() < 1e-15,
-        "{}",
-        span.seconds
+    let now = Now {
+        span: 2.0,
+        ..Now::default()
+    };
+    near(
+        &span_on(&Machine::paired(&p, now), Some("avx2")),
+        1e6 * 0.225e-9,
     );
     // A profile from before the span was measured: no prediction, and
     // flops fixes it.
