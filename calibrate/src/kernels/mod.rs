@@ -40,19 +40,19 @@ pub enum Isa {
 }
 
 impl Isa {
+    /// Every level, widest first.
+    const ALL: [Isa; 3] = [Isa::Avx512, Isa::Avx2, Isa::Scalar];
+
     /// Every level the running CPU supports and the cap allows, widest
     /// first.
     pub fn available() -> Vec<Isa> {
-        [Isa::Avx512, Isa::Avx2, Isa::Scalar]
-            .into_iter()
-            .filter(|i| i.supported())
-            .collect()
+        Isa::ALL.into_iter().filter(|i| i.supported()).collect()
     }
 
     /// The widest level the running CPU supports and the cap allows.
     pub fn detect() -> Isa {
         // Without allocating: the kernels call this on every sweep.
-        [Isa::Avx512, Isa::Avx2]
+        Isa::ALL
             .into_iter()
             .find(|i| i.supported())
             .unwrap_or(Isa::Scalar)
@@ -82,7 +82,7 @@ impl Isa {
     /// one `matrixmultiply` (the dgemm ceiling, the built-in matmul)
     /// dispatches to by itself, which the cap cannot narrow.
     pub fn widest_of_cpu() -> Isa {
-        [Isa::Avx512, Isa::Avx2]
+        Isa::ALL
             .into_iter()
             .find(|i| i.supported_by_cpu())
             .unwrap_or(Isa::Scalar)
@@ -146,9 +146,7 @@ impl Isa {
     /// The level named `name` ("scalar", "avx2", "avx512"), as a profile
     /// records it.
     pub fn from_name(name: &str) -> Option<Isa> {
-        [Isa::Scalar, Isa::Avx2, Isa::Avx512]
-            .into_iter()
-            .find(|i| i.name() == name)
+        Isa::ALL.into_iter().find(|i| i.name() == name)
     }
 
     /// Lower-case name used in tables and JSON ("avx512").

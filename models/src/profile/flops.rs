@@ -152,6 +152,17 @@ impl FlopsSection {
         isas
     }
 
+    /// The set a span of code built for `isa` reads: `isa` itself, or the
+    /// widest measured for `None`.
+    pub fn span_set<'a>(&'a self, isa: Option<&'a str>) -> Option<&'a str> {
+        isa.or_else(|| self.span_isas().first().copied())
+    }
+
+    /// The span curve's points of the set `isa`.
+    pub fn span_points<'a>(&'a self, isa: &'a str) -> impl Iterator<Item = &'a SpanPoint> {
+        self.span.iter().filter(move |p| p.isa == isa)
+    }
+
     /// Seconds per element of an iteration whose chain is `depth` steps
     /// long, vectorised with `isa` (`None`: the widest measured), each
     /// point at `pick` of its estimate: linear in log–log between the
@@ -164,14 +175,9 @@ impl FlopsSection {
         depth: f64,
         pick: impl Fn(&Estimate) -> f64,
     ) -> Option<(f64, String)> {
-        let isa = match isa {
-            Some(i) => i.to_string(),
-            None => self.span_isas().first()?.to_string(),
-        };
+        let isa = self.span_set(isa)?;
         let mut pts: Vec<(f64, f64)> = self
-            .span
-            .iter()
-            .filter(|p| p.isa == isa)
+            .span_points(isa)
             .map(|p| (p.depth as f64, pick(&p.element.time()).ln()))
             .collect();
         pts.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -179,7 +185,7 @@ impl FlopsSection {
             return None;
         }
         // ln t, linear in ln depth, the edge segments carried on.
-        Some((log_interpolate(&pts, depth).exp(), isa))
+        Some((log_interpolate(&pts, depth).exp(), isa.to_string()))
     }
 }
 

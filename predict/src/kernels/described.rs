@@ -135,23 +135,26 @@ pub fn loops_work(loops: &[LoopKernel], build: Build, per_thread_bytes: f64) -> 
                     isa,
                 },
                 _,
-            ) => match rest.iter_mut().find_map(|d| match d {
-                Demand::Span {
-                    depth: dd,
-                    elements_per_thread: e,
-                    precision: p,
-                    isa: i,
-                } if *dd == depth && *p == precision && *i == isa => Some(e),
-                _ => None,
-            }) {
-                Some(e) => *e += elements_per_thread,
-                None => rest.push(Demand::Span {
-                    depth,
-                    elements_per_thread,
-                    precision,
-                    isa,
-                }),
-            },
+            ) => {
+                let same = rest.iter_mut().find_map(|d| match d {
+                    Demand::Span {
+                        depth: d,
+                        elements_per_thread: e,
+                        precision: p,
+                        isa: i,
+                    } if (*d, *p, *i) == (depth, precision, isa) => Some(e),
+                    _ => None,
+                });
+                match same {
+                    Some(e) => *e += elements_per_thread,
+                    None => rest.push(Demand::Span {
+                        depth,
+                        elements_per_thread,
+                        precision,
+                        isa,
+                    }),
+                }
+            }
             // The passes share one working set: where it lives decides
             // what restarts and scatters beyond the caches cost.
             (

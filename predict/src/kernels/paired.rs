@@ -360,10 +360,10 @@ fn span_drift(work: &Work, profile: &Profile, plan: &Plan) -> Result<Option<Drif
     let Some(flops) = profile.sections.flops.as_ref() else {
         return Ok(None);
     };
-    let Some(isa) = isa.or_else(|| flops.span_isas().first().copied()) else {
+    let Some(isa) = flops.span_set(isa) else {
         return Ok(None);
     };
-    let nearest = flops.span.iter().filter(|p| p.isa == isa).min_by(|a, b| {
+    let nearest = flops.span_points(isa).min_by(|a, b| {
         let off = |p: &SpanPoint| (p.depth as f64 / depth).ln().abs();
         off(a).total_cmp(&off(b))
     });
