@@ -64,26 +64,17 @@
 //! the span drift ([`crate::machine::Now`]); the other figures (latencies,
 //! one-thread lock times) are not re-measured.
 
-use std::time::Duration;
-
 use anyhow::Result;
 use calibrate::harness::kernels::fma::{FlopKernel, Precision};
-use calibrate::harness::kernels::Isa;
-use calibrate::harness::pin::{allowed_cpus, Team};
+use calibrate::harness::pin::Team;
 use calibrate::harness::timer::Plan;
-use calibrate::harness::{
-    bin_items, local_sum_steps, lock_throughput, measure_flops, measure_span, own_line_increments,
-    placement, shared_line_increments, LockKind, StreamRegions,
-};
-use models::profile::flops::SpanPoint;
-use models::profile::lock::HandOff;
+use calibrate::harness::{measure_flops, StreamRegions};
 use models::profile::{CeilingKernel, Profile};
 use models::stats::Better;
 use serde::Serialize;
 
 use super::team::team;
-use super::terms::line_sharers;
-use super::work::{predict, Demand, LockKindName, Prediction, SortLoop, Work};
+use super::work::{predict, Demand, Prediction, Work};
 use crate::machine::{Machine, Missing, Now};
 
 /// A profile figure measured again next to a kernel.
@@ -196,26 +187,6 @@ pub fn probe(work: &Work, threads: usize, profile: &Profile) -> Result<Paired> {
     })
 }
 
-/// The figures that follow where the host runs the vCPUs (on one core's
-/// siblings or on two cores, near or far for a line's migration), which
-/// can change within a second: increments, local sums, bin loops,
-/// hand-offs, migrations, loads and the chains within iterations, each in
-/// L1 or on a few lines, and the placement itself.
-pub(super) fn between(work: &Work, team: &Team, profile: &Profile, plan: &Plan) -> Result<Paired> {
-    let threads = team.threads();
-    Ok(Paired {
-        increments: increments_drift(work, team, profile, plan)?,
-        local_sums: local_sums_drift(work, team, profile, plan)?,
-        bin_loops: bin_loops_drift(work, team, profile, plan)?,
-        handoffs: handoffs_drift(work, threads, profile, plan)?,
-        migrations: migrations_drift(work, threads, profile, plan)?,
-        loads: loads_drift(work, team, profile, plan)?,
-        span: span_drift(work, profile, plan)?,
-        placement_line_s: placement(&allowed_cpus()[..threads])?,
-        ..Paired::default()
-    })
-}
-
 /// The STREAM bandwidth of the work's largest memory demand, now against
 /// the profile's ([`StreamTarget::memory`]).
 fn memory_drift(work: &Work, team: &Team, profile: &Profile, plan: &Plan) -> Result<Option<Drift>> {
@@ -272,245 +243,11 @@ pub(super) fn compute_drift(
     }))
 }
 
-/// The time per increment of the work's counters, on `sharers` threads'
-/// shared line or each on its own, now against the profile's (as rates);
-/// none without increments or a profile figure for them.
-fn increments_drift(
-    work: &Work,
-    team: &Team,
-    profile: &Profile,
-    plan: &Plan,
-) -> Result<Option<Drift>> {
-    let Some(sharers) = work.demands.iter().find_map(|d| match d {
-        Demand::Increments { sharers, .. } => Some(*sharers),
-        _ => None,
-    }) else {
-        return Ok(None);
-    };
-    let threads = team.threads();
-    let wanted = line_sharers(sharers, threads);
-    let Some((t, at)) = profile
-        .sections
-        .c2c
-        .as_ref()
-        .and_then(|c| c.increment_s(wanted, HandOff::Typical))
-    else {
-        return Ok(None);
-    };
-    let now = if at > 1 {
-        let on = if at == threads {
-            None
-        } else {
-            Some(super::team::team(at)?)
-        };
-        // Read as the profile reads it: the median, as its bursts' pool.
-        shared_line_increments(on.as_ref().unwrap_or(team), plan)?.median
-    } else {
-        own_line_increments(team, plan)?.low_quantile.point
-    };
-    let what = if at > 1 {
-        format!("increments of {at} threads' counters on one line")
-    } else {
-        format!("increments of counters each on its line, {threads} thr")
-    };
-    Ok(Some(Drift {
-        what,
-        profile: 1.0 / t,
-        now: 1.0 / now,
-        unit: "increments/s",
-    }))
-}
-
-/// The time per step of a local sum on the team's threads, now against
-/// the profile's (as rates); none without a local sum or a profile figure.
-fn local_sums_drift(
-    work: &Work,
-    team: &Team,
-    profile: &Profile,
-    plan: &Plan,
-) -> Result<Option<Drift>> {
-    let sums = work
-        .demands
-        .iter()
-        .any(|d| matches!(d, Demand::LocalSum { .. }));
-    let profiled = profile.sections.c2c.as_ref().and_then(|c| c.local_step_s());
-    let (Some(t), true) = (profiled, sums) else {
-        return Ok(None);
-    };
-    let now = local_sum_steps(team, plan)?.low_quantile.point;
-    Ok(Some(Drift {
-        what: format!("local sum, {} thr", team.threads()),
-        profile: 1.0 / t,
-        now: 1.0 / now,
-        unit: "steps/s",
-    }))
-}
-
-/// The time per element of the profile's Horner loop at the measured depth
-/// nearest (in log) to the work's chains within iterations, on the set its
-/// term reads, on one thread (a core's own figure, as the profile's), now
-/// against the profile's (as rates); none without such chains or a curve.
-fn span_drift(work: &Work, profile: &Profile, plan: &Plan) -> Result<Option<Drift>> {
-    let Some((depth, isa)) = work.demands.iter().find_map(|d| match d {
-        Demand::Span { depth, isa, .. } => Some((*depth, *isa)),
-        _ => None,
-    }) else {
-        return Ok(None);
-    };
-    let Some(flops) = profile.sections.flops.as_ref() else {
-        return Ok(None);
-    };
-    let Some(isa) = flops.span_set(isa) else {
-        return Ok(None);
-    };
-    let nearest = flops.span_points(isa).min_by(|a, b| {
-        let off = |p: &SpanPoint| (p.depth as f64 / depth).ln().abs();
-        off(a).total_cmp(&off(b))
-    });
-    let (Some(point), Some(level)) = (nearest, Isa::from_name(isa)) else {
-        return Ok(None);
-    };
-    if !level.supported() {
-        return Ok(None);
-    }
-    let one = team(1)?;
-    let now = measure_span(&one, level, point.depth as usize, plan)?
-        .low_quantile
-        .point;
-    Ok(Some(Drift {
-        what: format!("{isa} chains {} steps deep, 1 thr", point.depth),
-        profile: 1.0 / point.element.time().point,
-        now: 1.0 / now,
-        unit: "elements/s",
-    }))
-}
-
-/// The time per item of the counting sort's loops the work runs (the
-/// histogram, the scatter or both, summed), on the team's threads, now
-/// against the profile's (as rates); none without such a loop or a profile
-/// figure for each of them.
-fn bin_loops_drift(
-    work: &Work,
-    team: &Team,
-    profile: &Profile,
-    plan: &Plan,
-) -> Result<Option<Drift>> {
-    let mut loops: Vec<SortLoop> = Vec::new();
-    for d in &work.demands {
-        if let Demand::BinLoop { kind, .. } = d {
-            if !loops.contains(kind) {
-                loops.push(*kind);
-            }
-        }
-    }
-    let c2c = profile.sections.c2c.as_ref();
-    let profiled: Option<f64> = loops.iter().map(|k| c2c?.bin_item_s(k.key())).sum();
-    let (Some(t), false) = (profiled, loops.is_empty()) else {
-        return Ok(None);
-    };
-    let mut now = 0.0;
-    for k in &loops {
-        now += bin_items(team, plan, *k == SortLoop::Scatter)?
-            .low_quantile
-            .point;
-    }
-    let names: Vec<&str> = loops.iter().map(|k| k.key()).collect();
-    Ok(Some(Drift {
-        what: format!("{} loop(s), {} thr", names.join(" + "), team.threads()),
-        profile: 1.0 / t,
-        now: 1.0 / now,
-        unit: "items/s",
-    }))
-}
-
-/// The contended lock's throughput on `threads` threads, now against the
-/// profile's: the kind of the work's first lock (a std mutex or the spin
-/// lock), the figure a single lock's hand-offs come from; none for a
-/// variant without locks, on one thread or without the figure.
-fn handoffs_drift(
-    work: &Work,
-    threads: usize,
-    profile: &Profile,
-    plan: &Plan,
-) -> Result<Option<Drift>> {
-    let kind = work.demands.iter().find_map(|d| match d {
-        Demand::Lock { kind, .. } => Some(match kind {
-            LockKindName::Mutex => LockKind::Mutex,
-            LockKindName::Spin => LockKind::Spin,
-        }),
-        _ => None,
-    });
-    match kind {
-        Some(kind) => lock_drift(kind, threads, profile, plan),
-        None => Ok(None),
-    }
-}
-
-/// The spread mutexes' throughput on `threads` threads, now against the
-/// profile's, the figure the lock model's line migration comes from: the
-/// measured section nearer the work's first lock's (`mutex_spread_empty`
-/// for a section shorter than half the profile's, when it has that point);
-/// none for a variant without locks, on one thread or without the figure.
-fn migrations_drift(
-    work: &Work,
-    threads: usize,
-    profile: &Profile,
-    plan: &Plan,
-) -> Result<Option<Drift>> {
-    let section = work.demands.iter().find_map(|d| match d {
-        Demand::Lock { critical_s, .. } => Some(*critical_s),
-        _ => None,
-    });
-    let Some(critical_s) = section else {
-        return Ok(None);
-    };
-    let short = profile.sections.lock.as_ref().is_some_and(|l| {
-        l.point("mutex_spread_empty", threads).is_some()
-            && critical_s < l.measured_critical_s() / 2.0
-    });
-    let kind = if short {
-        LockKind::MutexSpreadEmpty
-    } else {
-        LockKind::MutexSpread
-    };
-    lock_drift(kind, threads, profile, plan)
-}
-
-/// Lock `kind`'s throughput on `threads` threads now against the
-/// profile's (medians of the rounds, as the lock terms read them), with the
-/// profile's critical section and the quick benchmark's 3 ms rounds; none
-/// on one thread or without the profile's figure.
-fn lock_drift(
-    kind: LockKind,
-    threads: usize,
-    profile: &Profile,
-    plan: &Plan,
-) -> Result<Option<Drift>> {
-    let name = kind.name();
-    let profiled = profile
-        .sections
-        .lock
-        .as_ref()
-        .and_then(|l| Some((l.op_s(name, threads, HandOff::Typical)?, l)));
-    let (Some((op_s, lock)), true) = (profiled, threads > 1) else {
-        return Ok(None);
-    };
-    let steps = lock.critical_steps.unwrap_or(0);
-    let cpus = &allowed_cpus()[..threads];
-    let now = lock_throughput(kind, threads, cpus, steps, Duration::from_millis(3), plan)?
-        .summary()
-        .median;
-    Ok(Some(Drift {
-        what: format!("{name}, {threads} thr"),
-        profile: 1.0 / op_s,
-        now,
-        unit: "op/s",
-    }))
-}
-
 mod beside;
+mod between;
 mod target;
 pub use beside::{Beside, MEMORY_ROUNDS};
+use between::between;
 pub use target::StreamTarget;
 
 #[cfg(test)]

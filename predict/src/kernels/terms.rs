@@ -51,7 +51,9 @@ pub fn compute(
 /// threads (`models::traffic::LevelModel`): the roofs' max,
 /// max(L / B_r, S / B_w, (L + A + S) / B_bus), where the level's streams
 /// overlap, or the stream costs' sum, c_L·L' + c_S·A + c_U·U, where they
-/// add; the level's own STREAM kernels decide which.
+/// add; the level's own STREAM kernels decide which. Either is bounded
+/// below by the measured kernel of the nearest mix
+/// (`models::traffic::LevelModel::nearest_mix`).
 pub fn memory(
     m: &Machine,
     traffic: &Traffic,
@@ -69,6 +71,20 @@ pub fn memory(
     };
     let per_byte = |c: f64| Si(1.0 / c, "B/s").to_string();
     let r = level.roofs;
+    let nearest_binds = level
+        .nearest_mix(traffic)
+        .filter(|n| n.seconds > level.form_time_s(traffic));
+    let nearest = nearest_binds.map_or(String::new(), |n| {
+            let k = n.kernel;
+            format!(
+                "; the measured kernel of the nearest mix (loads, allocates, stores {:.0}, {:.0}, {:.0} B per element) binds: {} at its {}",
+                k.load_bytes,
+                k.allocate_bytes,
+                k.store_bytes,
+                Si(traffic.bus_bytes(), "B"),
+                Si(k.traffic().bus_bytes() / k.seconds, "B/s"),
+            )
+        });
     let formula = match (level.form, level.costs) {
         (Form::Adding, Some(c)) => format!(
             "streams add (RMS {} against {} overlapping): L'/r_L + A/r_S + U/r_U = {} / {} + {} / {} + {} / {}",
@@ -84,7 +100,7 @@ pub fn memory(
         _ => {
             let (_, roof) = r.time_s(traffic);
             format!(
-                "streams overlap (RMS {} against {} adding): max(L/B_r, (L+A)/B_f, S/B_w, (L+A+S)/B_bus) = max({} / {}, {} / {}, {} / {}, {} / {}), the {} roof binds",
+                "streams overlap (RMS {} against {} adding): max(L/B_r, (L+A)/B_f, S/B_w, (L+A+S)/B_bus) = max({} / {}, {} / {}, {} / {}, {} / {}), the {} roof {}",
                 percent(level.rms_overlapping),
                 percent(level.rms_adding),
                 Si(traffic.load_bytes, "B"),
@@ -96,6 +112,7 @@ pub fn memory(
                 Si(traffic.bus_bytes(), "B"),
                 bw(r.bus_Bps),
                 roof.name(),
+                if nearest_binds.is_some() { "the highest" } else { "binds" },
             )
         }
     };
@@ -104,7 +121,7 @@ pub fn memory(
         resource: MEMORY_BANDWIDTH,
         seconds,
         explain: format!(
-            "{formula} (STREAM kernels at {} per thread, {threads} thread(s), {}, {pages}; §2.5, §4.4)",
+            "{formula}{nearest} (STREAM kernels at {} per thread, {threads} thread(s), {}, {pages}; §2.5, §4.4)",
             Si(per_thread_bytes, "B"),
             m.holding_level_name(per_thread_bytes, threads),
         ),

@@ -1,0 +1,262 @@
+//! The profile figures the loop model reads, each at its point estimate or
+//! at either end of its 95% interval ([`Bound`]), so that a prediction
+//! carries the profile's uncertainty as a range:
+//!
+//! * here, the streams: the read, write and bus roofs of the level a
+//!   working set lives in (from the STREAM sweep's kernels), one core's
+//!   share of them, the DRAM points' two states, the knee between one
+//!   core and the shared memory system, what a stream's restart and a
+//!   scatter's streams cost;
+//! * [`levels`]: which cache holds a working set or a reuse window, and
+//!   the share of a sweep that comes from DRAM;
+//! * [`latency`]: the latency of a random access (the pointer-chase
+//!   curve), the misses one core keeps in flight (the MLP curve), a
+//!   loop-carried chain's step and the chains within iterations.
+
+use calibrate::harness::kernels::stream::Kernel as StreamKernel;
+use models::kernel::Traffic;
+use models::profile::stream::{Placements, StreamSection};
+use models::traffic::{time_at, LevelModel};
+use models::units::Si;
+use models::Estimate;
+
+use crate::machine::{missing, Machine, Missing};
+
+pub mod latency;
+pub mod levels;
+pub use levels::ReuseLevel;
+
+/// Bytes the counting sort's scatter stores per item (a `u32` index).
+pub const SCATTER_ITEM_BYTES: f64 = 4.0;
+
+/// Which value of each measured figure a prediction uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bound {
+    /// The point estimates.
+    Point,
+    /// Every rate at the top of its interval, every latency at the bottom:
+    /// the fastest the measurements allow.
+    Fast,
+    /// The opposite end: the slowest.
+    Slow,
+}
+
+impl Bound {
+    /// `point` moved to the interval end this bound stands for, for a rate
+    /// (higher is faster) with interval [`lo`, `hi`].
+    pub(crate) fn rate(self, point: f64, lo: Option<f64>, hi: Option<f64>) -> f64 {
+        match self {
+            Bound::Point => point,
+            Bound::Fast => hi.unwrap_or(point),
+            Bound::Slow => lo.unwrap_or(point),
+        }
+    }
+
+    /// The same for a time (lower is faster).
+    fn time(self, point: f64, lo: Option<f64>, hi: Option<f64>) -> f64 {
+        match self {
+            Bound::Point => point,
+            Bound::Fast => lo.unwrap_or(point),
+            Bound::Slow => hi.unwrap_or(point),
+        }
+    }
+}
+
+/// Load, store and allocate bytes per element of a STREAM kernel: from the
+/// profile when it lists them, else from calibrate's kernel table (profiles
+/// from before the section carried them).
+pub(crate) fn mix_of(section: &StreamSection, kernel: &str) -> Option<(f64, f64, f64)> {
+    if let Some(mix) = section.mix(kernel) {
+        return Some(mix);
+    }
+    let k = StreamKernel::ALL.into_iter().find(|k| k.name() == kernel)?;
+    Some((
+        8.0 * k.loaded_arrays() as f64,
+        8.0 * k.stored_arrays() as f64,
+        k.allocate_bytes_per_elem(),
+    ))
+}
+
+impl Bound {
+    /// The value of a rate estimate this bound stands for.
+    pub fn of_rate(self, e: &Estimate) -> f64 {
+        self.rate(e.point, Some(e.lo), Some(e.hi))
+    }
+
+    /// The value of a time estimate this bound stands for.
+    fn of_time(self, e: &Estimate) -> f64 {
+        self.time(e.point, Some(e.lo), Some(e.hi))
+    }
+}
+
+impl<'a> Machine<'a> {
+    /// The traffic model of every size of the STREAM sweep on `threads`
+    /// threads (`models::traffic::LevelModel`, built from all the kernels
+    /// measured at that size), the DRAM points included, sorted by size;
+    /// leaning on the summary's triad of that many threads.
+    fn level_curve(&self, threads: usize, bound: Bound) -> Result<Vec<(f64, LevelModel)>, Missing> {
+        self.lean_on(if threads == 1 {
+            "stream_triad_1t_Bps"
+        } else {
+            "stream_triad_Bps"
+        });
+        let s = self.stream()?;
+        let curve = s.level_curve(
+            threads,
+            self.huge_pages(),
+            |k| mix_of(s, k),
+            |e| bound.of_rate(e),
+        );
+        if curve.is_empty() {
+            return Err(Missing {
+                what: format!("a STREAM sweep on {threads} thread(s)"),
+                fix: "stream",
+            });
+        }
+        Ok(curve)
+    }
+
+    /// Seconds a loop's streamed `traffic` takes on `threads` threads with
+    /// `per_thread_bytes` of working set per thread, and the level model
+    /// of the nearest measured size.
+    pub fn traffic_time(
+        &self,
+        traffic: &Traffic,
+        threads: usize,
+        per_thread_bytes: f64,
+        bound: Bound,
+    ) -> Result<(f64, LevelModel), Missing> {
+        let curve = self.level_curve(threads, bound)?;
+        let (seconds, level) =
+            time_at(&curve, per_thread_bytes, traffic).expect("a curve with points");
+        Ok((seconds / self.now.memory, level))
+    }
+
+    /// Seconds one of `threads` threads takes for its share of `traffic`
+    /// at one thread's STREAM rates: the core's own data transfers (ECM's
+    /// T_data), which the shared memory system's time on all threads
+    /// ([`Machine::traffic_time`]) bounds apart (ECM's saturation,
+    /// T = max(T_core, T_bus), or near it the calibrated knee of
+    /// `models::saturation`). The thread's lines come from the level that
+    /// holds `per_thread_bytes` on `threads` threads: a private level (L1,
+    /// L2) at that size on one thread's curve, the shared last cache or
+    /// DRAM at the whole working set, `threads` × `per_thread_bytes`. A
+    /// paired drift measured on all threads is the shared system's and
+    /// does not scale this time; on one thread it is the core's own. A
+    /// profile without a one-thread sweep gives the all-thread time.
+    pub fn one_core_traffic_time(
+        &self,
+        traffic: &Traffic,
+        threads: usize,
+        per_thread_bytes: f64,
+        bound: Bound,
+    ) -> Result<f64, Missing> {
+        let all = || {
+            Ok(self
+                .traffic_time(traffic, threads, per_thread_bytes, bound)?
+                .0)
+        };
+        if threads <= 1 {
+            return all();
+        }
+        let Ok(curve) = self.level_curve(1, bound) else {
+            return all();
+        };
+        let p = threads as f64;
+        let share = Traffic {
+            load_bytes: traffic.load_bytes / p,
+            store_bytes: traffic.store_bytes / p,
+            allocate_bytes: traffic.allocate_bytes / p,
+        };
+        let seen = if self.private_level_holds(per_thread_bytes, threads) {
+            per_thread_bytes
+        } else {
+            per_thread_bytes * p
+        };
+        Ok(time_at(&curve, seen, &share)
+            .expect("a curve with points")
+            .0)
+    }
+
+    /// Seconds one thread pays per byte it reads again from a reuse window
+    /// of `window_bytes` while its streams come from DRAM (the stream
+    /// section's window curve, `StreamSection::window_read_s`); `None` for
+    /// a profile without it.
+    pub fn window_read_s(&self, window_bytes: f64, bound: Bound) -> Option<f64> {
+        let s = self.profile.sections.stream.as_ref()?;
+        s.window_read_s(window_bytes).map(|e| bound.of_time(&e))
+    }
+
+    /// Whether the profile's DRAM points on `threads` threads saw the
+    /// host's memory path in two states (`StreamSection::dram_two_states`):
+    /// then the ends of their intervals are the two states' rates. The
+    /// 4 KiB-page points are measured in one go, with no bursts: a loop
+    /// that reads them names no states.
+    pub fn dram_two_states(&self, threads: usize) -> bool {
+        !self.on_base_pages(threads) && self.stream().is_ok_and(|s| s.dram_two_states(threads))
+    }
+
+    /// The two placements of the threads the profile's DRAM bursts on
+    /// `threads` threads ran in (`StreamSection::dram_placements`); none
+    /// for a loop that reads the 4 KiB-page points.
+    pub fn dram_placements(&self, threads: usize) -> Option<Placements> {
+        if self.on_base_pages(threads) {
+            return None;
+        }
+        self.stream().ok()?.dram_placements(threads)
+    }
+
+    /// The exponent k of the knee between one core's time and the shared
+    /// memory system's for a loop on `threads` threads
+    /// (`models::saturation`), fitted to the stream section's lagged
+    /// copies on all threads; `None` on one thread or for a profile
+    /// without it. A larger k is the faster end of its interval.
+    pub fn knee_exponent(&self, threads: usize, bound: Bound) -> Option<f64> {
+        if threads <= 1 {
+            return None;
+        }
+        let k = self.profile.sections.stream.as_ref()?.knee.as_ref()?;
+        Some(bound.of_rate(&k.exponent))
+    }
+
+    /// Seconds a thread loses per restart of its streams, runs of
+    /// `segment_bytes` on `threads` threads (the stream section's restart
+    /// curve, `StreamSection::restart_s`).
+    pub fn restart_s(
+        &self,
+        threads: usize,
+        segment_bytes: f64,
+        bound: Bound,
+    ) -> Result<f64, Missing> {
+        self.stream()?
+            .restart_s(threads, segment_bytes)
+            .map(|e| bound.of_time(&e))
+            .ok_or_else(|| missing("the cost of a stream's restart", "stream"))
+    }
+
+    /// What a scatter's 256 output streams cost per item beyond the caches
+    /// over what the loop model charges for the same loop: the calibrated
+    /// scatter with its output at the DRAM working set, less the same loop
+    /// in L1 and less its output stream ([`SCATTER_ITEM_BYTES`] stored per
+    /// item, with write-allocate) at the streaming rate the memory term
+    /// reads there; never below 0. Beside the profile's figures, the
+    /// breakdown for the explanation.
+    pub fn scatter_streams_s(&self, bound: Bound) -> Result<(f64, String), Missing> {
+        let c2c = self.c2c()?;
+        let (t_dram, bytes, threads) = c2c
+            .scatter_dram_item_s()
+            .ok_or_else(|| missing("the time per item of a scatter beyond the caches", "c2c"))?;
+        let t_l1 = c2c
+            .bin_item_s("scatter")
+            .ok_or_else(|| missing("the time per item of a scatter loop", "c2c"))?;
+        let stream = Traffic::streaming(0.0, SCATTER_ITEM_BYTES);
+        let (t_stream, _) = self.traffic_time(&stream, threads, bytes as f64, bound)?;
+        let excess = (t_dram - t_l1 - t_stream).max(0.0);
+        let how = format!(
+            "Δ = t_DRAM − t_L1 − {SCATTER_ITEM_BYTES} B streamed = {t_dram:.3e} − {t_l1:.3e} − {t_stream:.3e} s \
+             (the calibrated scatter with {} of output per thread, on {threads} thread(s))",
+            Si(bytes as f64, "B")
+        );
+        Ok((excess, how))
+    }
+}
