@@ -405,6 +405,22 @@ fn one_quick_run_is_sane_on_this_machine() {
             .count();
         assert_eq!(at_top, stream.dram_points(sweep.threads).count());
     }
+    // One thread's DRAM points again in each narrower vector set, kernel
+    // for kernel; more threads' in the widest alone.
+    let kernels = |isa: Option<&str>, threads| {
+        let mut k: Vec<&str> = stream
+            .dram
+            .iter()
+            .filter(|d| d.isa.as_deref() == isa && d.threads == Some(threads))
+            .map(|d| d.kernel.as_str())
+            .collect();
+        k.sort_unstable();
+        k
+    };
+    for isa in calibrate::harness::kernels::Isa::narrower_vectors() {
+        assert_eq!(kernels(Some(isa.name()), 1), kernels(None, 1), "{isa}");
+        assert!(kernels(Some(isa.name()), 2).is_empty(), "{isa}");
+    }
 
     if cfg!(debug_assertions) {
         // An unoptimised build times its own loop overhead, not the

@@ -131,10 +131,12 @@ pub struct KernelPoint {
     /// The line probes before and after each of `bursts`, s; empty on one
     /// thread or when a probe is missing.
     pub burst_lines: Vec<[f64; 2]>,
+    /// The instruction set the kernel ran in.
+    pub isa: Isa,
 }
 
 impl KernelPoint {
-    fn new(kernel: Kernel, per_thread_bytes: u64, team: &Team, rates: &Sample) -> Self {
+    fn new(kernel: Kernel, per_thread_bytes: u64, team: &Team, rates: &Sample, isa: Isa) -> Self {
         Self {
             kernel,
             per_thread_bytes,
@@ -142,6 +144,7 @@ impl KernelPoint {
             bandwidth: rates.summary(),
             bursts: Vec::new(),
             burst_lines: Vec::new(),
+            isa,
         }
     }
 
@@ -178,6 +181,7 @@ impl KernelPoint {
             // The sweep's copy of a DRAM point leaves them to the `dram` list.
             bursts_Bps: threads.map_or_else(Vec::new, |_| self.bursts.clone()),
             bursts_line_s: threads.map_or_else(Vec::new, |_| self.burst_lines.clone()),
+            isa: (self.isa != Isa::detect()).then(|| self.isa.name().into()),
         }
     }
 }
@@ -252,25 +256,26 @@ fn points_in(
     kernels: &[Kernel],
     plan: &Plan,
 ) -> Result<Vec<KernelPoint>> {
-    let rates = rates_in(team, regions, per_thread_bytes, kernels, plan)?;
+    let isa = Isa::detect();
+    let rates = rates_in(team, regions, per_thread_bytes, kernels, isa, plan)?;
     Ok(kernels
         .iter()
         .zip(rates)
-        .map(|(&kernel, rates)| KernelPoint::new(kernel, per_thread_bytes, team, &rates))
+        .map(|(&kernel, rates)| KernelPoint::new(kernel, per_thread_bytes, team, &rates, isa))
         .collect())
 }
 
 /// The per-timing bandwidths (B/s, STREAM counting) of each of `kernels`
-/// on every thread of `team`, each thread on the first `per_thread_bytes`
-/// of its region.
+/// built for `isa` on every thread of `team`, each thread on the first
+/// `per_thread_bytes` of its region.
 fn rates_in(
     team: &Team,
     regions: &[Mutex<Region>],
     per_thread_bytes: u64,
     kernels: &[Kernel],
+    isa: Isa,
     plan: &Plan,
 ) -> Result<Vec<Sample>> {
-    let isa = Isa::detect();
     kernels
         .iter()
         .map(|&kernel| {
@@ -294,6 +299,32 @@ struct Plateau {
     threads: usize,
     points: Vec<f64>,
     bandwidth: Estimate,
+}
+
+/// What one thread's DRAM points read in the narrower instruction sets,
+/// each kernel against the widest's; `None` without them.
+fn narrower_note(dram: &[&KernelPoint], narrower: &[KernelPoint]) -> Option<String> {
+    let first = narrower.first()?;
+    let rates: Vec<String> = narrower
+        .iter()
+        .filter_map(|n| {
+            let widest = dram
+                .iter()
+                .find(|d| d.threads == n.threads && d.kernel == n.kernel)?;
+            Some(format!(
+                "{} {} ({:.2}×)",
+                n.kernel.name(),
+                models::units::Si(n.best(), "B/s"),
+                n.best() / widest.best()
+            ))
+        })
+        .collect();
+    Some(format!(
+        "stream: one thread from DRAM in {} (against {}): {}",
+        first.isa,
+        Isa::detect(),
+        rates.join(", ")
+    ))
 }
 
 /// The load kernel's bandwidth on each cache plateau (see the module docs).
@@ -389,7 +420,7 @@ impl Bench for Stream {
         } else {
             &Kernel::ALL
         };
-        let sweeps = sweep(ctx, &teams, &grids, kernels)?;
+        let (sweeps, narrower) = sweep(ctx, &teams, &grids, kernels)?;
         let private = largest_private_cache(ctx, &caches, ctx.all.threads()) as u64;
         let base = base_page_sweeps(ctx, &teams, &grids, kernels, private)?;
         let restarts = measure_restarts(ctx, &teams, dram_total, ctx.octave_step())?;
@@ -468,8 +499,10 @@ impl Bench for Stream {
         }
         let base_dram = base_page_dram(&base);
         out.notes.extend(base_page_note(&base_dram, &dram));
+        out.notes.extend(narrower_note(&dram, &narrower));
+        let dram_all: Vec<&KernelPoint> = dram.iter().copied().chain(&narrower).collect();
         let mut stream = section(
-            dram_total, &sweeps, &teams, &levels, &dram, restarts, windows,
+            dram_total, &sweeps, &teams, &levels, &dram_all, restarts, windows,
         );
         stream.base_pages = sweep_records(&base, &teams);
         out.section = Some(Section::Stream(stream));

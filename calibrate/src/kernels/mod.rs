@@ -49,6 +49,17 @@ impl Isa {
         Isa::ALL.into_iter().filter(|i| i.supported()).collect()
     }
 
+    /// The vector levels the running CPU supports and the cap allows below
+    /// the widest, widest first (AVX2 on a CPU with AVX-512; none on one
+    /// whose widest is AVX2).
+    pub fn narrower_vectors() -> Vec<Isa> {
+        let widest = Isa::detect();
+        Isa::available()
+            .into_iter()
+            .filter(|&i| i != Isa::Scalar && i < widest)
+            .collect()
+    }
+
     /// The widest level the running CPU supports and the cap allows.
     pub fn detect() -> Isa {
         // Without allocating: the kernels call this on every sweep.

@@ -201,6 +201,13 @@ pub struct StreamPoint {
     /// s ([`typical_burst`]); empty for one thread and in older profiles.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub bursts_line_s: Vec<[f64; 2]>,
+    /// The instruction set a DRAM point's kernel ran in when not the
+    /// section's `isa`: one thread's DRAM points are measured again in
+    /// each narrower vector set the CPU has, since one core's rate from
+    /// DRAM depends on the width of its loop's loads and stores
+    /// ([`StreamSection::dram_points_in`]). Absent: the section's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub isa: Option<String>,
 }
 
 /// Read bandwidth on the plateau of one detected level.
@@ -243,6 +250,7 @@ impl StreamPoint {
             bandwidth_write_allocate_Bps: bandwidth_wa_Bps,
             bursts_Bps: Vec::new(),
             bursts_line_s: Vec::new(),
+            isa: None,
         }
     }
 }
@@ -304,9 +312,40 @@ impl StreamSection {
             .flat_map(|w| w.points.iter())
     }
 
-    /// The DRAM points on `threads` threads.
+    /// The DRAM points on `threads` threads, in the section's instruction
+    /// set.
     pub fn dram_points(&self, threads: usize) -> impl Iterator<Item = &StreamPoint> {
-        self.dram.iter().filter(move |p| p.threads == Some(threads))
+        self.dram
+            .iter()
+            .filter(move |p| p.threads == Some(threads) && p.isa.is_none())
+    }
+
+    /// The DRAM points on `threads` threads for code built for `isa`: those
+    /// measured in it when the profile has them, else the section's own
+    /// ([`Self::dram_points`]). One core's rate from DRAM follows the
+    /// width of its code: on the Zen 4 VM one thread's triad read 34–36
+    /// GB/s in AVX2 against 29 GB/s in AVX-512 and its read-only load
+    /// 26 GB/s against 33 GB/s, alternated three times (likwid-bench's
+    /// AVX2 kernels, too, read 10–20% above its AVX-512 ones there).
+    pub fn dram_points_in(&self, threads: usize, isa: Option<&str>) -> Vec<&StreamPoint> {
+        self.dram_points_of(threads, self.dram_isa(threads, isa))
+    }
+
+    /// The instruction set whose DRAM points on `threads` threads code
+    /// built for `isa` reads ([`Self::dram_points_in`]).
+    pub fn dram_isa<'s>(&'s self, threads: usize, isa: Option<&'s str>) -> &'s str {
+        match isa {
+            Some(isa) if !self.dram_points_of(threads, isa).is_empty() => isa,
+            _ => &self.isa,
+        }
+    }
+
+    /// The DRAM points on `threads` threads measured in `isa`.
+    fn dram_points_of(&self, threads: usize, isa: &str) -> Vec<&StreamPoint> {
+        self.dram
+            .iter()
+            .filter(|p| p.threads == Some(threads) && p.isa.as_deref().unwrap_or(&self.isa) == isa)
+            .collect()
     }
 
     /// The 4 KiB-page sweep's points on `threads` threads (empty when the
@@ -329,7 +368,12 @@ impl StreamSection {
     /// DRAM points (the latter in place of the sweep's own copies of them);
     /// on 4 KiB pages, the 4 KiB-page sweep's points, and the huge-page
     /// sweep's below its first size.
-    pub fn points_on(&self, threads: usize, huge_pages: bool) -> Vec<&StreamPoint> {
+    pub fn points_on(
+        &self,
+        threads: usize,
+        huge_pages: bool,
+        isa: Option<&str>,
+    ) -> Vec<&StreamPoint> {
         let base: Vec<&StreamPoint> = self.base_page_points(threads).collect();
         if !huge_pages && !base.is_empty() {
             let first = base.iter().map(|p| p.per_thread_bytes).min().unwrap_or(0);
@@ -340,7 +384,7 @@ impl StreamSection {
         }
         // A sweep point that repeats a DRAM point (its kernel at its size)
         // is left to the DRAM point, which carries the bursts.
-        let dram: Vec<&StreamPoint> = self.dram_points(threads).collect();
+        let dram = self.dram_points_in(threads, isa);
         let repeats = |p: &StreamPoint| {
             dram.iter()
                 .any(|d| d.kernel == p.kernel && d.per_thread_bytes == p.per_thread_bytes)
@@ -358,16 +402,18 @@ impl StreamSection {
     /// store and allocate bytes per element (see [`Self::mix`]); `pick`
     /// the value of a bandwidth estimate to use (its point or an end of its
     /// interval), carried to the write-allocate bandwidth in proportion.
-    /// Empty without points on that thread count.
+    /// Empty without points on that thread count. The DRAM points are
+    /// those of code built for `isa` ([`Self::dram_points_in`]).
     pub fn level_curve(
         &self,
         threads: usize,
         huge_pages: bool,
+        isa: Option<&str>,
         mix: impl Fn(&str) -> Option<(f64, f64, f64)>,
         pick: impl Fn(&Estimate) -> f64,
     ) -> Vec<(f64, LevelModel)> {
         let mut by_size: Vec<(f64, Vec<MixSample>)> = Vec::new();
-        for p in self.points_on(threads, huge_pages) {
+        for p in self.points_on(threads, huge_pages, isa) {
             let Some((load_bytes, store_bytes, allocate_bytes)) = mix(&p.kernel) else {
                 continue;
             };

@@ -19,8 +19,9 @@ pub struct Build {
     pub line_bytes: f64,
     /// The arrays are backed by 2 MiB pages (else 4 KiB).
     pub huge_pages: bool,
-    /// The instruction set whose compute ceiling applies (`None`: the
-    /// highest the profile has).
+    /// The instruction set the loop's code was built for: its compute
+    /// ceiling and one thread's rates from DRAM apply (`None`: the highest
+    /// ceiling the profile has, and its STREAM set).
     pub isa: Option<&'static str>,
 }
 
@@ -60,6 +61,7 @@ pub fn loop_work(k: &LoopKernel, build: Build) -> Work {
             traffic,
             per_thread_bytes: k.per_thread_bytes(lines),
             huge_pages: build.huge_pages,
+            isa: build.isa,
         });
     }
     for accesses in k.random_accesses(lines) {
@@ -188,6 +190,7 @@ pub fn loops_work(loops: &[LoopKernel], build: Build, per_thread_bytes: f64) -> 
         traffic,
         per_thread_bytes,
         huge_pages: build.huge_pages,
+        isa: build.isa,
     });
     Work {
         demands: flops.into_iter().chain(memory).chain(rest).collect(),

@@ -53,6 +53,8 @@ pub fn work(n: usize, threads: usize) -> Work {
                 traffic: Traffic::streaming(8.0 * n2 * (threads as f64 + 3.0), 0.0),
                 per_thread_bytes: 8.0 * n2 * 3.0 / threads as f64,
                 huge_pages: true,
+                // The packed micro-kernels use the widest vectors the CPU has.
+                isa: None,
             },
         ],
     }

@@ -59,9 +59,10 @@ pub fn memory(
     traffic: &Traffic,
     threads: usize,
     per_thread_bytes: f64,
+    isa: Option<&str>,
     bound: Bound,
 ) -> Result<Term, Missing> {
-    let (seconds, level) = m.traffic_time(traffic, threads, per_thread_bytes, bound)?;
+    let (seconds, level) = m.traffic_time(traffic, threads, per_thread_bytes, isa, bound)?;
     let bw = |b: f64| {
         if b.is_finite() {
             Si(b, "B/s").to_string()
@@ -116,14 +117,15 @@ pub fn memory(
             )
         }
     };
-    let pages = pages(m, traffic, threads, per_thread_bytes, bound, seconds)?;
+    let pages = pages(m, traffic, threads, per_thread_bytes, isa, bound, seconds)?;
     Ok(Term {
         resource: MEMORY_BANDWIDTH,
         seconds,
         explain: format!(
-            "{formula}{nearest} (STREAM kernels at {} per thread, {threads} thread(s), {}, {pages}; §2.5, §4.4)",
+            "{formula}{nearest} (STREAM kernels at {} per thread, {threads} thread(s), {}, {pages}, DRAM points in {}; §2.5, §4.4)",
             Si(per_thread_bytes, "B"),
             m.holding_level_name(per_thread_bytes, threads),
+            m.stream()?.dram_isa(threads, isa),
         ),
     })
 }
@@ -137,6 +139,7 @@ fn pages(
     traffic: &Traffic,
     threads: usize,
     per_thread_bytes: f64,
+    isa: Option<&str>,
     bound: Bound,
     seconds: f64,
 ) -> Result<String, Missing> {
@@ -145,7 +148,7 @@ fn pages(
     } else if m.on_base_pages(threads) {
         let (huge_s, _) =
             m.on_pages(true)
-                .traffic_time(traffic, threads, per_thread_bytes, bound)?;
+                .traffic_time(traffic, threads, per_thread_bytes, isa, bound)?;
         let huge = if huge_s < seconds {
             format!(
                 "; {} at the huge-page figures, which some allocations on 4 KiB pages reach",
@@ -194,7 +197,7 @@ pub fn random(
         store_bytes: if a.written { a.lines * line } else { 0.0 },
         allocate_bytes: 0.0,
     };
-    let (traffic_s, _) = m.traffic_time(&moved, threads, a.region_bytes, bound)?;
+    let (traffic_s, _) = m.traffic_time(&moved, threads, a.region_bytes, None, bound)?;
     Ok(Term {
         resource: "random access",
         seconds: latency_s.max(traffic_s),

@@ -30,11 +30,16 @@ pub enum Demand {
     /// write-allocate reads) of a loop whose working set is
     /// `per_thread_bytes` per thread, which picks the level and its roofs,
     /// its arrays on huge pages or on 4 KiB pages (which sweep the roofs
-    /// come from beyond the private caches).
+    /// come from beyond the private caches). One thread's rates from DRAM
+    /// are those measured in the instruction set `isa` the loop's code was
+    /// built for, when the profile has them
+    /// (`models::profile::stream::StreamSection::dram_points_in`; `None`:
+    /// the profile's STREAM set, the widest).
     Memory {
         traffic: Traffic,
         per_thread_bytes: f64,
         huge_pages: bool,
+        isa: Option<&'static str>,
     },
     /// Random accesses, each a separate miss into a region, served at the
     /// region's latency with the core's misses overlapping (§4.3).
@@ -156,17 +161,19 @@ impl Work {
 
     /// Bytes as the kernel counts them (loads + stores, no write-allocate).
     pub fn bytes(&self) -> f64 {
-        self.memory().map(|(t, _)| t.counted_bytes()).sum()
+        self.memory().map(|(t, ..)| t.counted_bytes()).sum()
     }
 
-    /// Each [`Demand::Memory`]: its traffic and its working set per thread.
-    pub fn memory(&self) -> impl Iterator<Item = (&Traffic, f64)> {
+    /// Each [`Demand::Memory`]: its traffic, its working set per thread
+    /// and the instruction set of its code.
+    pub fn memory(&self) -> impl Iterator<Item = (&Traffic, f64, Option<&'static str>)> {
         self.demands.iter().filter_map(|d| match d {
             Demand::Memory {
                 traffic,
                 per_thread_bytes,
+                isa,
                 ..
-            } => Some((traffic, *per_thread_bytes)),
+            } => Some((traffic, *per_thread_bytes, *isa)),
             _ => None,
         })
     }

@@ -92,9 +92,15 @@ impl Bound {
 impl<'a> Machine<'a> {
     /// The traffic model of every size of the STREAM sweep on `threads`
     /// threads (`models::traffic::LevelModel`, built from all the kernels
-    /// measured at that size), the DRAM points included, sorted by size;
-    /// leaning on the summary's triad of that many threads.
-    fn level_curve(&self, threads: usize, bound: Bound) -> Result<Vec<(f64, LevelModel)>, Missing> {
+    /// measured at that size), the DRAM points of code built for `isa`
+    /// included (`StreamSection::dram_points_in`), sorted by size; leaning
+    /// on the summary's triad of that many threads.
+    fn level_curve(
+        &self,
+        threads: usize,
+        isa: Option<&str>,
+        bound: Bound,
+    ) -> Result<Vec<(f64, LevelModel)>, Missing> {
         self.lean_on(if threads == 1 {
             "stream_triad_1t_Bps"
         } else {
@@ -104,6 +110,7 @@ impl<'a> Machine<'a> {
         let curve = s.level_curve(
             threads,
             self.huge_pages(),
+            isa,
             |k| mix_of(s, k),
             |e| bound.of_rate(e),
         );
@@ -117,16 +124,18 @@ impl<'a> Machine<'a> {
     }
 
     /// Seconds a loop's streamed `traffic` takes on `threads` threads with
-    /// `per_thread_bytes` of working set per thread, and the level model
-    /// of the nearest measured size.
+    /// `per_thread_bytes` of working set per thread, its code built for
+    /// `isa` (`None`: the profile's STREAM set), and the level model of the
+    /// nearest measured size.
     pub fn traffic_time(
         &self,
         traffic: &Traffic,
         threads: usize,
         per_thread_bytes: f64,
+        isa: Option<&str>,
         bound: Bound,
     ) -> Result<(f64, LevelModel), Missing> {
-        let curve = self.level_curve(threads, bound)?;
+        let curve = self.level_curve(threads, isa, bound)?;
         let (seconds, level) =
             time_at(&curve, per_thread_bytes, traffic).expect("a curve with points");
         Ok((seconds / self.now.memory, level))
@@ -149,17 +158,18 @@ impl<'a> Machine<'a> {
         traffic: &Traffic,
         threads: usize,
         per_thread_bytes: f64,
+        isa: Option<&str>,
         bound: Bound,
     ) -> Result<f64, Missing> {
         let all = || {
             Ok(self
-                .traffic_time(traffic, threads, per_thread_bytes, bound)?
+                .traffic_time(traffic, threads, per_thread_bytes, isa, bound)?
                 .0)
         };
         if threads <= 1 {
             return all();
         }
-        let Ok(curve) = self.level_curve(1, bound) else {
+        let Ok(curve) = self.level_curve(1, isa, bound) else {
             return all();
         };
         let p = threads as f64;
@@ -250,7 +260,7 @@ impl<'a> Machine<'a> {
             .bin_item_s("scatter")
             .ok_or_else(|| missing("the time per item of a scatter loop", "c2c"))?;
         let stream = Traffic::streaming(0.0, SCATTER_ITEM_BYTES);
-        let (t_stream, _) = self.traffic_time(&stream, threads, bytes as f64, bound)?;
+        let (t_stream, _) = self.traffic_time(&stream, threads, bytes as f64, None, bound)?;
         let excess = (t_dram - t_l1 - t_stream).max(0.0);
         let how = format!(
             "Δ = t_DRAM − t_L1 − {SCATTER_ITEM_BYTES} B streamed = {t_dram:.3e} − {t_l1:.3e} − {t_stream:.3e} s \

@@ -2,7 +2,10 @@
 //! regions made once at the DRAM size, with the DRAM point measured in
 //! bursts spread over the sweep, each between two probes of where the host
 //! runs the threads, its figure the median burst (of the placement most
-//! bursts saw).
+//! bursts saw). One thread's DRAM point is also measured in each narrower
+//! vector instruction set the CPU has, its bursts beside the widest's:
+//! one core's rate from DRAM depends on the width of its code
+//! (`models::profile::stream::StreamSection::dram_points_in`).
 
 use std::sync::Mutex;
 
@@ -13,6 +16,7 @@ use models::units::binary_bytes;
 use super::{points_in, rates_in, regions, KernelPoint, SWEEP_REPS};
 use crate::bench::{bursts, c2c, Context};
 use crate::kernels::stream::Kernel;
+use crate::kernels::Isa;
 use crate::mem::{Pages, Region};
 use crate::pin::Team;
 use crate::timer::Plan;
@@ -23,24 +27,36 @@ use crate::timer::Plan;
 /// so no point waits for the host's faults). The DRAM point is also
 /// measured in [`DRAM_BURSTS`] short bursts spread over the team's sweep,
 /// and its timings are pooled with theirs (see [`dram_point`]).
+/// On one thread the DRAM point of each narrower vector instruction set
+/// ([`Isa::narrower_vectors`]) is measured in bursts of its own right
+/// after the widest's, at every burst and at the end; those points come
+/// back apart, as the second value.
 pub(super) fn sweep(
     ctx: &Context,
     teams: &[&Team],
     grids: &[Vec<u64>],
     kernels: &[Kernel],
-) -> Result<Vec<Vec<KernelPoint>>> {
+) -> Result<(Vec<Vec<KernelPoint>>, Vec<KernelPoint>)> {
     let plan = &ctx.config.plan;
     let bar = ctx
         .progress
         .bar("stream", grids.iter().map(|g| g.len() as u64).sum());
     let mut sweeps = Vec::new();
+    let mut narrower = Vec::new();
     for (team, grid) in teams.iter().zip(grids) {
         let Some((&top, below)) = grid.split_last() else {
             continue;
         };
         let regions = regions(team, top, Pages::Huge)?;
         let burst_after = burst_points(below.len());
-        let mut bursts: Vec<Vec<Burst>> = vec![Vec::new(); kernels.len()];
+        let isas = if team.threads() == 1 {
+            [vec![Isa::detect()], Isa::narrower_vectors()].concat()
+        } else {
+            vec![Isa::detect()]
+        };
+        // The bursts of each kernel in each of `isas`, in that order.
+        let mut bursts: Vec<Vec<Burst>> = vec![Vec::new(); kernels.len() * isas.len()];
+        let burst_plan = plan.with_reps(BURST_REPS).without_retry();
         let mut points = Vec::new();
         for (i, &size) in below.iter().enumerate() {
             bar.set_message(format!(
@@ -53,27 +69,48 @@ pub(super) fn sweep(
             let p = plan.capped(SWEEP_REPS);
             points.extend(points_in(team, &regions, size, kernels, &p)?);
             if burst_after.contains(&i) {
-                let p = plan.with_reps(BURST_REPS).without_retry();
-                for (b, r) in bursts
-                    .iter_mut()
-                    .zip(placed_rates(ctx, team, &regions, top, kernels, &p)?)
-                {
+                let mut rates = Vec::new();
+                for &isa in &isas {
+                    rates.extend(placed_rates(
+                        ctx,
+                        team,
+                        &regions,
+                        top,
+                        kernels,
+                        isa,
+                        &burst_plan,
+                    )?);
+                }
+                for (b, r) in bursts.iter_mut().zip(rates) {
                     b.push(r);
                 }
             }
             bar.inc(1);
         }
         bar.set_message(format!("{} × {}", team.threads(), binary_bytes(top as f64)));
-        let own = placed_rates(ctx, team, &regions, top, kernels, plan)?;
-        for ((&kernel, mut b), own) in kernels.iter().zip(bursts).zip(own) {
-            b.push(own);
-            points.push(dram_point(kernel, top, team, &b)?);
+        for (n, (&isa, bursts)) in isas
+            .iter()
+            .zip(bursts.chunks_mut(kernels.len()))
+            .enumerate()
+        {
+            // The widest's last burst is the point's own, at the full plan.
+            let p = if n == 0 { plan } else { &burst_plan };
+            let own = placed_rates(ctx, team, &regions, top, kernels, isa, p)?;
+            for ((&kernel, b), own) in kernels.iter().zip(bursts.iter_mut()).zip(own) {
+                b.push(own);
+                let point = dram_point(kernel, top, team, isa, b)?;
+                if n == 0 {
+                    points.push(point);
+                } else {
+                    narrower.push(point);
+                }
+            }
         }
         bar.inc(1);
         sweeps.push(points);
     }
     bar.finish_and_clear();
-    Ok(sweeps)
+    Ok((sweeps, narrower))
 }
 
 /// Short measurements of the DRAM point spread over a team's sweep.
@@ -109,8 +146,8 @@ struct Burst {
     lines: Option<[f64; 2]>,
 }
 
-/// The rates of each of `kernels` at `per_thread_bytes` on `team`, one
-/// after the other, each between two line probes ([`c2c::placement`]) on
+/// The rates of each of `kernels` built for `isa` at `per_thread_bytes` on
+/// `team`, one after the other, each between two line probes ([`c2c::placement`]) on
 /// two threads or more: where the host runs the threads decides what
 /// their memory moves (`models::profile::stream::typical_burst`), and it
 /// changes within a second.
@@ -120,6 +157,7 @@ fn placed_rates(
     regions: &[Mutex<Region>],
     per_thread_bytes: u64,
     kernels: &[Kernel],
+    isa: Isa,
     plan: &Plan,
 ) -> Result<Vec<Burst>> {
     let probe = || -> Result<Option<f64>> {
@@ -131,7 +169,7 @@ fn placed_rates(
     let mut before = probe()?;
     let mut out = Vec::new();
     for &kernel in kernels {
-        let rates = rates_in(team, regions, per_thread_bytes, &[kernel], plan)?.remove(0);
+        let rates = rates_in(team, regions, per_thread_bytes, &[kernel], isa, plan)?.remove(0);
         let after = probe()?;
         let lines = before.zip(after).map(|(b, a)| [b, a]);
         out.push(Burst { rates, lines });
@@ -140,16 +178,22 @@ fn placed_rates(
     Ok(out)
 }
 
-/// The DRAM point of `kernel`: its bursts' timings and its own (the last
+/// The DRAM point of `kernel` built for `isa`: its bursts' timings and its own (the last
 /// of `bursts`) pooled, the disturbed ones counted
 /// ([`bursts::pool`]; a burst too disturbed to be trusted is left
 /// out), and its bandwidth the typical burst's
 /// ([`super::typical_burst`]), with the kept bursts' line probes when
 /// every one has them.
-fn dram_point(kernel: Kernel, top: u64, team: &Team, bursts: &[Burst]) -> Result<KernelPoint> {
+fn dram_point(
+    kernel: Kernel,
+    top: u64,
+    team: &Team,
+    isa: Isa,
+    bursts: &[Burst],
+) -> Result<KernelPoint> {
     let timings: Vec<Sample> = bursts.iter().map(|b| b.rates.clone()).collect();
     let (pooled, _) = bursts::pool(&timings, |_| true)?;
-    let mut point = KernelPoint::new(kernel, top, team, &pooled);
+    let mut point = KernelPoint::new(kernel, top, team, &pooled, isa);
     let kept: Vec<&Burst> = bursts
         .iter()
         .filter(|b| b.rates.unreliable().is_none())

@@ -96,7 +96,7 @@ fn a_point_in_bursts_reads_its_median_burst_with_their_range() {
         ..Default::default()
     };
     let time = |pick: fn(&Estimate) -> f64| {
-        let curve = s.level_curve(2, true, |k| s.mix(k), pick);
+        let curve = s.level_curve(2, true, None, |k| s.mix(k), pick);
         let triad = crate::kernel::Traffic {
             load_bytes: 16.0,
             store_bytes: 8.0,
@@ -136,7 +136,7 @@ fn a_loop_on_base_pages_streams_at_the_base_page_sweep_above_its_first_size() {
     };
     let rates = |huge| -> Vec<(u64, f64)> {
         let mut v: Vec<(u64, f64)> = s
-            .points_on(1, huge)
+            .points_on(1, huge, None)
             .iter()
             .map(|p| (p.per_thread_bytes, p.bandwidth_write_allocate_Bps))
             .collect();
@@ -155,5 +155,36 @@ fn a_loop_on_base_pages_streams_at_the_base_page_sweep_above_its_first_size() {
     );
     // No base-page sweep on 2 threads: both read the huge-page points.
     assert!(!s.has_base_pages(2));
-    assert_eq!(s.points_on(2, false), s.points_on(2, true));
+    assert_eq!(s.points_on(2, false, None), s.points_on(2, true, None));
+}
+
+#[test]
+fn dram_points_of_another_instruction_set_serve_only_code_built_for_it() {
+    let point = |threads, isa: Option<&str>| {
+        let mut p = StreamPoint::with_bandwidth_wa("copy", 1 << 28, Some(threads), 1e10);
+        p.isa = isa.map(Into::into);
+        p
+    };
+    let s = StreamSection {
+        isa: "avx512".into(),
+        dram: vec![point(1, None), point(1, Some("avx2")), point(2, None)],
+        ..Default::default()
+    };
+    let isas = |threads, isa| -> Vec<Option<String>> {
+        s.dram_points_in(threads, isa)
+            .into_iter()
+            .map(|p| p.isa.clone())
+            .collect()
+    };
+    assert_eq!(isas(1, Some("avx2")), [Some("avx2".to_string())]);
+    for (threads, isa) in [
+        (1, None),
+        (1, Some("avx512")),
+        (1, Some("scalar")),
+        (2, Some("avx2")),
+    ] {
+        assert_eq!(isas(threads, isa), [None], "{threads} {isa:?}");
+    }
+    // The bursts, placements and states read the section's own.
+    assert_eq!(s.dram_points(1).count(), 1);
 }

@@ -37,6 +37,7 @@ fn the_sort_is_predicted_from_its_passes_descriptions() {
                 traffic: Traffic::streaming(12.0 * n_f, 8.0 * n_f),
                 per_thread_bytes: per_thread,
                 huge_pages: true,
+                isa: Build::builtin().isa,
             },
             sort_loop(SortLoop::Histogram),
             sort_loop(SortLoop::Scatter),

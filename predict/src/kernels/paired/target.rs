@@ -41,7 +41,7 @@ impl StreamTarget {
     /// state (0.61–0.64) overshot the kernel's (its paired prediction read
     /// +13% to +19% in four runs, against −0% to −8% with the copy).
     pub fn memory(work: &Work, threads: usize, profile: &Profile) -> Option<Self> {
-        let (traffic, bytes) = work
+        let (traffic, bytes, _) = work
             .memory()
             .max_by(|a, b| a.0.bus_bytes().total_cmp(&b.0.bus_bytes()))?;
         let s = profile.sections.stream.as_ref()?;
@@ -126,7 +126,7 @@ pub(super) fn nearest_point<'a>(
     traffic: &Traffic,
     huge_pages: bool,
 ) -> Option<(&'a StreamPoint, StreamKernel)> {
-    let points = s.points_on(threads, huge_pages);
+    let points = s.points_on(threads, huge_pages, None);
     let last = points.iter().map(|p| p.per_thread_bytes).max()?;
     let dram_total = s.dram_bytes.map_or(f64::INFINITY, |b| b as f64);
     let below = points

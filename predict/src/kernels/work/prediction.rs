@@ -82,6 +82,7 @@ fn with_reloads(work: &Work, m: &Machine, threads: usize) -> Work {
                 traffic: extra,
                 per_thread_bytes: window,
                 huge_pages: work.huge_pages(),
+                isa: work.memory().next().and_then(|(.., isa)| isa),
             }),
         }
     }
@@ -105,7 +106,7 @@ pub fn predict_at(
     let mut load_store_s = 0.0;
     // The two states of the lock or shared line a term hands off, if any.
     let mut line_states = None;
-    let working_set = served.memory().map(|(_, bytes)| bytes).reduce(f64::max);
+    let working_set = served.memory().map(|(_, bytes, _)| bytes).reduce(f64::max);
     for d in &served.demands {
         let term = match d {
             Demand::Flops {
@@ -117,8 +118,9 @@ pub fn predict_at(
             Demand::Memory {
                 traffic,
                 per_thread_bytes,
+                isa,
                 ..
-            } => terms::memory(m, traffic, threads, *per_thread_bytes, bound)?,
+            } => terms::memory(m, traffic, threads, *per_thread_bytes, *isa, bound)?,
             Demand::Random {
                 accesses,
                 huge_pages,
@@ -208,7 +210,9 @@ pub fn predict_at(
     let one_core_memory_s = if load_store_s > 0.0 || has_chain {
         served
             .memory()
-            .map(|(traffic, bytes)| m.one_core_traffic_time(traffic, threads, bytes, bound))
+            .map(|(traffic, bytes, isa)| {
+                m.one_core_traffic_time(traffic, threads, bytes, isa, bound)
+            })
             .sum::<Result<f64, Missing>>()?
     } else {
         0.0

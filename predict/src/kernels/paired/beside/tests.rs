@@ -116,6 +116,7 @@ fn the_memory_figure_is_measured_after_every_other_timing() {
             },
             per_thread_bytes: 20e3,
             huge_pages: true,
+            isa: None,
         }],
     };
     let mut beside = Beside::new(Some(&profile), Some(&work), 1);

@@ -124,6 +124,7 @@ fn a_chain_overlaps_its_transfers_as_much_as_measured() {
                 traffic: Traffic::streaming(16e6, 8e6),
                 per_thread_bytes: 64e6,
                 huge_pages: true,
+                isa: None,
             },
         ],
     };

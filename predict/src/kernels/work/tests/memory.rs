@@ -19,6 +19,7 @@ fn bandwidth_bound_stream_uses_the_dram_triad() {
                 traffic: Traffic::streaming(16e6, 8e6),
                 per_thread_bytes: 64e6,
                 huge_pages: true,
+                isa: None,
             },
         ],
     };
@@ -42,6 +43,7 @@ fn working_sets_inside_the_sweep_read_its_curve() {
             traffic: Traffic::streaming(4e6, 4e6),
             per_thread_bytes,
             huge_pages: true,
+            isa: None,
         }],
     };
     let secs = |b| predict(&copy(b), &m, 2).unwrap().seconds;
@@ -71,6 +73,7 @@ fn sort_loops_add_to_the_memory_time() {
         traffic: Traffic::streaming(16e6, 8e6),
         per_thread_bytes: 64e6,
         huge_pages: true,
+        isa: None,
     };
     let bin_loop = |kind| Demand::BinLoop {
         kind,
@@ -115,6 +118,7 @@ fn sort_loops_add_to_the_memory_time() {
             &Traffic::streaming(0.0, 4.0),
             2,
             64.0 * 1024.0 * 1024.0,
+            None,
             Bound::Point,
         )
         .unwrap();
@@ -157,6 +161,7 @@ fn loads_that_hit_l1_again_add_to_the_memory_time() {
         traffic: Traffic::streaming(16e6, 8e6),
         per_thread_bytes: 64e6,
         huge_pages: true,
+        isa: None,
     };
     let w = Work {
         demands: vec![
@@ -385,6 +390,7 @@ fn a_core_adds_its_load_store_work_to_its_own_transfers_and_the_shared_memory_bo
                 traffic: Traffic::streaming(16e6, 8e6),
                 per_thread_bytes: 64e6,
                 huge_pages: true,
+                isa: None,
             },
             Demand::Reuse {
                 bytes_per_thread: reused,
@@ -425,6 +431,7 @@ fn near_the_shared_memory_time_a_calibrated_knee_slows_the_loop() {
         traffic: Traffic::streaming(16e6, 8e6),
         per_thread_bytes: 64e6,
         huge_pages: true,
+        isa: None,
     };
     let reuse = Demand::Reuse {
         bytes_per_thread: 32e6,
@@ -498,6 +505,7 @@ fn a_memory_bound_prediction_names_both_states_of_dram_bursts_apart() {
             traffic: Traffic::streaming(16e6, 8e6),
             per_thread_bytes: 64e6,
             huge_pages: true,
+            isa: None,
         }],
     };
     let with_bursts = |triad: [f64; 4], load: [f64; 4]| {
@@ -557,6 +565,7 @@ fn a_memory_bound_prediction_names_both_states_of_dram_bursts_apart() {
             traffic: Traffic::streaming(16e6, 8e6),
             per_thread_bytes: 16384.0,
             huge_pages: true,
+            isa: None,
         }],
     };
     assert_eq!(predict(&in_cache, &m, 2).unwrap().states_s, None);
@@ -579,6 +588,7 @@ fn a_reuse_window_no_cache_holds_is_loaded_from_memory_again() {
         traffic,
         per_thread_bytes: 64e6,
         huge_pages: true,
+        isa: None,
     };
     let reuse = |window_bytes| Demand::Reuse {
         bytes_per_thread: 8e6,
@@ -726,6 +736,7 @@ fn streams_reusing(window_bytes: f64) -> Work {
                 traffic: Traffic::streaming(16e6, 8e6),
                 per_thread_bytes: 64e6,
                 huge_pages: true,
+                isa: None,
             },
             Demand::Reuse {
                 bytes_per_thread: 8e6,
@@ -756,6 +767,7 @@ fn a_loop_on_4_kib_pages_reads_the_4_kib_page_sweep() {
             traffic: Traffic::streaming(16e6, 8e6),
             per_thread_bytes: 64e6,
             huge_pages,
+            isa: None,
         }],
     };
     let huge = predict(&triad(true), &m, 2).unwrap();
@@ -780,6 +792,7 @@ fn a_loop_on_4_kib_pages_reads_the_4_kib_page_sweep() {
             traffic: Traffic::streaming(4e6, 4e6),
             per_thread_bytes: 262144.0,
             huge_pages,
+            isa: None,
         }],
     };
     let secs = |h| predict(&copy(h), &m, 2).unwrap().seconds;
@@ -790,4 +803,41 @@ fn a_loop_on_4_kib_pages_reads_the_4_kib_page_sweep() {
     let pr = predict(&triad(false), &Machine::new(&old), 2).unwrap();
     assert_eq!(pr.seconds, huge.seconds);
     assert!(pr.terms[0].explain.contains("no 4 KiB-page sweep"));
+}
+
+#[test]
+fn one_thread_reads_the_dram_points_of_its_codes_instruction_set() {
+    // One thread's DRAM triad at 20 GB/s in the section's set and at
+    // 25 GB/s in AVX2; two threads measured in the section's set alone.
+    let mut p = machine();
+    let s = p.sections.stream.as_mut().unwrap();
+    s.isa = "avx512".into();
+    let one = |bandwidth, isa: Option<&str>| {
+        let mut d = StreamPoint::with_bandwidth_wa("triad", 33554432, Some(1), bandwidth);
+        d.isa = isa.map(Into::into);
+        d
+    };
+    s.dram.push(one(20e9, None));
+    s.dram.push(one(25e9, Some("avx2")));
+    s.sweeps.push(StreamSweep {
+        threads: 1,
+        points: vec![StreamPoint::with_bandwidth_wa("copy", 16384, None, 100e9)],
+    });
+    let m = Machine::new(&p);
+    let triad = |isa| Work {
+        demands: vec![Demand::Memory {
+            traffic: Traffic::streaming(16e6, 8e6),
+            per_thread_bytes: 64e6,
+            huge_pages: true,
+            isa,
+        }],
+    };
+    let secs = |isa, threads| predict(&triad(isa), &m, threads).unwrap().seconds;
+    // 32 MB with write-allocate at the triad's own rate.
+    assert!((secs(None, 1) - 32e6 / 20e9).abs() < 1e-15);
+    assert!((secs(Some("avx512"), 1) - 32e6 / 20e9).abs() < 1e-15);
+    assert!((secs(Some("avx2"), 1) - 32e6 / 25e9).abs() < 1e-15);
+    // A set the profile did not measure, and two threads: the section's.
+    assert!((secs(Some("scalar"), 1) - 32e6 / 20e9).abs() < 1e-15);
+    assert_eq!(secs(Some("avx2"), 2), secs(None, 2));
 }

@@ -9,6 +9,7 @@ use super::*;
 use crate::kernels::terms;
 use crate::loop_figures::Bound;
 use crate::machine::{Machine, Now};
+use models::profile::stream::{StreamPoint, StreamSweep};
 use models::profile::{ComputeCeiling, MemoryLevel, Profile, Provenance, ReportedCache};
 use models::Estimate;
 use serde_json::json;
