@@ -320,7 +320,7 @@ fn narrower_note(dram: &[&KernelPoint], narrower: &[KernelPoint]) -> Option<Stri
         })
         .collect();
     Some(format!(
-        "stream: one thread from DRAM in {} (against {}): {}",
+        "one thread from DRAM in {} (against {}): {}",
         first.isa,
         Isa::detect(),
         rates.join(", ")
