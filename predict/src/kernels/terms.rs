@@ -118,14 +118,20 @@ pub fn memory(
         }
     };
     let pages = pages(m, traffic, threads, per_thread_bytes, isa, bound, seconds)?;
+    // The set whose DRAM points the term read, where it reads them.
+    let dram_set = if m.beyond_caches(per_thread_bytes, threads) {
+        format!(", DRAM points in {}", m.stream()?.dram_isa(threads, isa))
+    } else {
+        String::new()
+    };
     Ok(Term {
         resource: MEMORY_BANDWIDTH,
         seconds,
         explain: format!(
-            "{formula}{nearest} (STREAM kernels at {} per thread, {threads} thread(s), {}, {pages}, DRAM points in {}; §2.5, §4.4)",
+            "{formula}{nearest} (STREAM kernels at {} per thread, {threads} thread(s), {}, {pages}{}; §2.5, §4.4)",
             Si(per_thread_bytes, "B"),
             m.holding_level_name(per_thread_bytes, threads),
-            m.stream()?.dram_isa(threads, isa),
+            dram_set,
         ),
     })
 }
