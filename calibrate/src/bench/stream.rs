@@ -96,8 +96,8 @@ mod windows;
 use base_pages::{base_page_dram, base_page_note, base_page_sweeps, largest_private_cache};
 use report::{bound_warnings, dram_headlines, dram_table, memory_levels, section, sweep_records};
 use restarts::measure_restarts;
-use sweep::sweep;
 pub use sweep::DRAM_BURSTS;
+use sweep::{narrower_note, sweep};
 use windows::{measure_windows, Windows};
 
 /// Smallest per-thread working set of the sweep, bytes.
@@ -299,32 +299,6 @@ struct Plateau {
     threads: usize,
     points: Vec<f64>,
     bandwidth: Estimate,
-}
-
-/// What one thread's DRAM points read in the narrower instruction sets,
-/// each kernel against the widest's; `None` without them.
-fn narrower_note(dram: &[&KernelPoint], narrower: &[KernelPoint]) -> Option<String> {
-    let first = narrower.first()?;
-    let rates: Vec<String> = narrower
-        .iter()
-        .filter_map(|n| {
-            let widest = dram
-                .iter()
-                .find(|d| d.threads == n.threads && d.kernel == n.kernel)?;
-            Some(format!(
-                "{} {} ({:.2}×)",
-                n.kernel.name(),
-                models::units::Si(n.best(), "B/s"),
-                n.best() / widest.best()
-            ))
-        })
-        .collect();
-    Some(format!(
-        "one thread from DRAM in {} (against {}): {}",
-        first.isa,
-        Isa::detect(),
-        rates.join(", ")
-    ))
 }
 
 /// The load kernel's bandwidth on each cache plateau (see the module docs).

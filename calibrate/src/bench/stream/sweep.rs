@@ -210,6 +210,32 @@ fn dram_point(
     Ok(point)
 }
 
+/// What one thread's DRAM points read in the narrower instruction sets,
+/// each kernel against the widest's; `None` without them.
+pub(super) fn narrower_note(dram: &[&KernelPoint], narrower: &[KernelPoint]) -> Option<String> {
+    let first = narrower.first()?;
+    let rates: Vec<String> = narrower
+        .iter()
+        .filter_map(|n| {
+            let widest = dram
+                .iter()
+                .find(|d| d.threads == n.threads && d.kernel == n.kernel)?;
+            Some(format!(
+                "{} {} ({:.2}×)",
+                n.kernel.name(),
+                models::units::Si(n.best(), "B/s"),
+                n.best() / widest.best()
+            ))
+        })
+        .collect();
+    Some(format!(
+        "one thread from DRAM in {} (against {}): {}",
+        first.isa,
+        Isa::detect(),
+        rates.join(", ")
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
