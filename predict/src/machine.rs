@@ -199,8 +199,16 @@ impl<'a> Machine<'a> {
 
     /// [`Machine::apart`] for placements already read.
     pub fn apart_in(&self, placements: &Placements) -> Option<Self> {
+        self.apart_at(placements.far_line_s)
+    }
+
+    /// The machine with its threads where a line between the first two
+    /// takes `line_s` one way, when that says they share no cache (at
+    /// least half a DRAM access, as for [`Machine::apart`]); `None`
+    /// otherwise or without the profile's DRAM latency.
+    pub fn apart_at(&self, line_s: f64) -> Option<Self> {
         let dram = self.profile.summary.dram_latency_s?;
-        (placements.far_line_s >= 0.5 * dram).then_some(Self {
+        (line_s >= 0.5 * dram).then_some(Self {
             apart: true,
             ..*self
         })

@@ -62,7 +62,13 @@
 //! reused loads' rates (L1's and the window level's read bandwidths) by
 //! the loads drift, and the chains within iterations' times per element by
 //! the span drift ([`crate::machine::Now`]); the other figures (latencies,
-//! one-thread lock times) are not re-measured.
+//! one-thread lock times) are not re-measured. Where the line probe beside
+//! the kernel says the threads share no cache (a line between them takes
+//! half a DRAM access or more: on two chiplets of the Zen 4 VM), each
+//! thread has the last cache to itself, as the far placement's state of
+//! a profile-only prediction has it: there the row-major stencil over
+//! 8 MiB rows keeps its three-row window (24 MiB per thread) in its own
+//! 32 MiB L3.
 
 use anyhow::Result;
 use calibrate::harness::kernels::fma::{FlopKernel, Precision};
@@ -139,14 +145,21 @@ impl Paired {
     }
 
     /// `work` on `threads` threads predicted on the profile as the machine
-    /// runs now: the one model, its roofs scaled by the drifts.
+    /// runs now: the one model, its roofs scaled by the drifts, and the
+    /// last cache each thread's own where the line probe beside the
+    /// kernel says the threads share none ([`Machine::apart_at`]).
     pub fn predict(
         &self,
         work: &Work,
         profile: &Profile,
         threads: usize,
     ) -> Result<Prediction, Missing> {
-        predict(work, &Machine::paired(profile, self.now()), threads)
+        let now = Machine::paired(profile, self.now());
+        let placed = self
+            .placement_line_s
+            .and_then(|line| now.apart_at(line))
+            .unwrap_or(now);
+        predict(work, &placed, threads)
     }
 
     /// Every figure re-measured.

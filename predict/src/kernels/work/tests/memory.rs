@@ -721,6 +721,18 @@ fn threads_apart_have_the_last_cache_each_in_the_far_placements_state() {
     assert_eq!(slow, predict_at(&w, &m, 2, Bound::Slow).unwrap().seconds);
     let memory = pr.terms.iter().find(|t| t.resource == pr.binding).unwrap();
     assert!(memory.explain.contains("to itself"), "{}", memory.explain);
+    // The paired prediction reads the threads where its probe found them:
+    // apart, the window stays in the L2 each thread has to itself.
+    let paired = |line_s| {
+        let pair = crate::kernels::paired::Paired {
+            placement_line_s: Some(line_s),
+            ..Default::default()
+        };
+        pair.predict(&w, &p, 2).unwrap().seconds
+    };
+    assert_eq!(paired(31e-9), pr.seconds);
+    assert_eq!(paired(155e-9), predict(&w, &apart, 2).unwrap().seconds);
+    assert!(paired(155e-9) < pr.seconds);
     // A far line shorter than half a DRAM access crosses a shared cache.
     p.summary.dram_latency_s = Some(400e-9);
     assert!(Machine::new(&p).apart(2).is_none());
