@@ -420,7 +420,7 @@ fn bad_input_is_one_line_and_exit_2() {
         ),
         (
             own(&["scaling", "--fit", &few]),
-            "needs runs at 4 or more different P",
+            "2 run(s) at 2 different P",
         ),
         (
             own(&["scaling", "--fit", &ragged]),

@@ -11,8 +11,7 @@
 //!   penalised BIC (protocol regimes of message time, cache plateaus of
 //!   latency).
 //! * [`constrained`] — least squares with non-negative coefficients
-//!   (exact subset search), leave-one-group-out cross-validation, the
-//!   AICc information criterion, and a
+//!   (exact subset search), the AICc information criterion, and a
 //!   residual bootstrap whose percentile intervals respect the bounds.
 //! * [`nonlinear`](mod@nonlinear) — nonlinear least squares through argmin's
 //!   Nelder–Mead, with intervals from a numerical Jacobian.
@@ -40,7 +39,7 @@ pub mod nonlinear;
 pub mod segmented;
 
 pub use constrained::{
-    aicc, bootstrap, leave_one_group_out, non_negative, percentile, percentile_t, NonNegativeFit,
+    aicc, aicc_min_points, bootstrap, non_negative, percentile, percentile_t, NonNegativeFit,
 };
 pub use error::FitError;
 pub use linear::{least_squares, least_squares_rows, line, LineFit, LinearFit};

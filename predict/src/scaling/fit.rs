@@ -21,7 +21,7 @@
 //! S = T(1)/T(P): an e that grows with P points at overhead (the c term),
 //! a constant e at a true serial fraction.
 
-use models::fit::{aicc, bootstrap, non_negative, percentile_t, FitError};
+use models::fit::{aicc, aicc_min_points, bootstrap, non_negative, percentile_t, FitError};
 use models::random::SplitMix64;
 use models::speedup::karp_flatt;
 use models::Estimate;
@@ -171,24 +171,27 @@ impl Data {
         self.t.iter().zip(comm).map(|(t, c)| t - c).collect()
     }
 
+    /// The coefficients the candidate's score fits: (a, b[, c]) to the
+    /// time, or c alone (none for no term) to a measured communication.
+    fn coefficients(&self, term: Term) -> usize {
+        match (&self.comm, term) {
+            (None, _) => term.parameters(),
+            (Some(_), Term::None) => 0,
+            (Some(_), _) => 1,
+        }
+    }
+
     /// The candidate's AICc (of the communication alone when it was
     /// measured).
     fn score(&self, term: Term) -> Result<f64, FitError> {
         let n = self.t.len();
-        match &self.comm {
-            None => {
-                let f = non_negative(&self.joint_rows(term), &self.t, Some(&self.w))?;
-                aicc(f.weighted_rss, n, term.parameters())
-            }
-            Some(c) if term == Term::None => {
-                let rss: f64 = c.iter().zip(&self.w).map(|(c, w)| w * c * c).sum();
-                aicc(rss, n, 0)
-            }
-            Some(c) => {
-                let f = non_negative(&self.g(term), c, Some(&self.w))?;
-                aicc(f.weighted_rss, n, 1)
-            }
-        }
+        let k = self.coefficients(term);
+        let rss = match &self.comm {
+            None => non_negative(&self.joint_rows(term), &self.t, Some(&self.w))?.weighted_rss,
+            Some(c) if term == Term::None => c.iter().zip(&self.w).map(|(c, w)| w * c * c).sum(),
+            Some(c) => non_negative(&self.g(term), c, Some(&self.w))?.weighted_rss,
+        };
+        aicc(rss, n, k)
     }
 }
 
@@ -217,9 +220,12 @@ fn rank(d: &Data, notes: &mut Vec<String>) -> Vec<Ranked> {
     ranking
 }
 
+/// Refuses runs too few to fit the model's shape (distinct P) or to score
+/// every candidate term (runs, since AICc counts each run; repeats at one
+/// P count).
 fn too_few(source: &str, d: &Data) -> Option<BadInput> {
-    let k = d.distinct.len();
-    let (needed, what) = if d.comm.is_some() {
+    let (k, n) = (d.distinct.len(), d.t.len());
+    let (needed_p, what) = if d.comm.is_some() {
         (
             3,
             "fitting T1 and f to the computation and choosing the communication term",
@@ -227,9 +233,15 @@ fn too_few(source: &str, d: &Data) -> Option<BadInput> {
     } else {
         (4, "choosing the communication term and fitting T1, f and c")
     };
-    (k < needed).then(|| {
+    let needed_runs = candidates(d)
+        .into_iter()
+        .map(|t| aicc_min_points(d.coefficients(t)))
+        .max()
+        .unwrap_or(0)
+        .max(needed_p);
+    (k < needed_p || n < needed_runs).then(|| {
         BadInput(format!(
-            "{source}: runs at {k} different P; {what} needs runs at {needed} or more different P (e.g. 1, 2, 4, 8, 16)"
+            "{source}: {n} run(s) at {k} different P; {what} needs {needed_runs} or more runs at {needed_p} or more different P (e.g. 1, 2, 4, 8, 16, 32, or repeats at one P)"
         ))
     })
 }

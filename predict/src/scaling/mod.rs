@@ -21,7 +21,7 @@
 //!   profile's t_crit and bandwidths ([`models::contention`],
 //!   [`models::binning`]).
 //! * **Fit** of a user's runs (§4.6): the communication term chosen by
-//!   cross-validation, bounded parameters with bootstrap intervals, and
+//!   AICc, bounded parameters with bootstrap intervals, and
 //!   with `--comm` the code on each network: see [`fit`], [`comm`].
 //!
 //! Each calibrated parameter's interval is carried into the prediction by
@@ -79,8 +79,8 @@ pub struct ScalingArgs {
     pub kernel: Option<KernelKind>,
     /// Fit T(P) = T1·(f + (1−f)/P) + c·g(P) to a CSV of runs (P, time[,
     /// comm_s]) of any code instead of modelling a kernel; g is chosen
-    /// among none, const, log2P, sqrtP, P, PlogP and surface by
-    /// cross-validation.
+    /// among none, const, log2P, sqrtP, P, PlogP and surface by AICc
+    /// (6 or more runs at 4 or more different P).
     #[arg(long)]
     pub fit: Option<PathBuf>,
     /// With --fit: what the code communicates per iteration, e.g.

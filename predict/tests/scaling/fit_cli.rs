@@ -130,6 +130,9 @@ fn flags_that_cannot_apply_are_refused() {
     let half = write("half.csv", "p,time_s\n1,10\n1.5,7\n2,5\n4,3\n8,2\n");
     let alike = write("alike.csv", "p,time_s\n4,3\n4,3.1\n4,2.9\n");
     let three = write("three.csv", "p,time_s\n1,10\n2,5.2\n4,2.8\n");
+    // Five P, but AICc cannot score a term of three coefficients on five
+    // runs: refused, not fitted with the one term it could score.
+    let five = write("five.csv", "p,time_s\n1,10\n2,6\n4,4\n8,3.5\n16,4\n");
     let fit = |extra: &[&str]| -> Vec<String> {
         let mut a = vec!["scaling".to_string(), "--fit".into(), ex.clone()];
         a.extend(extra.iter().map(|x| x.to_string()));
@@ -194,11 +197,15 @@ fn flags_that_cannot_apply_are_refused() {
         ),
         (
             vec!["scaling".into(), "--fit".into(), alike],
-            "runs at 1 different P",
+            "3 run(s) at 1 different P",
         ),
         (
             vec!["scaling".into(), "--fit".into(), three],
-            "needs runs at 4 or more different P",
+            "needs 6 or more runs at 4 or more different P",
+        ),
+        (
+            vec!["scaling".into(), "--fit".into(), five],
+            "5 run(s) at 5 different P; choosing the communication term and fitting T1, f and c needs 6 or more runs",
         ),
     ];
     for (args, needle) in cases {
