@@ -147,7 +147,9 @@ pub fn cost_s(time_s: f64, overlap_s: f64) -> Result<f64> {
     non_negative("overlap", overlap_s)?;
     if overlap_s > time_s {
         return Err(ModelError::Inconsistent(format!(
-            "overlap ({overlap_s} s) cannot exceed the communication time ({time_s} s)"
+            "overlap ({}) cannot exceed the communication time ({})",
+            crate::units::Si(overlap_s, "s"),
+            crate::units::Si(time_s, "s")
         )));
     }
     Ok(time_s - overlap_s)
@@ -165,6 +167,11 @@ pub fn bytes_for_fraction(net: &AlphaBeta, fraction: f64) -> Result<f64> {
             accepted:
                 "strictly between 0 and 1 (the full bandwidth is reached only at infinite size)",
         });
+    }
+    if net.t0_s == 0.0 {
+        return Err(ModelError::Inconsistent(
+            "with T0 = 0 a message of any size crosses at the full bandwidth B: no size is needed to reach a fraction of it".into(),
+        ));
     }
     Ok(f * net.t0_s * net.bandwidth_Bps / (1.0 - f))
 }

@@ -7,7 +7,7 @@ use thiserror::Error;
 #[derive(Debug, Error, PartialEq)]
 pub enum ModelError {
     /// A parameter outside its meaningful range.
-    #[error("{name} = {value} is not accepted: it must be {accepted}")]
+    #[error("{name} = {} is not accepted: it must be {accepted}", crate::units::exact(*value))]
     OutOfRange {
         name: &'static str,
         value: f64,
@@ -97,5 +97,14 @@ mod tests {
         assert_eq!(count("p", 64.0), Ok(64.0));
         assert!(count("p", 18446744073709551617.0).is_err());
         assert!(whole("ops", 0.0).is_ok() && whole("ops", 0.5).is_err());
+        // A refused number reads as given, not as three hundred digits.
+        assert_eq!(
+            count("p", 1e300).unwrap_err().to_string(),
+            "p = 1e300 is not accepted: it must be a whole number >= 1 and <= 2^53 (larger ones are not exact)"
+        );
+        assert!(fraction("f", 1.00001)
+            .unwrap_err()
+            .to_string()
+            .starts_with("f = 1.00001 is"));
     }
 }

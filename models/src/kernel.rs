@@ -208,10 +208,15 @@ pub struct Reuse {
 /// A description that does not describe a loop.
 #[derive(Debug, Clone, Error, PartialEq)]
 pub enum DescriptionError {
-    #[error("{what} must be a finite number > 0, not {value}")]
+    #[error("{what} must be a finite number > 0, not {}", crate::units::exact(*value))]
     NotPositive { what: String, value: f64 },
-    #[error("{what} must be a whole number, not {value}")]
+    #[error("{what} must be a whole number, not {}", crate::units::exact(*value))]
     NotWhole { what: String, value: f64 },
+    #[error(
+        "{what} = {} is beyond 2^53, where whole numbers are no longer exact",
+        crate::units::exact(*value)
+    )]
+    TooLarge { what: String, value: f64 },
     #[error(
         "array {name}: the stride ({stride} B) is smaller than the {bytes} B each iteration uses"
     )]
@@ -301,6 +306,12 @@ impl LoopKernel {
         positive("--n", self.n)?;
         if self.n.fract() != 0.0 {
             return Err(DescriptionError::NotWhole {
+                what: "--n".into(),
+                value: self.n,
+            });
+        }
+        if self.n > crate::error::MAX_EXACT_COUNT {
+            return Err(DescriptionError::TooLarge {
                 what: "--n".into(),
                 value: self.n,
             });

@@ -55,7 +55,7 @@ pub enum ProfileError {
     )]
     Version { found: u32, expected: u32 },
     /// A figure that no measurement can give (see [`crate::profile_check`]).
-    #[error("the profile's {field} = {value} is not accepted: it must be {accepted}")]
+    #[error("the profile's {field} = {} is not accepted: it must be {accepted}", crate::units::exact(*value))]
     Invalid {
         field: String,
         value: f64,

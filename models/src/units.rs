@@ -249,8 +249,22 @@ fn unit_factor(unit: &str, dim: Dimension) -> Option<(f64, PrefixKind, bool)> {
     Some((factor * base_factor, kind, false))
 }
 
+/// A number exactly as given (the shortest text that reads back as the
+/// same f64), with a power of ten outside [1e-4, 1e15), so that a refused
+/// input is shown as the user wrote it: "1.00001", "1e300", not 300
+/// digits.
+pub fn exact(v: f64) -> String {
+    let a = v.abs();
+    if v == 0.0 || !v.is_finite() || (1e-4..1e15).contains(&a) {
+        v.to_string()
+    } else {
+        format!("{v:e}")
+    }
+}
+
 /// A value in SI base units, printed with a decimal prefix and 3 significant
-/// digits: `Si(6.4e9, "B/s")` prints `6.40 GB/s`.
+/// digits: `Si(6.4e9, "B/s")` prints `6.40 GB/s`; beyond the prefixes, a
+/// power of ten (`8.00e30 B`).
 #[derive(Debug, Clone, Copy)]
 pub struct Si(pub f64, pub &'static str);
 
@@ -275,11 +289,15 @@ impl fmt::Display for Si {
             return write!(f, "{v} {unit}");
         }
         let a = v.abs();
+        let (largest, smallest) = (SI_PREFIXES[0].0, SI_PREFIXES[SI_PREFIXES.len() - 1].0);
+        if a >= largest * 999.5 || a < smallest * 0.9995 {
+            return write!(f, "{v:.2e} {unit}");
+        }
         let (scale, p) = SI_PREFIXES
             .iter()
             .copied()
             .find(|(s, _)| a >= *s * 0.9995)
-            .unwrap_or((1e-12, "p"));
+            .unwrap_or((smallest, "p"));
         let x = v / scale;
         let digits = if x.abs() >= 99.95 {
             0
@@ -459,6 +477,10 @@ mod tests {
         assert_eq!(Si(768e9, "FLOP/s").to_string(), "768 GFLOP/s");
         assert_eq!(Si(0.0, "s").to_string(), "0 s");
         assert_eq!(Si(999.96, "B").to_string(), "1.00 kB");
+        assert_eq!(Si(8e30, "B").to_string(), "8.00e30 B");
+        assert_eq!(Si(999e15, "B").to_string(), "999 PB");
+        assert_eq!(Si(2e-13, "s").to_string(), "2.00e-13 s");
+        assert_eq!(Si(1e-12, "s").to_string(), "1.00 ps");
     }
 
     #[test]

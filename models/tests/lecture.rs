@@ -358,4 +358,9 @@ fn message_size_for_a_fraction_of_the_bandwidth() {
     let ninety = models::alpha_beta::bytes_for_fraction(&net, 0.9).unwrap();
     assert!((net.fraction_of_peak(ninety) - 0.9).abs() < 1e-12);
     assert!(models::alpha_beta::bytes_for_fraction(&net, 1.0).is_err());
+    // No start-up cost: every size is at full bandwidth, so no size is
+    // the answer (not 0 B with a 0/0 check).
+    let free = models::alpha_beta::AlphaBeta::new(0.0, 6.4e9).unwrap();
+    let e = models::alpha_beta::bytes_for_fraction(&free, 0.5).unwrap_err();
+    assert!(e.to_string().contains("T0 = 0"), "{e}");
 }

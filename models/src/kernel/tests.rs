@@ -147,6 +147,11 @@ fn bad_descriptions_are_named() {
         k.validate(),
         Err(DescriptionError::NotWhole { .. })
     ));
+    k.n = 1e30;
+    assert_eq!(
+        k.validate().unwrap_err().to_string(),
+        "--n = 1e30 is beyond 2^53, where whole numbers are no longer exact"
+    );
     k.n = 10.0;
     k.arrays.push(contiguous("x", Mode::Store));
     assert_eq!(
