@@ -381,6 +381,13 @@ impl<'a> Machine<'a> {
         Ok((t / self.now.increments, at))
     }
 
+    /// Seconds of an empty parallel region of the pinned team on `threads`
+    /// threads and the thread count it was measured on (the nearest), from
+    /// the c2c section's `regions`; `None` when the profile has none.
+    pub fn region_s(&self, threads: usize) -> Option<(f64, usize)> {
+        self.c2c().ok()?.region_s(threads)
+    }
+
     /// Time per step of a local sum (one L1 load and one dependent add),
     /// per thread with all the profile's threads at once, from the c2c
     /// section's increments.

@@ -49,7 +49,7 @@ use models::units::{binary_bytes, Si};
 use models::Estimate;
 
 use super::bursts::pool;
-use super::{increments, noisy_warning, sample, size_grid, Bench, Context, Outcome};
+use super::{increments, noisy_warning, regions, sample, size_grid, Bench, Context, Outcome};
 use crate::counters::gettid;
 use crate::pin::pin_current;
 use crate::timer::{measure, serial_with, Plan};
@@ -393,9 +393,11 @@ impl Bench for C2c {
             .step_by(ctx.octave_step())
             .collect();
         let sharers = increments::sharer_counts(cpus.len());
-        let bar = ctx
-            .progress
-            .bar("c2c", (sizes.len() + sharers.len()) as u64 + 2);
+        let region_counts = regions::region_counts(cpus.len()).len();
+        let bar = ctx.progress.bar(
+            "c2c",
+            (sizes.len() + sharers.len() + region_counts) as u64 + 2,
+        );
         let mut own = pingpong(a, b, plan)?;
         if own.unreliable().is_some() || c2c_bound(best(&own.summary())).is_some() {
             // Once more: a descheduled partner usually comes back soon.
@@ -422,6 +424,7 @@ impl Bench for C2c {
         bar.inc(1);
         let times = handoff(a, b, &sizes, plan, || bar.inc(1))?;
         let inc = increments::measure_all(ctx, &sharers, || bar.inc(1))?;
+        let region_times = regions::measure_regions(cpus, plan, || bar.inc(1))?;
         bar.finish_and_clear();
         out.warnings
             .extend(noisy_warning("own-line increment time", &inc.own));
@@ -467,8 +470,11 @@ impl Bench for C2c {
                 regimes: regimes.iter().map(regime_record).collect(),
             }),
             increments: Some(inc.record(ctx.all.threads())),
+            regions: regions::record(&region_times),
         }));
-        out.table = table(a.id, b.id, &one_way, &all, &regimes) + &inc.table(ctx.all.threads());
+        out.table = table(a.id, b.id, &one_way, &all, &regimes)
+            + &inc.table(ctx.all.threads())
+            + &regions::table(&region_times);
         Ok(out)
     }
 }

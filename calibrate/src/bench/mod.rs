@@ -13,6 +13,7 @@ pub mod increments;
 pub mod latency;
 pub mod lock;
 pub mod mlp;
+pub mod regions;
 pub mod stream;
 
 use anyhow::Result;

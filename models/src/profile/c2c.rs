@@ -1,6 +1,7 @@
 //! The `c2c` section: a cache line between two cores (ping-pong and
-//! hand-off of growing buffers) and the time per increment, local step
-//! and binning item with all threads (§4.5, §4.6).
+//! hand-off of growing buffers), the time per increment, local step
+//! and binning item with all threads (§4.5, §4.6), and an empty parallel
+//! region of the pinned team (its start and join, §2.2's overhead).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -27,6 +28,19 @@ pub struct C2cSection {
     /// Counters, local sums and binning loops on all threads.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub increments: Option<Increments>,
+    /// An empty parallel region of the pinned team, by thread count.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub regions: Vec<TeamRegion>,
+}
+
+/// An empty parallel region on `threads` pinned threads, timed back to
+/// back as `predict run` times its kernels: the calling thread hands each
+/// thread of the team its call and waits for the last one to finish (the
+/// start and join every region pays, whatever it runs).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TeamRegion {
+    pub threads: usize,
+    pub per_region_s: Sample,
 }
 
 /// The hand-off sweep and its T(n) = T0 + n/B fits.
@@ -140,6 +154,17 @@ impl C2cSection {
             .min_by_key(|(_, at)| at.abs_diff(sharers))
     }
 
+    /// Seconds of an empty parallel region on `threads` threads (its
+    /// capability estimate), and the thread count it was measured with:
+    /// that of the measured count nearest to `threads` (the first on a
+    /// tie).
+    pub fn region_s(&self, threads: usize) -> Option<(f64, usize)> {
+        self.regions
+            .iter()
+            .min_by_key(|r| r.threads.abs_diff(threads))
+            .map(|r| (r.per_region_s.time().point, r.threads))
+    }
+
     /// Time per step of a local sum, per thread with all threads at once.
     pub fn local_step_s(&self) -> Option<f64> {
         Some(
@@ -211,6 +236,23 @@ mod tests {
         assert_eq!(s.local_step_s(), None);
         assert_eq!(s.bin_item_s("histogram"), None);
         assert_eq!(s.scatter_dram_item_s(), None);
+        assert_eq!(s.region_s(2), None);
+    }
+
+    #[test]
+    fn a_region_reads_the_nearest_thread_count() {
+        let region = |threads, t| TeamRegion {
+            threads,
+            per_region_s: Sample::new(t, t, t),
+        };
+        let s = C2cSection {
+            regions: vec![region(1, 15e-6), region(2, 12e-6), region(8, 20e-6)],
+            ..Default::default()
+        };
+        assert_eq!(s.region_s(1), Some((15e-6, 1)));
+        assert_eq!(s.region_s(2), Some((12e-6, 2)));
+        assert_eq!(s.region_s(6), Some((20e-6, 8)));
+        assert_eq!(s.region_s(5), Some((12e-6, 2)), "first on a tie");
     }
 
     #[test]

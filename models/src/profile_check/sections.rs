@@ -1,7 +1,7 @@
 //! The checks of each typed section ([`super::validate`]).
 
 use super::{each, invalid, opt_rate, positive, summary, Check, Rate};
-use crate::profile::c2c::{C2cSection, Handoff, HandoffPoint, Increment, Increments};
+use crate::profile::c2c::{C2cSection, Handoff, HandoffPoint, Increment, Increments, TeamRegion};
 use crate::profile::flops::{FlopsKernel, FlopsSection, SpanPoint};
 use crate::profile::latency::{LatencyPoint, LatencySection, Plateau};
 use crate::profile::lock::{LockKindResult, LockPoint, LockSection};
@@ -118,8 +118,15 @@ impl Check for C2cSection {
                 ("one_way_s", &self.one_way_s),
                 ("handoff", &self.handoff),
                 ("increments", &self.increments),
+                ("regions", &self.regions),
             ],
         )
+    }
+}
+
+impl Check for TeamRegion {
+    fn check(&self, at: &str) -> R {
+        self.per_region_s.check(&format!("{at}.per_region_s"))
     }
 }
 

@@ -176,7 +176,9 @@ fn thread_counts(o: &Options) -> Vec<usize> {
     }
 }
 
-/// A measurement whose work is known.
+/// A measurement whose work is known. Every timed call of a thread kernel
+/// is one parallel region of its pinned team ([`team::time`]), and its
+/// work says so ([`Work::in_regions`]).
 fn measurement(
     kernel: &'static str,
     variant: &str,
@@ -192,7 +194,7 @@ fn measurement(
         threads,
         size,
         seconds,
-        work,
+        work: work.map(|w| w.in_regions(1.0)),
         verified,
         paired: None,
     }

@@ -189,6 +189,35 @@ pub fn increments(
     })
 }
 
+/// T_regions = regions × t_region: the parallel regions a run starts and
+/// joins on the pinned team, each at the time of an empty region on as
+/// many threads (the c2c section's `regions`, the nearest measured thread
+/// count; §2.2's overhead). A profile from before that figure leaves the
+/// term at zero and says so, rather than refusing every prediction.
+pub fn regions(m: &Machine, count: f64, threads: usize) -> Term {
+    let (seconds, explain) = match m.region_s(threads) {
+        Some((t, at)) => (
+            count * t,
+            format!(
+                "regions × t_region = {count} × {} (an empty parallel region of the pinned team \
+                 on {at} thread(s), timed back to back: the calls handed out and the last one \
+                 waited for; added to the binding resource's time; §2.2)",
+                Si(t, "s")
+            ),
+        ),
+        None => (
+            0.0,
+            "left out: the profile has no empty-region time (`calibrate --only c2c` measures it)"
+                .into(),
+        ),
+    };
+    Term {
+        resource: super::work::REGIONS,
+        seconds,
+        explain,
+    }
+}
+
 /// A thread's sum into a local: one calibrated step per element.
 pub fn local_sum(m: &Machine, steps_per_thread: f64) -> Result<Term, Missing> {
     let t = m.local_step_s()?;

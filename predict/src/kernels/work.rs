@@ -117,6 +117,12 @@ pub enum Demand {
         segment_bytes: f64,
         per_thread_bytes: f64,
     },
+    /// Parallel regions the run starts and joins on the pinned team, each
+    /// at the time of an empty one (§2.2's overhead of a step: handing the
+    /// threads their calls and waiting for the last). It is paid before
+    /// and after the work whatever the work is, so it adds to the time of
+    /// the resource that binds instead of competing with it.
+    Regions { count: f64 },
 }
 
 impl Demand {
@@ -128,6 +134,16 @@ impl Demand {
             self,
             Demand::BinLoop { .. } | Demand::Reuse { .. } | Demand::Restarts { .. }
         )
+    }
+}
+
+impl Work {
+    /// The same work run as `count` parallel regions of the team
+    /// ([`Demand::Regions`]): how `predict run` times every thread
+    /// kernel, one region per timed call.
+    pub fn in_regions(mut self, count: f64) -> Self {
+        self.demands.push(Demand::Regions { count });
+        self
     }
 }
 
@@ -217,6 +233,9 @@ pub const CHAIN: &str = "loop-carried chain";
 
 /// The resource of a [`Demand::Span`] term.
 pub const SPAN: &str = "chains within iterations";
+
+/// The resource of a [`Demand::Regions`] term.
+pub const REGIONS: &str = "team start and join";
 
 #[cfg(test)]
 mod tests;

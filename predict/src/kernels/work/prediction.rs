@@ -8,7 +8,7 @@ use models::saturation::saturated_s;
 use models::units::Si;
 use serde::Serialize;
 
-use super::{Demand, Work, CHAIN, MEMORY_BANDWIDTH};
+use super::{Demand, Work, CHAIN, MEMORY_BANDWIDTH, REGIONS};
 use crate::kernels::terms;
 use crate::loop_figures::Bound;
 use crate::machine::{Machine, Missing};
@@ -45,7 +45,9 @@ pub struct Prediction {
 }
 
 /// Predicts `work` on `threads` threads of the profiled machine:
-/// T = max over resources of each resource's time, where the load/store
+/// T = regions × t_region + max over resources of each resource's time
+/// (the team's start and join, [`Demand::Regions`], before and after
+/// whatever binds), where the load/store
 /// work of [`Demand::BinLoop`]s, [`Demand::Reuse`] and [`Demand::Restarts`]
 /// counts as one resource with the core's own share of the memory traffic
 /// at one thread's rates (their sum, ECM's T_core), which the memory term
@@ -194,6 +196,7 @@ pub fn predict_at(
                 *per_thread_bytes,
                 bound,
             )?,
+            Demand::Regions { count } => terms::regions(m, *count, threads),
         };
         if d.is_load_store() {
             load_store_s += term.seconds;
@@ -224,8 +227,14 @@ pub fn predict_at(
         chain_overlap,
         m.knee_exponent(threads, bound),
     ));
+    let regions_s: f64 = terms
+        .iter()
+        .filter(|t| t.resource == REGIONS)
+        .map(|t| t.seconds)
+        .sum();
     let top = terms
         .iter()
+        .filter(|t| t.resource != REGIONS)
         .max_by(|a, b| a.seconds.total_cmp(&b.seconds))
         .cloned()
         .ok_or_else(|| Missing {
@@ -235,7 +244,7 @@ pub fn predict_at(
     // The other resources bound a lock's or a line's states from below.
     let others = terms
         .iter()
-        .filter(|t| t.resource != top.resource)
+        .filter(|t| t.resource != top.resource && t.resource != REGIONS)
         .map(|t| t.seconds)
         .fold(0.0, f64::max);
     let memory_states = (bound == Bound::Point
@@ -249,13 +258,18 @@ pub fn predict_at(
             t.explain += note;
         }
     }
+    // The memory states are whole predictions, regions included.
     let states_s = line_states
         .filter(|&(resource, _)| resource == top.resource)
-        .map(|(_, s)| s.map(|x| x.max(others)))
+        .map(|(_, s)| s.map(|x| x.max(others) + regions_s))
         .or(memory_states.map(|(states, _)| states));
     Ok(Prediction {
-        seconds: top.seconds,
-        binding: top.resource,
+        seconds: top.seconds + regions_s,
+        binding: if regions_s > top.seconds {
+            REGIONS
+        } else {
+            top.resource
+        },
         terms,
         states_s,
     })

@@ -261,3 +261,43 @@ fn chains_within_iterations_bind_where_the_window_holds_too_few() {
     assert_eq!(e.fix, "flops");
     assert!(e.to_string().contains("chain inside on avx2"), "{e}");
 }
+
+#[test]
+fn a_region_adds_its_start_and_join_to_what_binds() {
+    let p = machine();
+    let m = Machine::new(&p);
+    // 1e6 local-sum steps per thread at 0.75 ns: 750 µs, plus one empty
+    // region on 2 threads, 10 µs.
+    let sum = |steps: f64| Work {
+        demands: vec![Demand::LocalSum {
+            steps_per_thread: steps,
+        }],
+    };
+    let pr = predict(&sum(1e6).in_regions(1.0), &m, 2).unwrap();
+    assert_eq!(pr.binding, "local sum");
+    assert!((pr.seconds - 760e-6).abs() < 1e-12, "{}", pr.seconds);
+    let region = pr.terms.iter().find(|t| t.resource == REGIONS).unwrap();
+    assert!(
+        region.explain.contains("on 2 thread(s)"),
+        "{}",
+        region.explain
+    );
+    // A run too short to outlast its start and join is bound by them; on
+    // one thread it reads the one-thread region.
+    let pr = predict(&sum(1e3).in_regions(2.0), &m, 1).unwrap();
+    assert_eq!(pr.binding, REGIONS);
+    assert!(
+        (pr.seconds - (30e-6 + 0.75e-6)).abs() < 1e-12,
+        "{}",
+        pr.seconds
+    );
+    // A profile from before the figure leaves the term at zero and says so.
+    let mut old = machine();
+    old.sections.c2c.as_mut().unwrap().regions.clear();
+    let pr = predict(&sum(1e6).in_regions(1.0), &Machine::new(&old), 2).unwrap();
+    assert!((pr.seconds - 750e-6).abs() < 1e-12, "{}", pr.seconds);
+    assert!(pr
+        .terms
+        .iter()
+        .any(|t| t.resource == REGIONS && t.explain.contains("calibrate --only c2c")));
+}
