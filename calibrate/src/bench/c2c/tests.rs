@@ -1,4 +1,6 @@
+use super::handoff::reciprocal;
 use super::*;
+use models::Estimate;
 
 #[test]
 fn fit_recovers_t0_and_b() {
