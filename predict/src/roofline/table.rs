@@ -108,8 +108,12 @@ struct CsvRow {
     tool_version: Option<String>,
 }
 
-/// An intensity as text: "5.2 flop/B".
+/// An intensity as text: "5.2 flop/B"; a power of ten outside
+/// [0.001, 100000) ("2.50e-5 flop/B").
 pub fn ai_text(ai: f64) -> String {
+    if ai != 0.0 && !(1e-3..1e5).contains(&ai.abs()) {
+        return format!("{ai:.2e} flop/B");
+    }
     let digits = if ai >= 100.0 {
         0
     } else if ai >= 10.0 {
@@ -254,4 +258,18 @@ pub fn caption(d: &RooflineData) -> String {
         d.calibrated_with, d.tool_version, d.profile
     ));
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ai_text;
+
+    #[test]
+    fn intensities_read_at_any_magnitude() {
+        assert_eq!(ai_text(0.083), "0.083 flop/B");
+        assert_eq!(ai_text(5.2), "5.20 flop/B");
+        assert_eq!(ai_text(250.0), "250 flop/B");
+        assert_eq!(ai_text(1e300), "1.00e300 flop/B");
+        assert_eq!(ai_text(2.5e-5), "2.50e-5 flop/B");
+    }
 }
