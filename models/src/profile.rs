@@ -48,8 +48,10 @@ pub fn schema() -> serde_json::Value {
 /// Why a profile cannot be used.
 #[derive(Debug, Error)]
 pub enum ProfileError {
+    /// The parser's message is part of this one's, not a source of its
+    /// own, so that a chain of contexts prints it once.
     #[error("the profile is not valid JSON for this schema: {0}")]
-    Malformed(#[from] serde_json::Error),
+    Malformed(serde_json::Error),
     #[error(
         "the profile has schema version {found}, this tool reads version {expected}; re-run `calibrate` to make a new one"
     )]
@@ -69,6 +71,12 @@ pub enum ProfileError {
         point: f64,
         hi: f64,
     },
+}
+
+impl From<serde_json::Error> for ProfileError {
+    fn from(e: serde_json::Error) -> Self {
+        Self::Malformed(e)
+    }
 }
 
 /// The headline figures, each a number in SI units or null when it was not

@@ -281,6 +281,20 @@ pub fn to_csv(records: &[Record]) -> String {
     String::from_utf8(w.into_inner().expect("flushing to memory")).expect("CSV of UTF-8 text")
 }
 
+/// Refuses a measurements folder `dir` that cannot hold `records.jsonl`
+/// (it, or the nearest part of its path that exists, is a file), so that
+/// `predict run` says so before its kernels run rather than after.
+pub fn check_folder(dir: &Path) -> Result<(), crate::error::BadInput> {
+    match dir.ancestors().find(|a| a.exists()) {
+        Some(found) if !found.is_dir() => Err(crate::error::BadInput(format!(
+            "--measurements {}: {} is a file, not a folder",
+            dir.display(),
+            found.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// Appends `records` to the JSON-lines file `path` (one record per line),
 /// atomically: the old lines and the new ones go to a temporary file that
 /// replaces `path`. The folder is created if needed.
@@ -339,6 +353,19 @@ mod tests {
     use super::*;
     use models::stats::Sample;
     use std::time::Duration;
+
+    #[test]
+    fn a_measurements_folder_under_a_file_is_refused_up_front() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("taken");
+        fs::write(&file, "not a folder").unwrap();
+        for bad in [file.clone(), file.join("sub")] {
+            let e = check_folder(&bad).unwrap_err().to_string();
+            assert!(e.ends_with("taken is a file, not a folder"), "{e}");
+        }
+        assert!(check_folder(dir.path()).is_ok());
+        assert!(check_folder(&dir.path().join("new/deeper")).is_ok());
+    }
 
     fn record(variant: &str) -> Record {
         // Median 1.1 ms; the low quantile of 3 timings is the fastest, 1 ms.

@@ -26,6 +26,9 @@ pub fn run(a: &RunArgs, out: &mut dyn std::io::Write) -> Result<()> {
                 .map_err(|e| BadInput(format!("cannot write --csv {}: {e}", p.display())))
         })
         .transpose()?;
+    if !a.no_record {
+        record::check_folder(&a.measurements)?;
+    }
     let cpus = calibrate::harness::pin::allowed_cpus().len();
     let threads = a.threads.unwrap_or(cpus);
     kernels::team::team(threads)?; // checks --threads before any work

@@ -130,6 +130,9 @@ struct Prepared {
 }
 
 fn prepare(args: &RunArgs) -> anyhow::Result<Prepared> {
+    if !args.no_record {
+        crate::record::check_folder(&args.measurements)?;
+    }
     let profile = load_profile(args.profile.as_deref())?;
     let csv =
         match &args.csv {
