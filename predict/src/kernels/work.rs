@@ -137,16 +137,6 @@ impl Demand {
     }
 }
 
-impl Work {
-    /// The same work run as `count` parallel regions of the team
-    /// ([`Demand::Regions`]): how `predict run` times every thread
-    /// kernel, one region per timed call.
-    pub fn in_regions(mut self, count: f64) -> Self {
-        self.demands.push(Demand::Regions { count });
-        self
-    }
-}
-
 pub use models::kernel::SortLoop;
 
 /// Lock kinds as they appear in records.
@@ -164,6 +154,14 @@ pub struct Work {
 }
 
 impl Work {
+    /// The same work run as `count` parallel regions of the team
+    /// ([`Demand::Regions`]): how `predict run` times every thread
+    /// kernel, one region per timed call.
+    pub fn in_regions(mut self, count: f64) -> Self {
+        self.demands.push(Demand::Regions { count });
+        self
+    }
+
     /// Floating-point operations (0 when none are declared).
     pub fn flops(&self) -> f64 {
         self.demands

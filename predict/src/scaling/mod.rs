@@ -80,7 +80,8 @@ pub struct ScalingArgs {
     /// Fit T(P) = T1·(f + (1−f)/P) + c·g(P) to a CSV of runs (P, time[,
     /// comm_s]) of any code instead of modelling a kernel; g is chosen
     /// among none, const, log2P, sqrtP, P, PlogP and surface by AICc
-    /// (6 or more runs at 4 or more different P).
+    /// (6 or more runs at 4 or more different P; 4 at 3 with a comm_s
+    /// column).
     #[arg(long)]
     pub fit: Option<PathBuf>,
     /// With --fit: what the code communicates per iteration, e.g.
