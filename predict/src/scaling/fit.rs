@@ -3,10 +3,17 @@
 //!
 //! The model is T(P) = T1·(f + (1 − f)/P) + c·g(P) (lecture §4.6 and §4.1,
 //! §4.2), g chosen among the candidates of [`super::terms`] by the AICc
-//! of each candidate's bounded fit ([`models::fit::aicc`]). The fit is weighted least squares with
-//! relative weights 1/T² (the fast runs at large P count as much as the
-//! slow ones) under the physical bounds 0 ≤ f ≤ 1, c ≥ 0
-//! ([`models::fit::non_negative`] on a = T1·f, b = T1·(1 − f), c). The 95%
+//! of each candidate's bounded fit ([`models::fit::aicc`]). The fit is weighted least squares of
+//! relative errors under the physical bounds 0 ≤ f ≤ 1, c ≥ 0
+//! ([`models::fit::non_negative`] on a = T1·f, b = T1·(1 − f), c): a run's
+//! noise is taken to scale with its time, so the fast runs at large P
+//! count as much as the slow ones. The weights are 1/T̂², of the model's
+//! own times, settled by iteration (iteratively reweighted least squares,
+//! the quasi-likelihood of errors proportional to the mean), not 1/T² of
+//! the measured ones: a run far below the others (a failed or mis-timed
+//! run) would otherwise weigh as much as all of them together and flatten
+//! the fit towards itself. Since the weights depend on the candidate, its
+//! AICc carries the likelihood's 2·Σ ln(T̂ᵢ/Tᵢ) too. The 95%
 //! intervals are percentiles of a residual bootstrap
 //! ([`models::fit::bootstrap`]): every resample is refitted under the same
 //! bounds, so no interval crosses them. The resampled (T1, f, c) then drive
@@ -24,6 +31,7 @@
 use models::fit::{aicc, aicc_min_points, bootstrap, non_negative, percentile_t, FitError};
 use models::random::SplitMix64;
 use models::speedup::karp_flatt;
+use models::units::Si;
 use models::Estimate;
 use serde::Serialize;
 
@@ -125,10 +133,28 @@ struct Data {
     p: Vec<f64>,
     t: Vec<f64>,
     comm: Option<Vec<f64>>,
-    w: Vec<f64>,
     distinct: Vec<f64>,
     domain: Option<Domain>,
 }
+
+/// A candidate's fit with its settled weights.
+struct Settled {
+    /// 1/T̂² of the fit's own times.
+    w: Vec<f64>,
+    /// The scored part's weighted residual sum of squares (the time's, or
+    /// the communication's when it was measured).
+    rss: f64,
+    /// Σ ln(T̂ᵢ/Tᵢ), the likelihood's share of the weights.
+    log_scale: f64,
+}
+
+/// Most reweighting rounds; the weights usually settle within ten.
+const REWEIGHTS: usize = 100;
+
+/// A fitted time never weighs more than this fraction of its measured time
+/// would: a model that puts a run near zero cannot give it a weight without
+/// bound.
+const LEAST_FITTED_SHARE: f64 = 0.1;
 
 impl Data {
     fn new(runs: &[Run], domain: Option<Domain>) -> Self {
@@ -140,7 +166,6 @@ impl Data {
             p: runs.iter().map(|r| r.p).collect(),
             t: runs.iter().map(|r| r.time_s).collect(),
             comm,
-            w: runs.iter().map(|r| 1.0 / (r.time_s * r.time_s)).collect(),
             distinct,
             domain,
         }
@@ -181,17 +206,74 @@ impl Data {
         }
     }
 
-    /// The candidate's AICc (of the communication alone when it was
-    /// measured).
-    fn score(&self, term: Term) -> Result<f64, FitError> {
-        let n = self.t.len();
-        let k = self.coefficients(term);
-        let rss = match &self.comm {
-            None => non_negative(&self.joint_rows(term), &self.t, Some(&self.w))?.weighted_rss,
-            Some(c) if term == Term::None => c.iter().zip(&self.w).map(|(c, w)| w * c * c).sum(),
-            Some(c) => non_negative(&self.g(term), c, Some(&self.w))?.weighted_rss,
+    /// The candidate's fitted times T̂ and the scored part's weighted
+    /// residual sum of squares, under the weights `w`.
+    fn fitted(&self, term: Term, w: &[f64]) -> Result<(Vec<f64>, f64), FitError> {
+        let Some(comm) = &self.comm else {
+            let rows = self.joint_rows(term);
+            let fit = non_negative(&rows, &self.t, Some(w))?;
+            return Ok((
+                rows.iter().map(|r| fit.predict(r)).collect(),
+                fit.weighted_rss,
+            ));
         };
-        aicc(rss, n, k)
+        let rows: Vec<Vec<f64>> = self.p.iter().map(|&p| vec![1.0, 1.0 / p]).collect();
+        let compute = non_negative(&rows, &self.compute(comm), Some(w))?;
+        let (comm_fit, rss) = if term == Term::None {
+            let rss = comm.iter().zip(w).map(|(c, w)| w * c * c).sum();
+            (vec![0.0; comm.len()], rss)
+        } else {
+            let g = self.g(term);
+            let fit = non_negative(&g, comm, Some(w))?;
+            (g.iter().map(|r| fit.predict(r)).collect(), fit.weighted_rss)
+        };
+        let total = rows
+            .iter()
+            .zip(comm_fit)
+            .map(|(r, c)| compute.predict(r) + c)
+            .collect();
+        Ok((total, rss))
+    }
+
+    /// The candidate's fit under weights 1/T̂² of its own times, from
+    /// 1/T² of the measured ones, refitted until they settle.
+    fn settle(&self, term: Term) -> Result<Settled, FitError> {
+        let weights = |fitted: &[f64]| -> Vec<f64> {
+            fitted
+                .iter()
+                .zip(&self.t)
+                .map(|(f, t)| f.max(LEAST_FITTED_SHARE * t).powi(-2))
+                .collect()
+        };
+        let mut w = weights(&self.t);
+        let (mut fitted, mut rss) = self.fitted(term, &w)?;
+        for _ in 0..REWEIGHTS {
+            let next = weights(&fitted);
+            let moved = next
+                .iter()
+                .zip(&w)
+                .map(|(a, b)| (a / b - 1.0).abs())
+                .fold(0.0, f64::max);
+            w = next;
+            (fitted, rss) = self.fitted(term, &w)?;
+            if moved < 1e-9 {
+                break;
+            }
+        }
+        // The weights the last fit used are the ones its residuals carry.
+        let log_scale = w
+            .iter()
+            .zip(&self.t)
+            .map(|(w, t)| -0.5 * w.ln() - t.ln())
+            .sum();
+        Ok(Settled { w, rss, log_scale })
+    }
+
+    /// The candidate's AICc (of the communication alone when it was
+    /// measured), with the settled weights' share of the likelihood.
+    fn score(&self, term: Term) -> Result<f64, FitError> {
+        let s = self.settle(term)?;
+        Ok(aicc(s.rss, self.t.len(), self.coefficients(term))? + 2.0 * s.log_scale)
     }
 }
 
@@ -250,10 +332,11 @@ fn too_few(source: &str, d: &Data) -> Option<BadInput> {
 fn fit_term(
     d: &Data,
     term: Term,
+    w: &[f64],
     rng: &mut SplitMix64,
 ) -> Result<(Vec<f64>, Vec<Vec<f64>>), FitError> {
     let Some(comm) = &d.comm else {
-        let (f, s) = bootstrap(&d.joint_rows(term), &d.t, Some(&d.w), RESAMPLES, rng)?;
+        let (f, s) = bootstrap(&d.joint_rows(term), &d.t, Some(w), RESAMPLES, rng)?;
         let pad = |mut v: Vec<f64>| {
             v.resize(3, 0.0);
             v
@@ -261,11 +344,11 @@ fn fit_term(
         return Ok((pad(f.beta), s.into_iter().map(pad).collect()));
     };
     let rows: Vec<Vec<f64>> = d.p.iter().map(|&p| vec![1.0, 1.0 / p]).collect();
-    let (fc, sc) = bootstrap(&rows, &d.compute(comm), Some(&d.w), RESAMPLES, rng)?;
+    let (fc, sc) = bootstrap(&rows, &d.compute(comm), Some(w), RESAMPLES, rng)?;
     let (c, sm) = if term == Term::None {
         (0.0, vec![vec![0.0]; sc.len()])
     } else {
-        let (fm, sm) = bootstrap(&d.g(term), comm, Some(&d.w), RESAMPLES, rng)?;
+        let (fm, sm) = bootstrap(&d.g(term), comm, Some(w), RESAMPLES, rng)?;
         (fm.beta[0], sm)
     };
     let samples = sc
@@ -303,13 +386,15 @@ pub fn fit_runs(runs: Vec<Run>, source: &str, opts: FitOptions) -> Result<RunsFi
             term.name()
         ));
     }
-    let mut rng = SplitMix64::new(opts.seed);
-    let (abc, boot) = fit_term(&d, term, &mut rng).map_err(|e| {
+    let cannot = |e: FitError| {
         BadInput(format!(
             "{source}: the {} model cannot be fitted: {e}",
             term.name()
         ))
-    })?;
+    };
+    let w = d.settle(term).map_err(cannot)?.w;
+    let mut rng = SplitMix64::new(opts.seed);
+    let (abc, boot) = fit_term(&d, term, &w, &mut rng).map_err(cannot)?;
     let point = natural(&abc).ok_or_else(|| {
         BadInput(format!(
             "{source}: the fitted time of one process is not positive"
@@ -334,14 +419,21 @@ pub fn fit_runs(runs: Vec<Run>, source: &str, opts: FitOptions) -> Result<RunsFi
         .collect();
     let fit = ParamsFit {
         names: vec!["T1".into(), "f".into(), "c".into()],
-        r_squared: r_squared(&d, term, &point),
-        weighted_rss: wrss(&d, term, &point),
+        r_squared: r_squared(&d, &w, term, &point),
+        weighted_rss: wrss(&d, &w, term, &point),
         n: runs.len(),
         resamples: samples.len(),
-        method: "non-negative weighted least squares (weights 1/T²); 95% residual-bootstrap percentile intervals, stretched by t/z with (distinct P − parameters) degrees of freedom".into(),
+        method: "non-negative weighted least squares of relative errors (weights 1/T̂² of the fitted times, iterated); 95% residual-bootstrap percentile intervals, stretched by t/z with (distinct P − parameters) degrees of freedom".into(),
         params,
     };
     bound_notes(term, &fit, &mut notes);
+    far_off_notes(&d, term, &point, &runs, &mut notes);
+    if fit.r_squared < POOR_R_SQUARED {
+        notes.push(format!(
+            "the fit explains little of how the runs' times vary (R² = {:.2}): Amdahl's law with one communication term does not describe these runs, and the curves below follow the model, not the runs",
+            fit.r_squared
+        ));
+    }
     let (kf, t1_source) = karp_flatt_table(&runs, &d.distinct, point[0], &mut notes);
     Ok(RunsFit {
         runs,
@@ -358,36 +450,58 @@ pub fn fit_runs(runs: Vec<Run>, source: &str, opts: FitOptions) -> Result<RunsFi
     })
 }
 
-fn residuals<'a>(
-    d: &'a Data,
-    term: Term,
-    theta: &[f64],
-) -> impl Iterator<Item = (f64, f64, f64)> + 'a {
-    let theta = theta.to_vec();
-    (0..d.t.len()).map(move |i| {
-        let m = super::terms::time_s(term, d.domain, &theta, d.p[i]);
-        (d.t[i], m, d.w[i])
-    })
-}
-
-fn wrss(d: &Data, term: Term, theta: &[f64]) -> f64 {
-    residuals(d, term, theta)
-        .map(|(t, m, w)| w * (t - m).powi(2))
+/// Σwᵢ(Tᵢ − T(Pᵢ))² of the model `theta`.
+fn wrss(d: &Data, w: &[f64], term: Term, theta: &[f64]) -> f64 {
+    (0..d.t.len())
+        .map(|i| w[i] * (d.t[i] - super::terms::time_s(term, d.domain, theta, d.p[i])).powi(2))
         .sum()
 }
 
-fn r_squared(d: &Data, term: Term, theta: &[f64]) -> f64 {
-    let sw: f64 = d.w.iter().sum();
-    let mean = d.t.iter().zip(&d.w).map(|(t, w)| t * w).sum::<f64>() / sw;
-    let tss: f64 =
-        d.t.iter()
-            .zip(&d.w)
-            .map(|(t, w)| w * (t - mean).powi(2))
-            .sum();
+fn r_squared(d: &Data, w: &[f64], term: Term, theta: &[f64]) -> f64 {
+    let sw: f64 = w.iter().sum();
+    let mean = d.t.iter().zip(w).map(|(t, w)| t * w).sum::<f64>() / sw;
+    let tss: f64 = d.t.iter().zip(w).map(|(t, w)| w * (t - mean).powi(2)).sum();
     if tss > 0.0 {
-        1.0 - wrss(d, term, theta) / tss
+        1.0 - wrss(d, w, term, theta) / tss
     } else {
         1.0
+    }
+}
+
+/// Below this weighted R² the chosen model is said not to describe the runs.
+const POOR_R_SQUARED: f64 = 0.5;
+
+/// How far beyond the runs' typical scatter a run lies before it is
+/// named: robust z-scores of ln(T/T̂) above this.
+const FAR_OFF_Z: f64 = 5.0;
+
+/// Names each run whose time lies far off the fit, measured against the
+/// runs' own scatter: |ln(Tᵢ/T̂ᵢ)| > 5·s, with s = 1.4826·median|ln(T/T̂)|
+/// (the median absolute deviation, which the far runs themselves do not
+/// inflate), and off by 10% or more. Such a run is usually a failed or
+/// mis-timed one, and it still pulls the fit.
+fn far_off_notes(d: &Data, term: Term, theta: &[f64], runs: &[Run], notes: &mut Vec<String>) {
+    let fitted: Vec<f64> =
+        d.p.iter()
+            .map(|&p| super::terms::time_s(term, d.domain, theta, p))
+            .collect();
+    let logs: Vec<f64> = d.t.iter().zip(&fitted).map(|(t, f)| (t / f).ln()).collect();
+    if logs.iter().any(|l| !l.is_finite()) {
+        return;
+    }
+    let scatter = 1.4826 * median(logs.iter().map(|l| l.abs()).collect());
+    for ((run, l), f) in runs.iter().zip(&logs).zip(&fitted) {
+        if l.abs() > (FAR_OFF_Z * scatter).max(1.1f64.ln()) {
+            notes.push(format!(
+                "the run at P = {} (line {}: {}) is {:.2}× the fit's {}, far beyond the other runs' scatter (±{:.1}%): a failed or mis-timed run pulls the whole fit; check it, and drop it if it is one",
+                run.p,
+                run.line,
+                Si(run.time_s, "s"),
+                l.exp(),
+                Si(*f, "s"),
+                100.0 * scatter.exp_m1()
+            ));
+        }
     }
 }
 

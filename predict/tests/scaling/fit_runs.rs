@@ -126,7 +126,14 @@ pub fn fit(form: Form, seed: u64) -> predict::scaling::fit::RunsFit {
     .unwrap()
 }
 
-/// For each known form: in at least 9 of 10 seeds the chosen term is the
+/// Seeds per form, and how many of them must choose the true term with
+/// all three true parameters inside their 95% intervals. The constant term
+/// is the hardest to tell from the surface term: over 200 seeds 175 (88%)
+/// succeeded, the other forms 185–188 (93–94%); of these 40 seeds 36 to 39.
+const SEEDS: u64 = 40;
+const GOOD_SEEDS: usize = 34;
+
+/// For each known form: in at least 34 of 40 seeds the chosen term is the
 /// true one and all three true parameters lie inside their 95% intervals;
 /// in every seed f and c stay in their physical ranges, intervals included.
 #[test]
@@ -134,7 +141,7 @@ fn the_true_term_is_chosen_and_the_truth_lies_inside_the_intervals() {
     let mut failures = Vec::new();
     for form in FORMS {
         let mut good = 0;
-        for seed in 0..10 {
+        for seed in 0..SEEDS {
             let f = fit(form, seed);
             let [t1, fr, c] = f.values();
             assert!((0.0..=1.0).contains(&fr) && c >= 0.0 && t1 > 0.0);
@@ -160,8 +167,8 @@ fn the_true_term_is_chosen_and_the_truth_lies_inside_the_intervals() {
                 );
             }
         }
-        if good < 9 {
-            failures.push(format!("{}: {good} of 10", form.term.name()));
+        if good < GOOD_SEEDS {
+            failures.push(format!("{}: {good} of {SEEDS}", form.term.name()));
         }
     }
     assert!(failures.is_empty(), "{failures:?}");
@@ -184,4 +191,44 @@ fn intervals_stop_at_the_bounds() {
         assert!(f.fit.params[1].lo >= 0.0 && f.fit.params[2].lo >= 0.0);
         assert!(f.fit.params[1].lo <= 0.0 + 1e-12 || fr > 0.0);
     }
+}
+
+/// One failed run far below the others (a fifteenth of its time) is
+/// named, and does not flatten the fit towards itself: with weights 1/T²
+/// of the measured times it weighed 225 times as much as its neighbours,
+/// and the fit of the example runs plus one such run was T1 = 1.83 s, flat
+/// at every P, against the 120 s the runs were made from. It still pulls
+/// (a least-squares fit has no defence against a gross error; here T1
+/// reads 90 s for 100 s), which is why the note asks to check it.
+#[test]
+fn a_failed_run_is_named_and_does_not_capture_the_fit() {
+    let form = FORMS[1];
+    let mut runs = runs(form, 3, REPS, NOISE);
+    let bad = runs.iter().position(|r| r.p == 8.0).unwrap();
+    runs[bad].time_s /= 15.0;
+    let line = runs[bad].line;
+    let f = fit_runs(
+        runs,
+        "synthetic",
+        FitOptions {
+            domain: None,
+            seed: 1,
+        },
+    )
+    .unwrap();
+    let [t1, ..] = f.values();
+    assert!((t1 / form.t1 - 1.0).abs() < 0.15, "T1 = {t1}");
+    assert!(f.fit.r_squared > 0.8, "R² = {}", f.fit.r_squared);
+    assert!(
+        f.notes
+            .iter()
+            .any(|n| n.contains(&format!("P = 8 (line {line}:"))),
+        "{:?}",
+        f.notes
+    );
+    assert!(
+        !f.notes.iter().any(|n| n.contains("P = 4 (")),
+        "{:?}",
+        f.notes
+    );
 }
