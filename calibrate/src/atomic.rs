@@ -6,6 +6,11 @@
 //! the work is done its bytes are written, synced and the file is renamed
 //! over the target; dropped without a commit (an error, an interrupt) it is
 //! removed and the target stays as it was, or absent.
+//!
+//! A symbolic link is followed: the file it names is replaced and the link
+//! stays a link. A target that exists and is no regular file (`/dev/stdout`,
+//! a pipe) cannot be replaced by a rename; it is opened at once and written
+//! in place at the commit, whose errors (a full device) are reported.
 
 use std::fs::{self, File};
 use std::io::{self, Write as _};
@@ -37,7 +42,19 @@ impl From<TargetError> for io::Error {
 #[derive(Debug)]
 pub struct AtomicFile {
     target: PathBuf,
-    temp: tempfile::NamedTempFile,
+    sink: Sink,
+}
+
+/// Where the bytes go.
+#[derive(Debug)]
+enum Sink {
+    /// A temporary file beside `to`, renamed over it at the commit.
+    Temp {
+        temp: tempfile::NamedTempFile,
+        to: PathBuf,
+    },
+    /// A target that is no regular file, written in place.
+    InPlace(File),
 }
 
 impl AtomicFile {
@@ -63,18 +80,27 @@ impl AtomicFile {
         if target.is_dir() {
             return Err(TargetError::Directory);
         }
-        let name = target.file_name().ok_or(TargetError::NoFileName)?;
-        let dir = parent_dir(target);
+        let to = resolve_links(target)?;
+        if fs::metadata(&to).is_ok_and(|m| !m.is_file()) {
+            let file = fs::OpenOptions::new().write(true).open(&to)?;
+            return Ok(Self {
+                target: target.to_path_buf(),
+                sink: Sink::InPlace(file),
+            });
+        }
+        let name = to.file_name().ok_or(TargetError::NoFileName)?;
+        let dir = parent_dir(&to);
         if make_dirs {
             fs::create_dir_all(&dir)?;
         }
         let temp = tempfile::Builder::new()
             .prefix(&format!(".{}.", name.to_string_lossy()))
             .suffix(".tmp")
-            .tempfile_in(&dir)?;
+            .tempfile_in(&dir)
+            .map_err(without_temp_name)?;
         Ok(Self {
             target: target.to_path_buf(),
-            temp,
+            sink: Sink::Temp { temp, to },
         })
     }
 
@@ -84,18 +110,58 @@ impl AtomicFile {
     }
 
     /// Writes `bytes`, syncs them to disk and renames the file over the
-    /// target.
+    /// target (or writes them in place, for a target that is no regular
+    /// file).
     ///
     /// # Errors
-    /// Write, sync or rename failures; the target is then unchanged.
-    pub fn commit(mut self, bytes: &[u8]) -> io::Result<()> {
-        self.temp.write_all(bytes)?;
-        self.temp.flush()?;
-        readable(self.temp.as_file())?;
-        self.temp.as_file().sync_all()?;
-        self.temp.persist(&self.target).map_err(|e| e.error)?;
+    /// Write, sync or rename failures; a regular target is then unchanged.
+    pub fn commit(self, bytes: &[u8]) -> io::Result<()> {
+        match self.sink {
+            Sink::Temp { mut temp, to } => {
+                temp.write_all(bytes)?;
+                temp.flush()?;
+                readable(temp.as_file())?;
+                temp.as_file().sync_all()?;
+                temp.persist(&to).map_err(|e| e.error)?;
+            }
+            Sink::InPlace(mut file) => {
+                file.write_all(bytes)?;
+                file.flush()?;
+            }
+        }
         Ok(())
     }
+}
+
+/// The OS's error without the temporary file's name, which the user never
+/// gave and which is gone by the time they read it.
+fn without_temp_name(e: io::Error) -> io::Error {
+    // tempfile appends ` at path "…"` to the OS's message, and keeps no
+    // error code to rebuild it from.
+    let message = e.to_string();
+    let os = message.split(" at path ").next().unwrap_or(&message);
+    io::Error::new(e.kind(), os.to_string())
+}
+
+/// Most links followed before a chain counts as a loop (Linux's own limit).
+const MAX_LINKS: usize = 40;
+
+/// The path a chain of symbolic links at `path` ends in (the path itself
+/// when it is no link); the end need not exist yet.
+fn resolve_links(path: &Path) -> io::Result<PathBuf> {
+    let mut at = path.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        match fs::symlink_metadata(&at) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let next = fs::read_link(&at)?;
+                at = parent_dir(&at).join(next);
+            }
+            _ => return Ok(at),
+        }
+    }
+    Err(io::Error::other(format!(
+        "more than {MAX_LINKS} symbolic links in a chain"
+    )))
 }
 
 /// The directory a file path lies in (`.` for a bare name).
@@ -148,14 +214,50 @@ mod tests {
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 
+    #[cfg(unix)]
+    #[test]
+    fn a_link_stays_a_link_and_its_file_is_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let (file, link) = (dir.path().join("target.csv"), dir.path().join("link.csv"));
+        fs::write(&file, "old").unwrap();
+        std::os::unix::fs::symlink("target.csv", &link).unwrap();
+        AtomicFile::create(&link).unwrap().commit(b"new").unwrap();
+        assert!(fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(fs::read_to_string(&file).unwrap(), "new");
+        // A dangling link gets its file.
+        fs::remove_file(&file).unwrap();
+        AtomicFile::create(&link).unwrap().commit(b"again").unwrap();
+        assert_eq!(fs::read_to_string(&file).unwrap(), "again");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_device_is_written_in_place_and_its_errors_reported() {
+        let full = Path::new("/dev/full");
+        if !fs::metadata(full).is_ok_and(|m| !m.is_file()) {
+            return;
+        }
+        let err = AtomicFile::create(full).unwrap().commit(b"x").unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::ENOSPC));
+        assert!(!fs::metadata(full).unwrap().is_file());
+        AtomicFile::create(Path::new("/dev/null"))
+            .unwrap()
+            .commit(b"x")
+            .unwrap();
+        assert!(!fs::metadata("/dev/null").unwrap().is_file());
+    }
+
     #[test]
     fn bad_targets_fail_at_once() {
         let dir = tempfile::tempdir().unwrap();
         let missing = dir.path().join("new/dir/out.csv");
-        assert!(matches!(
-            AtomicFile::create(&missing),
-            Err(TargetError::Io(_))
-        ));
+        let err = AtomicFile::create(&missing).unwrap_err();
+        assert!(matches!(err, TargetError::Io(_)));
+        // The temporary file's name is no business of the user's.
+        assert!(!err.to_string().contains(".tmp"), "{err}");
         // create_all makes the directory.
         assert!(AtomicFile::create_all(&missing).is_ok());
         assert!(matches!(
