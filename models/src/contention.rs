@@ -31,12 +31,13 @@ impl SerializedLock {
     }
 
     /// Time for `ops` operations on `threads` threads:
-    /// T = max(n·t_crit, n·(t_crit + t_work)/p). The first term is the lock's
-    /// serialization, the second the threads' own work.
+    /// T = max(n·t_crit, ⌈n/p⌉·(t_crit + t_work)). The first term is the
+    /// lock's serialization, the second the threads' own work: a thread
+    /// does whole operations, so the busiest does ⌈n/p⌉ of them.
     pub fn time_s(&self, ops: f64, threads: f64) -> Result<f64> {
         let n = non_negative("ops", ops)?;
         let p = count("threads", threads)?;
-        Ok((n * self.t_crit_s).max(n * (self.t_crit_s + self.t_work_s) / p))
+        Ok((n * self.t_crit_s).max(busiest_share(n, p) * (self.t_crit_s + self.t_work_s)))
     }
 
     /// Threads beyond which adding threads no longer helps:
@@ -52,11 +53,22 @@ impl SerializedLock {
     }
 }
 
+/// Operations the busiest of `p` threads does when `n` whole operations
+/// are shared out: ⌈n/p⌉ (the mean n/p when n is a rate, not whole).
+fn busiest_share(n: f64, p: f64) -> f64 {
+    if n.fract() == 0.0 {
+        (n / p).ceil()
+    } else {
+        n / p
+    }
+}
+
 /// Time for `ops` operations spread uniformly over `buckets` locks, each
 /// held t_crit, by `threads` threads: at most min(p, buckets) critical
 /// sections run at once, so T = n·t_crit / min(p, buckets), and never less
-/// than the threads' own work n·(t_crit + t_work)/p. This is the ideal: line
-/// migrations of shared bucket heads make real machines slower (§4.5).
+/// than the busiest thread's own work ⌈n/p⌉·(t_crit + t_work). This is the
+/// ideal: line migrations of shared bucket heads make real machines slower
+/// (§4.5).
 pub fn per_bucket_time_s(
     lock: &SerializedLock,
     ops: f64,
@@ -66,7 +78,7 @@ pub fn per_bucket_time_s(
     let n = non_negative("ops", ops)?;
     let p = count("threads", threads)?;
     let b = count("buckets", buckets)?;
-    Ok((n * lock.t_crit_s / p.min(b)).max(n * (lock.t_crit_s + lock.t_work_s) / p))
+    Ok((n * lock.t_crit_s / p.min(b)).max(busiest_share(n, p) * (lock.t_crit_s + lock.t_work_s)))
 }
 
 /// The cost of one cache-line migration on a lock acquisition, from the
@@ -288,6 +300,19 @@ mod tests {
         assert_eq!(l.saturation_threads(), 4.0);
         assert!((l.time_s(1e6, 2.0).unwrap() - 20e-3).abs() < 1e-12);
         assert!((l.time_s(1e6, 8.0).unwrap() - 10e-3).abs() < 1e-12);
+    }
+
+    #[test]
+    fn fewer_operations_than_threads_take_one_operation_at_least() {
+        let l = SerializedLock::new(600e-9, 100e-9).unwrap();
+        // Three operations on 16 threads with 64 locks: three threads work
+        // at once, each for one whole operation.
+        let t = per_bucket_time_s(&l, 3.0, 16.0, 64.0).unwrap();
+        assert!((t - 700e-9).abs() < 1e-15, "{t}");
+        assert!((l.time_s(3.0, 16.0).unwrap() - 1.8e-6).abs() < 1e-15);
+        // 17 operations on 16 threads: the busiest thread does two.
+        let t = per_bucket_time_s(&l, 17.0, 16.0, 64.0).unwrap();
+        assert!((t - 1.4e-6).abs() < 1e-15, "{t}");
     }
 
     #[test]

@@ -35,7 +35,7 @@ pub struct LockArgs {
 pub fn lock(a: &LockArgs, f: &Figures) -> anyhow::Result<Derivation> {
     models::error::count("buckets", a.buckets)?;
     models::error::count("threads", a.threads)?;
-    models::error::whole("ops", a.ops)?;
+    models::error::count("ops", a.ops)?;
     let mut d = Derivation::new("lock", "contention on locks (lecture §2.8, §4.5)");
     let tc = f.time(&mut d, a.t_crit, "t-crit", "t_crit_s", None)?;
     let tw = a
@@ -63,41 +63,46 @@ pub fn lock(a: &LockArgs, f: &Figures) -> anyhow::Result<Derivation> {
     );
     d.num(
         "global_lock_time_s",
-        "max(n·t_crit, n·(t_crit + t_work)/p)",
+        "max(n·t_crit, ⌈n/p⌉·(t_crit + t_work)), the busiest thread doing ⌈n/p⌉ operations",
         format!(
-            "max({}·{}, {}·({} + {})/{})",
+            "max({}·{}, ⌈{}/{}⌉·({} + {}))",
             plain(a.ops),
             q(tc, "s"),
             plain(a.ops),
+            plain(a.threads),
             q(tc, "s"),
             q(tw, "s"),
-            plain(a.threads)
         ),
         l.time_s(a.ops, a.threads)?,
         "s",
     );
     d.num(
         "bucket_locks_time_s",
-        "max(n·t_crit / min(p, buckets), n·(t_crit + t_work)/p) (ideal: no line migration)",
+        "max(n·t_crit / min(p, buckets), ⌈n/p⌉·(t_crit + t_work)) (ideal: no line migration)",
         format!(
-            "max({}·{} / min({}, {}), {}·({} + {})/{})",
+            "max({}·{} / min({}, {}), ⌈{}/{}⌉·({} + {}))",
             plain(a.ops),
             q(tc, "s"),
             plain(a.threads),
             plain(a.buckets),
             plain(a.ops),
+            plain(a.threads),
             q(tc, "s"),
             q(tw, "s"),
-            plain(a.threads)
         ),
         per_bucket_time_s(&l, a.ops, a.threads, a.buckets)?,
         "s",
     );
     d.num(
         "last_arrival_wait_s",
-        "(p − 1)·t_crit when all threads arrive at once",
-        format!("({} − 1)·{}", plain(a.threads), q(tc, "s")),
-        l.wait_s(a.threads - 1.0)?,
+        "(min(p, n) − 1)·t_crit when all threads with an operation arrive at once",
+        format!(
+            "(min({}, {}) − 1)·{}",
+            plain(a.threads),
+            plain(a.ops),
+            q(tc, "s")
+        ),
+        l.wait_s(a.threads.min(a.ops) - 1.0)?,
         "s",
     );
     Ok(d)
