@@ -48,8 +48,11 @@ pub fn process_grid(p: u64) -> (u64, u64) {
 /// - 1D blocked: compute N²/P, communication 2N (the two neighbour rows), intensity N/(2P);
 /// - 1D interleaved: compute N²/P, communication 2N·(N/P) (two rows for each of the
 ///   N/P rows owned), intensity 1/2;
-/// - 2D blocked on a px×py grid: compute N²/P, communication 2·N/px + 2·N/py
-///   (the four block edges; 4N/√P when P is a square), intensity N/(4√P).
+/// - 2D blocked on a grid of px columns by py rows of processors: compute
+///   N²/P, communication 2·N/px (the top and bottom edges, when py > 1) +
+///   2·N/py (the side edges, when px > 1); 4N/√P when P is a square,
+///   intensity N/(4√P). A 1×P grid is the 1D blocked assignment: its blocks
+///   have no side neighbours.
 ///
 /// Counts are those of an interior processor, as in the lecture; one
 /// processor (P = 1) communicates nothing and its intensity is unbounded.
@@ -61,12 +64,12 @@ pub fn assignment_cost(n: f64, p: f64, assignment: Assignment) -> Result<GridCos
     let one_d = assignment != Assignment::Blocked2D;
     if one_d && p > n {
         return Err(ModelError::Inconsistent(format!(
-            "p = {p} processors exceed the {n} rows of an {n}x{n} grid: a 1D assignment gives each processor at least one whole row (use P <= N)"
+            "p = {p} processors exceed the {n} rows of the {n}x{n} grid: a 1D assignment gives each processor at least one whole row (use P <= N)"
         )));
     }
     if p > n * n {
         return Err(ModelError::Inconsistent(format!(
-            "p = {p} processors exceed the {} elements of an {n}x{n} grid",
+            "p = {p} processors exceed the {} elements of the {n}x{n} grid",
             n * n
         )));
     }
@@ -77,7 +80,15 @@ pub fn assignment_cost(n: f64, p: f64, assignment: Assignment) -> Result<GridCos
         Assignment::Interleaved1D => (2.0 * n * n / p, (1, p as u64)),
         Assignment::Blocked2D => {
             let (px, py) = process_grid(p as u64);
-            (2.0 * n / px as f64 + 2.0 * n / py as f64, (px, py))
+            let edges = |neighbours: u64, length: f64| {
+                if neighbours > 1 {
+                    2.0 * length
+                } else {
+                    0.0
+                }
+            };
+            let comm = edges(py, n / px as f64) + edges(px, n / py as f64);
+            (comm, (px, py))
         }
     };
     Ok(GridCost {
@@ -97,12 +108,14 @@ pub fn blocked_1d_comm_to_compute(n: f64, p: f64) -> Result<f64> {
 /// Elements moved across the left and right edges of a 2D block when every
 /// transfer is a whole cache line (§2.7.4, artifactual communication).
 ///
-/// A block of side s = N/√P needs one element per row from each side
-/// neighbour, but each is fetched as a line of `line_bytes / elem_bytes`
-/// elements: 2·s·(line/elem) elements instead of 2·s. The top and bottom
-/// edges are contiguous and move whole lines usefully. Returns
-/// (inherent, moved) element counts for the side edges; moved − inherent is
-/// the artifactual communication, which grows with the line size.
+/// A block of N/py rows (on the px×py grid of [`process_grid`]; N/√P when
+/// P is a square) needs one element per row from each side neighbour, but
+/// each is fetched as a line of `line_bytes / elem_bytes` elements:
+/// 2·(N/py)·(line/elem) elements instead of 2·N/py. The top and bottom
+/// edges are contiguous and move whole lines usefully, and a grid of one
+/// column (px = 1) has no side neighbours. Returns (inherent, moved)
+/// element counts for the side edges; moved − inherent is the artifactual
+/// communication, which grows with the line size.
 pub fn side_edge_traffic(n: f64, p: f64, line_bytes: f64, elem_bytes: f64) -> Result<(f64, f64)> {
     let n = count("n", n)?;
     let p = count("p", p)?;
@@ -111,7 +124,10 @@ pub fn side_edge_traffic(n: f64, p: f64, line_bytes: f64, elem_bytes: f64) -> Re
     if p == 1.0 {
         return Ok((0.0, 0.0));
     }
-    let (_, py) = process_grid(p as u64);
+    let (px, py) = process_grid(p as u64);
+    if px == 1 {
+        return Ok((0.0, 0.0));
+    }
     let rows = n / py as f64;
     let elems_per_line = (line / elem).max(1.0);
     Ok((2.0 * rows, 2.0 * rows * elems_per_line))
@@ -134,6 +150,17 @@ mod tests {
         let c = assignment_cost(1200.0, 12.0, Assignment::Blocked2D).unwrap();
         assert_eq!(c.grid, (3, 4));
         assert_eq!(c.comm_elems, 2.0 * 400.0 + 2.0 * 300.0);
+    }
+
+    #[test]
+    fn a_grid_of_one_column_is_the_1d_blocked_assignment() {
+        for (n, p) in [(10.0, 3.0), (1024.0, 7.0)] {
+            let two = assignment_cost(n, p, Assignment::Blocked2D).unwrap();
+            let one = assignment_cost(n, p, Assignment::Blocked1D).unwrap();
+            assert_eq!(two.grid, (1, p as u64));
+            assert_eq!(two.comm_elems, one.comm_elems);
+            assert_eq!(side_edge_traffic(n, p, 64.0, 4.0).unwrap(), (0.0, 0.0));
+        }
     }
 
     #[test]

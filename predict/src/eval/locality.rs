@@ -60,6 +60,10 @@ pub fn assignment(a: &AssignmentArgs) -> anyhow::Result<Derivation> {
                 "2N·(N/P)",
                 format!("2·{}·({}/{})", plain(n), plain(n), plain(p)),
             ),
+            Assignment::Blocked2D if px == 1 => (
+                "2·N/px (a 1×P grid: no side neighbours, as 1D blocked)",
+                format!("2·{}/{px}", plain(n)),
+            ),
             Assignment::Blocked2D => (
                 "2·N/px + 2·N/py (= 4N/√P on a square grid)",
                 format!("2·{}/{px} + 2·{}/{py}", plain(n), plain(n)),
@@ -102,15 +106,20 @@ fn side_edges(d: &mut Derivation, a: &AssignmentArgs, (px, py): (u64, u64)) -> a
         ));
     }
     let (inherent, moved) = side_edge_traffic(n, p, a.line_bytes, a.elem_bytes)?;
-    let formula = "2·(N/py)·max(line/elem, 1): each side neighbour's element arrives as a whole line (§2.7.4)";
-    let sub = if p == 1.0 {
-        "0".to_string()
+    let (formula, sub) = if px == 1 {
+        (
+            "0 (a grid of one column has no side neighbours)",
+            "0".to_string(),
+        )
     } else {
-        format!(
-            "2·({}/{py})·max({}/{}, 1)",
-            plain(n),
-            plain(a.line_bytes),
-            plain(a.elem_bytes)
+        (
+            "2·(N/py)·max(line/elem, 1): each side neighbour's element arrives as a whole line (§2.7.4)",
+            format!(
+                "2·({}/{py})·max({}/{}, 1)",
+                plain(n),
+                plain(a.line_bytes),
+                plain(a.elem_bytes)
+            ),
         )
     };
     d.grouped(g, "side_edge_elems_moved", formula, sub, moved, "");
