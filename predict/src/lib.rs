@@ -50,6 +50,13 @@ pub fn run(cli: &Cli, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
             model,
         } => {
             if matches!(model, eval::Model::Lecture) {
+                if let Some(p) = profile {
+                    return Err(error::BadInput(format!(
+                        "--profile {}: `eval lecture` checks the lecture's own figures, not a machine's; drop --profile",
+                        p.display()
+                    ))
+                    .into());
+                }
                 if *json {
                     let j = eval::lecture::json()?;
                     writeln!(out, "{}", serde_json::to_string_pretty(&j)?)?;

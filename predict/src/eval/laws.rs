@@ -114,10 +114,10 @@ pub fn karp_flatt(a: &KarpFlattArgs) -> anyhow::Result<Derivation> {
 /// Greedy-scheduling bounds from work and span.
 #[derive(Debug, Args)]
 pub struct WorkSpanArgs {
-    /// Total work W (operations or time).
+    /// Total work W: a plain number of operations, or of time steps in any one unit.
     #[arg(long, value_parser = args::number)]
     pub work: f64,
-    /// Span S, the critical path, same unit as W.
+    /// Span S, the critical path, a plain number in the unit of W.
     #[arg(long, value_parser = args::number)]
     pub span: f64,
     /// Processors P.
@@ -183,7 +183,7 @@ pub struct RooflineArgs {
     /// Precision of the profile's ceiling when --peak-flops is left out:
     /// f32 by default, as the lecture's example (768 GFLOP/s over 20 GB/s,
     /// ridge 38.4 flop/B) and its 4-byte elements.
-    #[arg(long, default_value = "f32", value_parser = ["f64", "f32"])]
+    #[arg(long, default_value = "f32", value_parser = ["f64", "f32"], conflicts_with = "peak_flops")]
     pub precision: String,
     /// Arithmetic intensity, flop per byte.
     #[arg(long, value_parser = args::number)]
@@ -200,7 +200,14 @@ pub fn roofline(a: &RooflineArgs, f: &Figures) -> anyhow::Result<Derivation> {
     d.input("peak_flops", peak, "FLOP/s")
         .input("bandwidth_Bps", bandwidth, "B/s")
         .input("ai", a.ai, "flop/B")
-        .word("precision", &a.precision);
+        .word(
+            "precision",
+            if a.peak_flops.is_some() {
+                "that of --peak-flops"
+            } else {
+                &a.precision
+            },
+        );
     if a.peak_flops.is_none() {
         d.note(format!(
             "the peak is the profile's {} ceiling (--precision {}; the lecture's Roofline uses single precision)",

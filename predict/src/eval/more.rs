@@ -43,7 +43,7 @@ pub fn pipeline(a: &PipelineArgs) -> anyhow::Result<Derivation> {
         .map(|s| s.seconds("slowest-stage", a.clock))
         .transpose()?;
     let p = pipe(a.stages, t, a.items, slow)?;
-    let ts = slow.map_or(t, |s| s.max(t));
+    let ts = slow.unwrap_or(t);
     d.input("stages", a.stages, "")
         .input("stage_time_s", t, "s")
         .input("items", a.items, "")
@@ -296,7 +296,8 @@ pub fn message_size(a: &MessageSizeArgs, f: &Figures) -> anyhow::Result<Derivati
             plain(a.fraction),
             q(t0, "s"),
             q(b, "B/s"),
-            plain(a.fraction)
+            // As given: a fraction near 1 rounded would read as 1 − 1.
+            models::units::exact(a.fraction)
         ),
         n,
         "B",
