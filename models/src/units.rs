@@ -285,7 +285,11 @@ pub const SI_PREFIXES: [(f64, &str); 10] = [
 impl fmt::Display for Si {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let Si(v, unit) = *self;
-        if v == 0.0 || !v.is_finite() {
+        if v == 0.0 {
+            // −0 (from a product with a negative zero) reads as 0.
+            return write!(f, "0 {unit}");
+        }
+        if !v.is_finite() {
             return write!(f, "{v} {unit}");
         }
         let a = v.abs();

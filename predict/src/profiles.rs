@@ -57,6 +57,17 @@ pub fn locate(spec: &Path) -> Result<Located, BadInput> {
     if spec.is_file() {
         return read(spec);
     }
+    if let Ok(m) = std::fs::metadata(spec) {
+        let what = if m.is_dir() {
+            "a directory"
+        } else {
+            "not a regular file"
+        };
+        return Err(BadInput(format!(
+            "cannot read the profile {}: it is {what}",
+            spec.display()
+        )));
+    }
     let as_name = spec.to_str().filter(|s| is_name(s));
     if let Some(name) = as_name {
         let named = Path::new(PROFILES_DIR).join(format!("{name}.json"));
@@ -102,6 +113,13 @@ pub fn locate(spec: &Path) -> Result<Located, BadInput> {
 /// positive or inside its interval).
 pub fn load(spec: &Path) -> anyhow::Result<(Profile, Located)> {
     let found = locate(spec)?;
+    if is_network_file(&found.text) {
+        return Err(BadInput(format!(
+            "{} is a network file (a link's T0 and B alone, for `predict scaling --network-profile`), not a machine profile",
+            found.label
+        ))
+        .into());
+    }
     let profile =
         Profile::from_json(&found.text).with_context(|| format!("the profile {}", found.label))?;
     if let Some(w) = crate::machine::other_machine_warning(&profile, &found.label) {
@@ -148,6 +166,13 @@ pub fn available() -> Vec<String> {
     names
 }
 
+/// Whether `text` is a network file: a JSON object with the `regimes` of a
+/// network section and no profile's `schema_version`.
+fn is_network_file(text: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(text)
+        .is_ok_and(|v| v.get("regimes").is_some() && v.get("schema_version").is_none())
+}
+
 fn is_name(s: &str) -> bool {
     !s.is_empty()
         && s.chars()
@@ -190,6 +215,17 @@ mod tests {
             e.0.contains("no such file") && e.0.contains("calibrate --out"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_directory_or_a_network_file_is_no_profile() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = locate(dir.path()).unwrap_err();
+        assert!(e.0.ends_with("it is a directory"), "{e}");
+        let net = dir.path().join("net.json");
+        std::fs::write(&net, r#"{"transport": "tcp", "hosts": [], "regimes": []}"#).unwrap();
+        let e = load(&net).unwrap_err().to_string();
+        assert!(e.contains("is a network file"), "{e}");
     }
 
     #[test]

@@ -208,6 +208,12 @@ fn description(a: &KernelArgs) -> Result<(String, LoopKernel, bool)> {
         .clone()
         .or(file.name)
         .unwrap_or_else(|| "kernel".into());
+    if name.trim().is_empty() {
+        return Err(BadInput(
+            "the kernel's name is empty: give one that records and charts can show (--name, or \"name\" in the file)".into(),
+        )
+        .into());
+    }
     Ok((name, k, a.huge_pages || file.huge_pages.unwrap_or(false)))
 }
 

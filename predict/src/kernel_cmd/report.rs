@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use anyhow::Result;
 use models::kernel::{Lines, LoopKernel, Traffic};
 use models::stats::Sample;
-use models::units::Si;
+use models::units::{exact, Si};
 use serde_json::{json, Value};
 
 use super::Ranged;
@@ -91,6 +91,22 @@ impl Report {
         }) + self.reloaded_bytes
     }
 
+    /// What the AI's bytes hold beyond the streams' loads and stores: the
+    /// whole lines of strided and random access, which the traffic line's
+    /// streams leave out.
+    fn moved_phrase(&self) -> String {
+        let streamed = self.traffic.load_bytes + self.traffic.store_bytes;
+        let moved = self.bytes();
+        if moved > streamed * (1.0 + 1e-9) {
+            format!(
+                " over {} moved (whole lines of strided and random access included)",
+                Si(moved, "B")
+            )
+        } else {
+            String::new()
+        }
+    }
+
     fn ai(&self) -> f64 {
         let b = self.bytes();
         if b > 0.0 {
@@ -109,17 +125,17 @@ impl Report {
             s,
             "{}: {} iterations on {} thread(s), {} flop(s) per iteration ({} chained), {}{} (profile {})",
             self.name,
-            k.n,
+            exact(k.n),
             k.threads,
-            k.flops,
-            k.chain,
+            exact(k.flops),
+            exact(k.chain),
             k.precision.name(),
             extras_phrase(k),
             self.profile
         );
         let _ = writeln!(
             s,
-            "  working set: {} per thread → {}; traffic: loads {}{}, stores {}, write-allocate {}; AI = {} FLOP/B",
+            "  working set: {} per thread → {}; traffic: loads {}{}, stores {}, write-allocate {}; AI = {}{}",
             Si(self.per_thread_bytes, "B"),
             self.level,
             Si(self.traffic.load_bytes, "B"),
@@ -133,7 +149,8 @@ impl Report {
             },
             Si(self.traffic.store_bytes, "B"),
             Si(self.traffic.allocate_bytes, "B"),
-            fmt_ai(self.ai())
+            fmt_ai(self.ai()),
+            self.moved_phrase()
         );
         for t in &p.terms {
             let _ = writeln!(s, "  {}: {}", t.resource, t.explain);
@@ -257,7 +274,7 @@ impl Report {
 
 fn fmt_ai(ai: f64) -> String {
     if ai.is_finite() {
-        format!("{ai:.3}")
+        crate::roofline::table::ai_text(ai)
     } else {
         "∞ (no memory traffic)".into()
     }

@@ -229,14 +229,34 @@ fn ceiling_rows(r: &Roofs, roof: &Roofline, dram: &Ceiling) -> Vec<CeilingRow> {
 
 /// Why a record cannot be a point, if it cannot.
 fn unplottable(r: &Record) -> Option<String> {
-    if !(r.flops > 0.0 && r.flops.is_finite()) {
+    let exact = models::units::exact;
+    if r.flops < 0.0 || !r.flops.is_finite() {
+        Some(format!(
+            "flops = {} is not a count of operations",
+            exact(r.flops)
+        ))
+    } else if r.bytes < 0.0 || !r.bytes.is_finite() {
+        Some(format!(
+            "bytes = {} is not a count of bytes",
+            exact(r.bytes)
+        ))
+    } else if r.flops == 0.0 {
         Some("no floating-point work (flops = 0): not on a Roofline".into())
-    } else if !(r.bytes > 0.0 && r.bytes.is_finite()) {
+    } else if r.bytes == 0.0 {
         Some("no memory traffic (bytes = 0): its intensity is infinite".into())
     } else if !(r.measured_s > 0.0 && r.measured_s.is_finite()) {
         Some(format!(
             "measured_s = {} is not a positive time",
-            r.measured_s
+            exact(r.measured_s)
+        ))
+    } else if let Some((lo, hi)) = r.measured_ci_s.filter(|&(lo, hi)| {
+        !(lo > 0.0 && lo <= r.measured_s && r.measured_s <= hi && hi.is_finite())
+    }) {
+        Some(format!(
+            "measured_ci_s = [{}, {}] is no interval around measured_s = {}",
+            exact(lo),
+            exact(hi),
+            exact(r.measured_s)
         ))
     } else {
         None
@@ -246,13 +266,8 @@ fn unplottable(r: &Record) -> Option<String> {
 /// A record as a point: AI = flops / bytes, P = flops / time.
 fn record_point(r: &Record, attainable: f64, ai: f64) -> PointRow {
     let measured = r.flops / r.measured_s;
-    let interval = match r.measured_ci_s {
-        Some((a, b)) if a > 0.0 && b > 0.0 => Some((
-            (r.flops / a.max(b)).min(measured),
-            (r.flops / a.min(b)).max(measured),
-        )),
-        _ => None,
-    };
+    // unplottable() let only lo ≤ measured ≤ hi through.
+    let interval = r.measured_ci_s.map(|(lo, hi)| (r.flops / hi, r.flops / lo));
     let mut p = PointRow {
         name: String::new(),
         kernel: r.kernel.clone(),
@@ -369,6 +384,11 @@ fn relabel(d: &mut RooflineData, labels: &[String]) -> Result<(), BadInput> {
             )));
         };
         let (old, new) = (old.trim(), new.trim());
+        if new.is_empty() {
+            return Err(BadInput(format!(
+                "--labels '{spec}': the new name is empty; leave the point's name as it is by dropping this --labels"
+            )));
+        }
         let mut hit = false;
         for p in &mut d.points {
             if p.name == old || p.series_name() == old || p.kernel == old {
@@ -389,4 +409,43 @@ fn relabel(d: &mut RooflineData, labels: &[String]) -> Result<(), BadInput> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(flops: f64, bytes: f64, measured_s: f64, ci: Option<(f64, f64)>) -> Record {
+        Record {
+            kernel: "k".into(),
+            variant: "v".into(),
+            threads: Some(1),
+            size: "1".into(),
+            measured_s,
+            measured_ci_s: ci,
+            predicted_s: None,
+            binding: None,
+            flops,
+            bytes,
+            cpu_model: None,
+            source: "test".into(),
+        }
+    }
+
+    #[test]
+    fn only_sound_records_become_points() {
+        assert_eq!(
+            unplottable(&record(1e6, 1e6, 1e-3, Some((0.9e-3, 1.2e-3)))),
+            None
+        );
+        assert_eq!(unplottable(&record(1e6, 1e6, 1e-3, None)), None);
+        let why = |r| unplottable(&r).unwrap();
+        assert!(why(record(1e6, -5.0, 1e-3, None)).contains("bytes = -5 is not"));
+        assert!(why(record(-1.0, 1e6, 1e-3, None)).contains("flops = -1 is not"));
+        assert!(why(record(1e6, 0.0, 1e-3, None)).contains("intensity is infinite"));
+        assert!(why(record(1e6, 1e6, 0.0, None)).contains("not a positive time"));
+        // An interval that is inverted, or misses the time it is of.
+        assert!(why(record(1e6, 1e6, 1e-3, Some((1.0, 0.5)))).contains("no interval around"));
+        assert!(why(record(1e6, 1e6, 1e-3, Some((2e-3, 3e-3)))).contains("no interval around"));
+    }
 }

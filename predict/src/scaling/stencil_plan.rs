@@ -118,7 +118,7 @@ pub(super) fn stencil_report(a: &ScalingArgs) -> anyhow::Result<Report> {
     let profile = maybe_profile(a)?;
     let cfg = config(a, if a.weak { 65536.0 } else { a.n() })?;
     let (update, update_text) = update_param(a, profile.as_ref())?;
-    let (nets, mut notes) = networks(a, profile.as_ref())?;
+    let (nets, notes) = networks(a, profile.as_ref())?;
     let mut setup = vec![
         format!(
             "N = {}, {} B per element, {} message start-up(s) per iteration, {}",
@@ -134,10 +134,12 @@ pub(super) fn stencil_report(a: &ScalingArgs) -> anyhow::Result<Report> {
         update_text,
     ];
     if !a.weak && cfg.p_max > a.n() {
-        notes.push(format!(
-            "beyond P = {} a rank has less than one row of the grid",
+        return Err(BadInput(format!(
+            "--p-max {} exceeds --n {}: 1D blocked rows give each rank at least one whole row (use --p-max <= N, or --weak)",
+            cfg.p_max,
             a.n()
-        ));
+        ))
+        .into());
     }
     let mut series = Vec::new();
     for net in &nets {
