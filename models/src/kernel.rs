@@ -218,35 +218,55 @@ pub enum DescriptionError {
     )]
     TooLarge { what: String, value: f64 },
     #[error(
-        "array {name}: the stride ({stride} B) is smaller than the {bytes} B each iteration uses"
+        "array {name}: the stride ({} B) is smaller than the {} B each iteration uses",
+        crate::units::exact(*stride),
+        crate::units::exact(*bytes)
     )]
     StrideTooSmall {
         name: String,
         stride: f64,
         bytes: f64,
     },
-    #[error("array {name}: the random region ({region} B) is smaller than one {bytes} B element")]
+    #[error(
+        "array {name}: the random region ({} B) is smaller than one {} B element",
+        crate::units::exact(*region),
+        crate::units::exact(*bytes)
+    )]
     RegionTooSmall {
         name: String,
         region: f64,
         bytes: f64,
     },
     #[error(
-        "--chain ({chain}) cannot exceed --flops ({flops}): chained flops are part of the flops"
+        "--chain ({}) cannot exceed --flops ({}): chained flops are part of the flops",
+        crate::units::exact(*chain),
+        crate::units::exact(*flops)
     )]
     ChainAboveFlops { chain: f64, flops: f64 },
     #[error(
-        "--span ({span}) cannot exceed --flops ({flops}): each dependent step is a flop or two"
+        "--span ({}) cannot exceed --flops ({}): each dependent step is a flop or two",
+        crate::units::exact(*span),
+        crate::units::exact(*flops)
     )]
     SpanAboveFlops { span: f64, flops: f64 },
     #[error("--flops, --chain and --span must be finite numbers >= 0")]
     NegativeFlops,
-    #[error("--reused must be a finite number of bytes >= 0, not {0}")]
+    #[error(
+        "--reused must be a finite number of bytes >= 0, not {}",
+        crate::units::exact(*.0)
+    )]
     NegativeReuse(f64),
     #[error(
-        "--windowed-reuse needs finite bytes >= 0 and a window >= 0, not {bytes} B over {window} B"
+        "--windowed-reuse needs finite bytes >= 0 and a window >= 0, not {} B over {} B",
+        crate::units::exact(*bytes),
+        crate::units::exact(*window)
     )]
     BadWindow { bytes: f64, window: f64 },
+    #[error(
+        "--n {} is fewer iterations than --threads {threads}: every thread needs one at least",
+        crate::units::exact(*n)
+    )]
+    FewerIterationsThanThreads { n: f64, threads: usize },
     #[error("two arrays are named {0}")]
     DuplicateName(String),
     #[error("the loop touches no array and does no flops: describe at least one")]
@@ -317,6 +337,12 @@ impl LoopKernel {
             });
         }
         positive("--threads", self.threads as f64)?;
+        if self.n < self.threads as f64 {
+            return Err(DescriptionError::FewerIterationsThanThreads {
+                n: self.n,
+                threads: self.threads,
+            });
+        }
         let count = |x: f64| x.is_finite() && x >= 0.0;
         if !(count(self.flops) && count(self.chain) && count(self.span)) {
             return Err(DescriptionError::NegativeFlops);

@@ -123,6 +123,13 @@ fn bad_descriptions_are_named() {
     k.reused_bytes = 32.0;
     assert_eq!(k.validate(), Ok(()));
     assert_eq!(k.reused_bytes_per_thread(), 1000.0 / 2.0 * 32.0);
+    let n = k.n;
+    k.n = 1.0;
+    assert_eq!(
+        k.validate(),
+        Err(DescriptionError::FewerIterationsThanThreads { n: 1.0, threads: 2 })
+    );
+    k.n = n;
     k.windowed_reuse = vec![Reuse {
         bytes: 16.0,
         window_bytes: f64::NAN,

@@ -294,19 +294,23 @@ fn finite_or_null(x: f64) -> Value {
 fn extras_phrase(k: &models::kernel::LoopKernel) -> String {
     let mut s = String::new();
     if k.span > 0.0 {
-        s += &format!(", {} dependent steps within an iteration", k.span);
+        s += &format!(", {} dependent steps within an iteration", exact(k.span));
     }
     if k.reused_bytes > 0.0 {
-        s += &format!(", {} B per iteration loaded again from L1", k.reused_bytes);
+        s += &format!(
+            ", {} per iteration loaded again from L1",
+            Si(k.reused_bytes, "B")
+        );
     }
     for r in &k.windowed_reuse {
         s += &format!(
-            ", {} B per iteration loaded again from a {} B window",
-            r.bytes, r.window_bytes
+            ", {} per iteration loaded again from a {} window",
+            Si(r.bytes, "B"),
+            Si(r.window_bytes, "B")
         );
     }
     if let Some(seg) = k.segment_iterations {
-        s += &format!(", contiguous runs of {seg} iterations");
+        s += &format!(", contiguous runs of {} iterations", exact(seg));
     }
     for l in &k.sort_loops {
         s += &format!(", one {} item", l.key());
