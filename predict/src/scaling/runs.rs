@@ -120,10 +120,19 @@ pub fn read_runs(text: &str, source: &str) -> Result<Vec<Run>, BadInput> {
             names: vec!["p".into(), "time".into()],
         }
     };
+    let header_len = first.len();
     let mut runs = Vec::new();
     let data = (!is_header).then_some(Ok(first)).into_iter().chain(rows);
     for row in data {
         let row = row.map_err(|e| csv_bad(source, &e))?;
+        if is_header && row.len() > header_len {
+            return Err(BadInput(format!(
+                "{source} line {}: {} values under a header of {} columns",
+                row.position().map_or(0, |p| p.line()),
+                row.len(),
+                header_len
+            )));
+        }
         runs.push(parse_row(&row, &cols, source)?);
     }
     if runs.is_empty() {
@@ -240,6 +249,8 @@ mod tests {
         assert!(e.0.contains("r.csv has no runs"), "{e}");
         let e = read_runs("p,time_s\n", "r.csv").unwrap_err();
         assert!(e.0.contains("has no runs"), "{e}");
+        let e = read_runs("p,time_s\n1,8\n8,1,2,3\n", "r.csv").unwrap_err();
+        assert_eq!(e.0, "r.csv line 3: 4 values under a header of 2 columns");
         let e = read_runs("p,time_s\n1,8\n0,4\n", "r.csv").unwrap_err();
         assert_eq!(e.0, "r.csv line 3, column 1 (p): P = 0 is not positive");
         let e = read_runs("p,time_s\n1,8\n1.5,4\n", "r.csv").unwrap_err();
