@@ -858,6 +858,30 @@ fn bad_roofline_options_are_one_line_and_exit_2() {
             "expected OLD=NEW",
         ),
         (
+            vec![
+                "roofline",
+                "--profile",
+                p,
+                "--point",
+                "a:1:1e9",
+                "--labels",
+                "a=",
+            ],
+            "the new name is empty",
+        ),
+        (
+            vec![
+                "roofline",
+                "--profile",
+                p,
+                "--point",
+                "a:1:1e9",
+                "--point",
+                "a:2:2e9",
+            ],
+            "two points are named 'a'",
+        ),
+        (
             vec!["roofline", "--profile", p, "--points", "/nonexistent.csv"],
             "cannot read the points file /nonexistent.csv",
         ),

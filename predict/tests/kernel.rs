@@ -59,6 +59,22 @@ fn bad_descriptions_name_their_fault() {
     );
     assert_bad(&["kernel", "--array", "x:load:8"], "missing --n");
     assert_bad(
+        &[
+            "kernel",
+            "--n",
+            "1",
+            "--threads",
+            "2",
+            "--array",
+            "x:load:8",
+        ],
+        "--n 1 is fewer iterations than --threads 2",
+    );
+    assert_bad(
+        &with(&["--array", "x:load:8", "--name", " "]),
+        "name is empty",
+    );
+    assert_bad(
         &["kernel", "--n", "0", "--array", "x:load:8"],
         "--n must be",
     );

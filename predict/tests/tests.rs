@@ -324,6 +324,44 @@ fn amdahl_limit_at_zero_fraction_is_null() {
 fn bad_input_gets_one_line_and_status_2() {
     let cases: &[(&[&str], &str)] = &[
         (
+            &["eval", "lecture", "--profile", "textbook"],
+            "checks the lecture's own figures",
+        ),
+        (
+            &[
+                "eval",
+                "pipeline",
+                "--stages",
+                "3",
+                "--stage-time",
+                "2ns",
+                "--slowest-stage",
+                "1ns",
+            ],
+            "is faster than the other stages",
+        ),
+        (
+            &[
+                "eval",
+                "lock",
+                "--t-crit",
+                "1us",
+                "--ops",
+                "0",
+                "--threads",
+                "2",
+            ],
+            "ops = 0",
+        ),
+        (
+            &["scaling", "--profile", "textbook", "--p-max", "100000"],
+            "--p-max 100000 exceeds --n 4096",
+        ),
+        (
+            &["eval", "--profile", ".", "little", "--latency", "100ns"],
+            "it is a directory",
+        ),
+        (
             &["eval", "amdahl", "--serial-fraction", "1.5", "--p", "4"],
             "serial-fraction",
         ),

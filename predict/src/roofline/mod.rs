@@ -211,6 +211,14 @@ fn user_points(a: &RooflineArgs) -> Result<Vec<points::UserPoint>, BadInput> {
     if let Some(f) = &a.points {
         out.extend(points::load_points(f)?);
     }
+    let mut names: Vec<&str> = out.iter().map(|p| p.name.as_str()).collect();
+    names.sort_unstable();
+    if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
+        return Err(BadInput(format!(
+            "two points are named '{}': the chart and its table could not tell them apart; rename one",
+            w[0]
+        )));
+    }
     Ok(out)
 }
 
