@@ -145,7 +145,8 @@ pub fn overlap(a: &OverlapArgs) -> anyhow::Result<Derivation> {
 /// Block side a blocked matrix multiply needs to reach the ridge point (§4.4).
 #[derive(Debug, Args)]
 pub struct RidgeBlockArgs {
-    /// Peak compute [default: the profile's f32 ceiling, as the lecture].
+    /// Peak compute [default: the profile's ceiling of the elements'
+    /// precision: f32 for 4-byte elements, as the lecture, f64 for 8].
     #[arg(long, value_parser = args::flop_rate)]
     pub peak_flops: Option<f64>,
     /// Memory bandwidth [default: the profile's stream_triad_Bps].
@@ -161,7 +162,18 @@ pub fn ridge_block(a: &RidgeBlockArgs, f: &Figures) -> anyhow::Result<Derivation
         "ridge-block",
         "block size of a blocked matrix multiply that reaches the ridge point (lecture §4.4)",
     );
-    let peak = f.peak_flops(&mut d, a.peak_flops, "f32")?;
+    let precision = match a.elem_bytes {
+        4.0 => "f32",
+        8.0 => "f64",
+        _ if a.peak_flops.is_some() => "",
+        other => {
+            return Err(crate::error::BadInput(format!(
+                "--elem-bytes {other}: no profile ceiling has elements of that size (4 B: f32, 8 B: f64); give --peak-flops"
+            ))
+            .into())
+        }
+    };
+    let peak = f.peak_flops(&mut d, a.peak_flops, precision)?;
     let bw = f.value(&mut d, a.bandwidth, "bandwidth", "stream_triad_Bps", "B/s")?;
     d.input("peak_flops", peak, "FLOP/s")
         .input("bandwidth_Bps", bw, "B/s")
