@@ -151,9 +151,9 @@ struct Settled {
 /// Most reweighting rounds; the weights usually settle within ten.
 const REWEIGHTS: usize = 100;
 
-/// A fitted time never weighs more than this fraction of its measured time
-/// would: a model that puts a run near zero cannot give it a weight without
-/// bound.
+/// A weight 1/T̂² takes T̂ as at least this share of the run's measured
+/// time: a candidate that puts a run near zero cannot give it a weight
+/// without bound.
 const LEAST_FITTED_SHARE: f64 = 0.1;
 
 impl Data {
