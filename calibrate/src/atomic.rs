@@ -4,8 +4,10 @@
 //! An [`AtomicFile`] is opened before the work starts, as a temporary file
 //! beside its target, so a path that cannot be written fails at once. When
 //! the work is done its bytes are written, synced and the file is renamed
-//! over the target; dropped without a commit (an error, an interrupt) it is
-//! removed and the target stays as it was, or absent.
+//! over the target; dropped without a commit (an error) it is removed and
+//! the target stays as it was, or absent. An interrupt (SIGINT, SIGTERM,
+//! SIGHUP) ends the process without running destructors, so
+//! [`remove_on_interrupt`] removes the temporary files still open then.
 //!
 //! A symbolic link is followed: the file it names is replaced and the link
 //! stays a link. A target that exists and is no regular file (`/dev/stdout`,
@@ -15,6 +17,7 @@
 use std::fs::{self, File};
 use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use thiserror::Error;
 
@@ -25,6 +28,8 @@ pub enum TargetError {
     Directory,
     #[error("it names no file")]
     NoFileName,
+    #[error("{} is a file, not a folder", .0.display())]
+    UnderFile(PathBuf),
     #[error("{0}")]
     Io(#[from] io::Error),
 }
@@ -43,6 +48,55 @@ impl From<TargetError> for io::Error {
 pub struct AtomicFile {
     target: PathBuf,
     sink: Sink,
+    /// Keeps the temporary file on the list an interrupt removes.
+    _listed: Option<Listed>,
+}
+
+/// The temporary files of the open [`AtomicFile`]s.
+static OPEN_TEMPORARIES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// A temporary file's place on [`OPEN_TEMPORARIES`], left when dropped (at
+/// the commit, or with its file).
+#[derive(Debug)]
+struct Listed(PathBuf);
+
+impl Listed {
+    fn new(path: &Path) -> Self {
+        lock_open().push(path.to_path_buf());
+        Self(path.to_path_buf())
+    }
+}
+
+impl Drop for Listed {
+    fn drop(&mut self) {
+        let mut open = lock_open();
+        if let Some(i) = open.iter().position(|p| *p == self.0) {
+            open.swap_remove(i);
+        }
+    }
+}
+
+fn lock_open() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    OPEN_TEMPORARIES
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Makes an interrupt (SIGINT, SIGTERM, SIGHUP) remove the temporary files
+/// of the [`AtomicFile`]s still open, then end the process with status 130,
+/// as a shell reports an interrupted command. Their targets stay as they
+/// were. Call it once, at the start of `main`.
+pub fn remove_on_interrupt() {
+    // A second call (or another handler) keeps the first: not an error
+    // worth stopping for.
+    let _ = ctrlc::set_handler(|| {
+        for path in lock_open().iter() {
+            let _ = fs::remove_file(path);
+        }
+        // SAFETY: _exit has no preconditions. It skips the exit handlers,
+        // which an interrupted MPI library may block in.
+        unsafe { libc::_exit(130) }
+    });
 }
 
 /// Where the bytes go.
@@ -86,10 +140,14 @@ impl AtomicFile {
             return Ok(Self {
                 target: target.to_path_buf(),
                 sink: Sink::InPlace(file),
+                _listed: None,
             });
         }
         let name = to.file_name().ok_or(TargetError::NoFileName)?;
         let dir = parent_dir(&to);
+        if let Some(file) = dir.ancestors().find(|a| a.exists()).filter(|a| !a.is_dir()) {
+            return Err(TargetError::UnderFile(file.to_path_buf()));
+        }
         if make_dirs {
             fs::create_dir_all(&dir)?;
         }
@@ -100,6 +158,7 @@ impl AtomicFile {
             .map_err(without_temp_name)?;
         Ok(Self {
             target: target.to_path_buf(),
+            _listed: Some(Listed::new(temp.path())),
             sink: Sink::Temp { temp, to },
         })
     }
@@ -214,6 +273,27 @@ mod tests {
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 
+    #[test]
+    fn open_temporaries_are_listed_until_committed_or_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let listed = |f: &AtomicFile| match &f.sink {
+            Sink::Temp { temp, .. } => lock_open().contains(&temp.path().to_path_buf()),
+            Sink::InPlace(_) => false,
+        };
+        let a = AtomicFile::create(&dir.path().join("a")).unwrap();
+        let b = AtomicFile::create(&dir.path().join("b")).unwrap();
+        assert!(listed(&a) && listed(&b));
+        let temp_a = match &a.sink {
+            Sink::Temp { temp, .. } => temp.path().to_path_buf(),
+            Sink::InPlace(_) => unreachable!(),
+        };
+        a.commit(b"x").unwrap();
+        assert!(!lock_open().contains(&temp_a));
+        assert!(listed(&b));
+        drop(b);
+        assert!(lock_open().iter().all(|p| !p.starts_with(dir.path())));
+    }
+
     #[cfg(unix)]
     #[test]
     fn a_link_stays_a_link_and_its_file_is_replaced() {
@@ -266,6 +346,10 @@ mod tests {
         ));
         let file = dir.path().join("f");
         fs::write(&file, "x").unwrap();
-        assert!(AtomicFile::create_all(&file.join("out.csv")).is_err());
+        let err = AtomicFile::create_all(&file.join("sub/out.csv")).unwrap_err();
+        assert!(
+            matches!(err, TargetError::UnderFile(ref f) if *f == file),
+            "{err}"
+        );
     }
 }

@@ -91,7 +91,9 @@ fn parse_bench(s: &str) -> Result<BenchName, String> {
 /// Parses a byte size in human units (`256MiB`, `1GB`).
 fn parse_bytes(s: &str) -> Result<u64, String> {
     let v = parse(s, Dimension::Bytes).map_err(|e| e.to_string())?.value;
-    if v >= 1.0 && v < 2f64.powi(63) {
+    if v >= 2f64.powi(63) {
+        Err("a size must be below 8 EiB (2^63 bytes)".into())
+    } else if v >= 1.0 {
         Ok(v.round() as u64)
     } else {
         Err("a size must be at least 1 byte".into())
@@ -99,8 +101,8 @@ fn parse_bytes(s: &str) -> Result<u64, String> {
 }
 
 /// Parses a duration in human units (`30s`, `500ms`); a bare number is
-/// seconds.
-fn parse_seconds(s: &str) -> Result<f64, String> {
+/// seconds. `predict run --kernel ghost-stencil --timeout` takes the same.
+pub fn parse_seconds(s: &str) -> Result<f64, String> {
     let p = parse(s, Dimension::Time).map_err(|e| e.to_string())?;
     if p.cycles {
         return Err("give the timeout in seconds (e.g. 30s), not cycles".into());

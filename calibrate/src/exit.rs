@@ -2,8 +2,10 @@
 //! bug ends in one line instead of a backtrace, and writing into a closed
 //! pipe (`calibrate ... | head`) ends the process quietly, as Unix tools do.
 
-/// Installs the panic hook and restores the default action of SIGPIPE, so
-/// a write into a closed pipe ends the process without a message.
+/// Installs the panic hook, restores the default action of SIGPIPE, so
+/// a write into a closed pipe ends the process without a message, and
+/// makes an interrupt remove the temporary files of unfinished writes
+/// ([`crate::atomic::remove_on_interrupt`]).
 pub fn install() {
     // SAFETY: setting a signal's disposition to its default has no
     // preconditions; it happens before any thread is started.
@@ -20,6 +22,7 @@ pub fn install() {
             info.to_string().replace('\n', " ")
         );
     }));
+    crate::atomic::remove_on_interrupt();
 }
 
 /// True when `e` comes from writing into a closed pipe: the caller should

@@ -35,7 +35,7 @@ pub use crate::bench::increments::{
 };
 pub use crate::bench::lock::{throughput as lock_throughput, Kind as LockKind};
 pub use crate::bench::stream::{measure_size, region as stream_region, Regions as StreamRegions};
-pub use crate::cli::clap_error_line;
+pub use crate::cli::{clap_error_line, parse_seconds};
 pub use crate::exit;
 pub use crate::kernels;
 pub use crate::mem;

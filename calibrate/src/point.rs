@@ -66,6 +66,15 @@ pub fn run(args: &PointArgs) -> Result<()> {
                 ))
                 .into());
             }
+            if let PointKernel::Stream(k) = args.kernel {
+                if k.elems_for((s / threads as u64) as usize) == 0 {
+                    return Err(UsageError::Point(format!(
+                        "--size {s} B gives {threads} thread(s) less than one 8-byte element in each of {name}'s {} arrays",
+                        k.arrays()
+                    ))
+                    .into());
+                }
+            }
             Some(s)
         }
         (None, true) => {

@@ -825,3 +825,52 @@ fn a_size_beyond_the_memory_budget_is_refused() {
         "more than the 1 MiB allowed",
     );
 }
+
+/// An interrupt leaves no temporary file beside an output it had not
+/// finished, and the process ends with status 130, as an interrupted
+/// command does.
+#[cfg(unix)]
+#[test]
+fn an_interrupted_run_leaves_no_temporary_file() {
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("run.csv");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_predict"))
+        .args([
+            "run",
+            "--kernel",
+            "fusion",
+            "--profile",
+            "textbook",
+            "--csv",
+        ])
+        .arg(&csv)
+        .arg("--measurements")
+        .arg(dir.path().join("m"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let temporaries = || {
+        std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+            .count()
+    };
+    // The CSV's temporary file is opened before the kernels start.
+    let start = Instant::now();
+    while temporaries() == 0 && start.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(temporaries(), 1, "the run opened its output");
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{status:?}");
+    assert_eq!(temporaries(), 0);
+    assert!(!csv.exists());
+}

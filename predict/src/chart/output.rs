@@ -135,7 +135,7 @@ pub fn open(path: &Path) -> Result<AtomicFile, BadInput> {
                 format!("{} is a directory; give a file name", path.display())
             }
             TargetError::NoFileName => format!("{} is not a file name", path.display()),
-            TargetError::Io(e) => format!("cannot write {}: {e}", path.display()),
+            other => format!("cannot write {}: {other}", path.display()),
         })
     })
 }

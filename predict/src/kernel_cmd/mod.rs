@@ -282,7 +282,7 @@ pub fn run(a: &KernelArgs, out: &mut dyn std::io::Write) -> Result<()> {
         write!(out, "{}", r.text())?;
     }
     if a.record {
-        let path = a.measurements.join("records.jsonl");
+        let path = a.measurements.join(crate::record::RECORDS_FILE);
         crate::record::append_jsonl(&path, &[r.record()?])
             .with_context(|| format!("appending the record to {}", path.display()))?;
         if !a.json {

@@ -281,18 +281,26 @@ pub fn to_csv(records: &[Record]) -> String {
     String::from_utf8(w.into_inner().expect("flushing to memory")).expect("CSV of UTF-8 text")
 }
 
+/// The file of a measurements folder every run's records are appended to.
+pub const RECORDS_FILE: &str = "records.jsonl";
+
 /// Refuses a measurements folder `dir` that cannot hold `records.jsonl`
-/// (it, or the nearest part of its path that exists, is a file), so that
-/// `predict run` says so before its kernels run rather than after.
+/// (it, or the nearest part of its path that exists, is a file, or no file
+/// can be created there), so that `predict run` says so before its kernels
+/// run rather than after. Nothing is left behind: the trial file is a
+/// temporary one, removed at once.
 pub fn check_folder(dir: &Path) -> Result<(), crate::error::BadInput> {
-    match dir.ancestors().find(|a| a.exists()) {
-        Some(found) if !found.is_dir() => Err(crate::error::BadInput(format!(
-            "--measurements {}: {} is a file, not a folder",
-            dir.display(),
-            found.display()
-        ))),
-        _ => Ok(()),
+    let bad =
+        |why: String| crate::error::BadInput(format!("--measurements {}: {why}", dir.display()));
+    let Some(found) = dir.ancestors().find(|a| a.exists()) else {
+        return Ok(());
+    };
+    if !found.is_dir() {
+        return Err(bad(format!("{} is a file, not a folder", found.display())));
     }
+    AtomicFile::create(&found.join(RECORDS_FILE))
+        .map(drop)
+        .map_err(|e| bad(format!("cannot write in {}: {e}", found.display())))
 }
 
 /// Appends `records` to the JSON-lines file `path` (one record per line),

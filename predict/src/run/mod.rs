@@ -75,7 +75,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR", default_value = DEFAULT_MEASUREMENTS)]
     pub measurements: PathBuf,
     /// Do not append the records to the measurements folder.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "measurements")]
     pub no_record: bool,
     /// Size parameter, per kernel: fusion elements per array, stencil row
     /// width, false-sharing increments per thread, binning particles,
@@ -118,8 +118,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub verify: bool,
     /// Ghost stencil: seconds without progress after which the MPI job is
-    /// aborted (0: never) [default: 120].
-    #[arg(long, value_name = "SECONDS", value_parser = number)]
+    /// aborted (0: never), e.g. 30s [default: 120].
+    #[arg(long, value_name = "SECONDS", value_parser = calibrate::harness::parse_seconds)]
     pub timeout: Option<f64>,
 }
 

@@ -75,7 +75,7 @@ pub fn run(a: &RunArgs, out: &mut dyn std::io::Write) -> Result<()> {
             .context("writing the CSV")?;
     }
     if !a.no_record {
-        let path = a.measurements.join("records.jsonl");
+        let path = a.measurements.join(crate::record::RECORDS_FILE);
         record::append_jsonl(&path, &records)
             .with_context(|| format!("appending to {}", path.display()))?;
     }
@@ -91,10 +91,17 @@ fn chosen(a: &RunArgs) -> Result<Vec<&'static dyn Kernel>, BadInput> {
         .iter()
         .map(|n| {
             kernels::find(n).ok_or_else(|| {
-                BadInput(format!(
-                    "unknown kernel '{n}': expected one of {} (ghost-stencil runs under mpirun)",
-                    kernels::names().join(", ")
-                ))
+                BadInput(if n == super::GHOST_STENCIL {
+                    format!(
+                        "--kernel {n} runs alone (under mpirun), not beside the thread kernels {}",
+                        kernels::names().join(", ")
+                    )
+                } else {
+                    format!(
+                        "unknown kernel '{n}': expected one of {} (ghost-stencil runs under mpirun)",
+                        kernels::names().join(", ")
+                    )
+                })
             })
         })
         .collect()

@@ -104,7 +104,7 @@ pub(super) fn report(
             .map_err(|e| anyhow!("writing {}: {e}", path.display()))?;
     }
     if !args.no_record {
-        let path = args.measurements.join("records.jsonl");
+        let path = args.measurements.join(crate::record::RECORDS_FILE);
         record::append_jsonl(&path, &records)
             .map_err(|e| anyhow!("appending to {}: {e}", path.display()))?;
     }
