@@ -147,7 +147,8 @@ pub struct RunArgs {
     /// (default: every CPU this process may use).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
-    /// Where to write the profile (atomically: temporary file, then rename).
+    /// Where to write the profile (atomically: temporary file, then rename;
+    /// missing folders of the path are created).
     #[arg(long, value_name = "FILE", default_value = "data/profile.json")]
     pub out: PathBuf,
     /// Also print the profile as JSON on stdout (the table then goes to stderr).

@@ -48,6 +48,20 @@ pub fn run(args: &PointArgs) -> Result<()> {
         .kernel
         .to_possible_value()
         .map_or_else(String::new, |v| v.get_name().to_string());
+    let one_thread = matches!(args.kernel, PointKernel::Chase | PointKernel::Span);
+    let no_working_set = matches!(args.kernel, PointKernel::Peak(_) | PointKernel::Span);
+    let inapplicable = if args.depth.is_some() && args.kernel != PointKernel::Span {
+        Some("--depth applies to point span only")
+    } else if args.size.is_some() && no_working_set {
+        Some("--size does not apply: this figure has no working set")
+    } else if threads > 1 && one_thread {
+        Some("--threads does not apply: this figure is measured on one thread")
+    } else {
+        None
+    };
+    if let Some(why) = inapplicable {
+        return Err(UsageError::Point(format!("point {name}: {why}; drop it")).into());
+    }
     if args.kernel == PointKernel::Span && !args.depth.is_some_and(|d| DEPTHS.contains(&d)) {
         return Err(UsageError::Point(match args.depth {
             Some(d) => format!("--depth {d} is not one of {DEPTHS:?}"),

@@ -76,6 +76,26 @@ fn bad_input_is_one_line_exit_2_and_writes_nothing() {
             vec!["point", "chase", "--size", "1MiB", "--threads", "0"],
             "--threads 0",
         ),
+        (
+            vec!["point", "triad", "--size", "16"],
+            "less than one 8-byte element",
+        ),
+        (
+            vec!["point", "copy", "--size", "1MiB", "--depth", "8"],
+            "--depth applies to point span only",
+        ),
+        (
+            vec!["point", "peak-f64", "--size", "1MiB"],
+            "no working set",
+        ),
+        (
+            vec!["point", "chase", "--size", "1MiB", "--threads", "2"],
+            "measured on one thread",
+        ),
+        (
+            vec!["--max-memory", "99999999999999999999999"],
+            "below 8 EiB",
+        ),
     ];
     for (args, needle) in cases {
         let mut all = args.clone();

@@ -676,6 +676,19 @@ fn run_bad_input_gets_one_line_and_status_2() {
         (vec!["run", "--kernel", "nonsense"], "unknown kernel"),
         (vec!["run", "--kernel", "fusion", "--size", "0"], "--size"),
         (vec!["run", "--kernel", "fusion", "--size", "2.5"], "--size"),
+        (vec!["run", "--kernel", "fusion", "--size", "1e20"], "2^53"),
+        (
+            vec!["run", "--kernel", "fusion", "--kernel", "fusion"],
+            "named twice",
+        ),
+        (
+            vec!["run", "--kernel", "fusion", "--kernel", "ghost-stencil"],
+            "runs alone",
+        ),
+        (
+            vec!["run", "--kernel", "ghost-stencil", "--timeout", "1e99"],
+            "from 0 s to 1000000 s",
+        ),
         (
             vec!["run", "--kernel", "fusion", "--threads", "0"],
             "--threads",

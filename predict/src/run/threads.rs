@@ -87,6 +87,14 @@ fn chosen(a: &RunArgs) -> Result<Vec<&'static dyn Kernel>, BadInput> {
     if a.kernels.is_empty() {
         return Ok(KERNELS.to_vec());
     }
+    let twice = a
+        .kernels
+        .iter()
+        .enumerate()
+        .find_map(|(i, n)| a.kernels[..i].contains(n).then_some(n));
+    if let Some(n) = twice {
+        return Err(BadInput(format!("--kernel {n} is named twice")));
+    }
     a.kernels
         .iter()
         .map(|n| {
@@ -109,10 +117,11 @@ fn chosen(a: &RunArgs) -> Result<Vec<&'static dyn Kernel>, BadInput> {
 
 /// `--size` as a whole number, if given.
 fn size(a: &RunArgs) -> Result<Option<usize>, BadInput> {
-    match a.size {
-        Some(s) if s < 1.0 || s.fract() != 0.0 => Err(BadInput(format!(
-            "--size {s} is not accepted: it must be a whole number >= 1"
-        ))),
-        s => Ok(s.map(|s| s as usize)),
-    }
+    a.size
+        .map(|s| {
+            models::error::count("--size", s)
+                .map(|s| s as usize)
+                .map_err(|e| BadInput(e.to_string()))
+        })
+        .transpose()
 }
