@@ -69,8 +69,7 @@ pub fn run(args: &PointArgs) -> Result<()> {
         })
         .into());
     }
-    let needs_size = !matches!(args.kernel, PointKernel::Peak(_) | PointKernel::Span);
-    let size = match (args.size, needs_size) {
+    let size = match (args.size, !no_working_set) {
         (Some(s), true) => {
             if sys.ram_bytes > 0 && s > sys.ram_bytes / 2 {
                 return Err(UsageError::Point(format!(
