@@ -209,34 +209,34 @@ pub fn bootstrap(
     Ok((fit, out))
 }
 
-/// The 95% percentile interval of `samples` around `point`, with the
-/// samples' standard deviation as the standard error. The interval is
-/// widened to hold the point when the samples all fall on one side of it.
-///
-/// With `dof` residual degrees of freedom (n − p of the fit) each side is
-/// stretched away from the point by t₀.₉₇₅,dof / z₀.₉₇₅: the bootstrap
+/// `samples` moved away from `point` by t₀.₉₇₅,dof / z₀.₉₇₅: the bootstrap
 /// mimics the estimate's spread with σ known, and for few points the
-/// Student t quantile is the right multiplier of an estimated σ. A side
-/// that sits on a bound stays there (`lower`, `upper` clip the stretch).
-pub fn percentile_t(
+/// Student t quantile is the right multiplier of an estimated σ. A sample
+/// moved past a bound stays on it (`lower`, `upper`). With `dof` = 0 (no
+/// t quantile) the samples are returned as they are. A Monte Carlo that
+/// draws the resamples (the knees of a scaling fit) then carries the same
+/// spread as the intervals printed.
+pub fn t_stretched(
     point: f64,
     samples: &[f64],
     dof: usize,
     (lower, upper): (f64, f64),
-) -> Estimate {
-    let e = percentile(point, samples);
-    if dof == 0 {
-        return e;
-    }
-    let k = super::t_quantile_95(dof) / 1.959_963_984_540_054;
-    Estimate {
-        lo: (point - k * (point - e.lo)).max(lower),
-        hi: (point + k * (e.hi - point)).min(upper),
-        ..e
-    }
+) -> Vec<f64> {
+    let k = if dof == 0 {
+        1.0
+    } else {
+        super::t_quantile_95(dof) / 1.959_963_984_540_054
+    };
+    samples
+        .iter()
+        .map(|&x| (point + k * (x - point)).clamp(lower, upper))
+        .collect()
 }
 
-/// [`percentile_t`] without the small-sample stretch.
+/// The 95% percentile interval of `samples` around `point`, with the
+/// samples' standard deviation as the standard error. The interval is
+/// widened to hold the point when the samples all fall on one side of it.
+/// For few points, stretch the samples first ([`t_stretched`]).
 pub fn percentile(point: f64, samples: &[f64]) -> Estimate {
     let mut v: Vec<f64> = samples.iter().copied().filter(|x| x.is_finite()).collect();
     if v.len() < 2 {
@@ -305,5 +305,31 @@ mod tests {
         let e = percentile(fit.beta[1], &slope);
         assert!(e.lo >= 0.0 && e.lo <= e.point && e.point <= e.hi, "{e:?}");
         assert!(e.hi > 0.0);
+    }
+
+    #[test]
+    fn a_t_stretch_widens_interval_and_spread_alike_and_keeps_the_bounds() {
+        let samples: Vec<f64> = (0..1000)
+            .map(|i| 10.0 + (i as f64 - 499.5) / 1000.0)
+            .collect();
+        let plain = percentile(10.0, &samples);
+        // Two degrees of freedom: t = 4.303, a stretch of 2.195.
+        let k = 4.302_652_729_911_275 / 1.959_963_984_540_054;
+        let wide = percentile(10.0, &t_stretched(10.0, &samples, 2, (0.0, f64::INFINITY)));
+        assert!(
+            (10.0 - wide.lo - k * (10.0 - plain.lo)).abs() < 1e-9,
+            "{wide:?}"
+        );
+        assert!(
+            (wide.hi - 10.0 - k * (plain.hi - 10.0)).abs() < 1e-9,
+            "{wide:?}"
+        );
+        let se = |e: &Estimate| e.std_err.unwrap();
+        assert!((se(&wide) / se(&plain) - k).abs() < 1e-9);
+        // A bound stops the stretch; no t quantile leaves the samples.
+        let bounded = t_stretched(10.0, &samples, 2, (9.5, 10.5));
+        assert!(bounded.iter().all(|&x| (9.5..=10.5).contains(&x)));
+        assert!(bounded.contains(&9.5) && bounded.contains(&10.5));
+        assert_eq!(t_stretched(10.0, &samples, 0, (0.0, 20.0)), samples);
     }
 }

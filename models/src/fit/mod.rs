@@ -39,7 +39,7 @@ pub mod nonlinear;
 pub mod segmented;
 
 pub use constrained::{
-    aicc, aicc_min_points, bootstrap, non_negative, percentile, percentile_t, NonNegativeFit,
+    aicc, aicc_min_points, bootstrap, non_negative, percentile, t_stretched, NonNegativeFit,
 };
 pub use error::FitError;
 pub use linear::{least_squares, least_squares_rows, line, LineFit, LinearFit};

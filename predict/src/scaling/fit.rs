@@ -28,7 +28,9 @@
 //! S = T(1)/T(P): an e that grows with P points at overhead (the c term),
 //! a constant e at a true serial fraction.
 
-use models::fit::{aicc, aicc_min_points, bootstrap, non_negative, percentile_t, FitError};
+use models::fit::{
+    aicc, aicc_min_points, bootstrap, non_negative, percentile, t_stretched, FitError,
+};
 use models::random::SplitMix64;
 use models::speedup::karp_flatt;
 use models::units::Si;
@@ -400,7 +402,7 @@ pub fn fit_runs(runs: Vec<Run>, source: &str, opts: FitOptions) -> Result<RunsFi
             "{source}: the fitted time of one process is not positive"
         ))
     })?;
-    let samples: Vec<Vec<f64>> = boot.iter().filter_map(|s| natural(s)).collect();
+    let natural_samples: Vec<Vec<f64>> = boot.iter().filter_map(|s| natural(s)).collect();
     // Runs at one P share its placement and network state, so the
     // process counts, not the runs, are the independent evidence for the
     // model's shape: the t quantile takes distinct P − parameters degrees
@@ -410,12 +412,18 @@ pub fn fit_runs(runs: Vec<Run>, source: &str, opts: FitOptions) -> Result<RunsFi
     } else {
         term.parameters()
     });
+    // Each parameter's resamples stretched by t/z: the intervals printed
+    // and the Monte Carlo of the knees carry the same spread.
     let bounds = [(0.0, f64::INFINITY), (0.0, 1.0), (0.0, f64::INFINITY)];
-    let params: Vec<Estimate> = (0..3)
+    let columns: Vec<Vec<f64>> = (0..3)
         .map(|j| {
-            let v: Vec<f64> = samples.iter().map(|s| s[j]).collect();
-            percentile_t(point[j], &v, dof, bounds[j])
+            let v: Vec<f64> = natural_samples.iter().map(|s| s[j]).collect();
+            t_stretched(point[j], &v, dof, bounds[j])
         })
+        .collect();
+    let params: Vec<Estimate> = (0..3).map(|j| percentile(point[j], &columns[j])).collect();
+    let samples: Vec<Vec<f64>> = (0..natural_samples.len())
+        .map(|i| columns.iter().map(|c| c[i]).collect())
         .collect();
     let fit = ParamsFit {
         names: vec!["T1".into(), "f".into(), "c".into()],
@@ -477,9 +485,10 @@ const FAR_OFF_Z: f64 = 5.0;
 
 /// Names each run whose time lies far off the fit, measured against the
 /// runs' own scatter: |ln(Tᵢ/T̂ᵢ)| > 5·s, with s = 1.4826·median|ln(T/T̂)|
-/// (the median absolute deviation, which the far runs themselves do not
-/// inflate), and off by 10% or more. Such a run is usually a failed or
-/// mis-timed one, and it still pulls the fit.
+/// (a robust scale of the residuals about the fit, which the far runs
+/// themselves do not inflate), and off by a factor of 1.1 or more either
+/// way. Such a run is usually a failed or mis-timed one, and it still pulls
+/// the fit.
 fn far_off_notes(d: &Data, term: Term, theta: &[f64], runs: &[Run], notes: &mut Vec<String>) {
     let fitted: Vec<f64> =
         d.p.iter()
