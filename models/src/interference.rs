@@ -86,8 +86,10 @@ pub fn split(readings: &[BatchReading]) -> Split {
 }
 
 /// Clean batches a figure planned with `reps` repetitions needs:
-/// max(3, ⌈reps / 2⌉), so that its low quantile is never the single best
-/// timing and at least half of the plan was measured in quiet.
+/// max(3, ⌈reps / 2⌉), so that at least half of the plan was measured in
+/// quiet. With five clean timings or fewer the low quantile's rank
+/// ⌈0.2·n⌉ is 1: the figure is then the best clean timing
+/// ([`crate::quantile::capability`]).
 pub fn min_clean(reps: usize) -> usize {
     reps.div_ceil(2).max(3)
 }

@@ -40,7 +40,8 @@ pub enum Better {
 /// coverage is less than 95%: a range of what was seen).
 ///
 /// Unlike the best value (STREAM's and lmbench's choice), it does not move
-/// with the number of repetitions nor with one timing that came out too fast;
+/// with the number of repetitions nor with one timing that came out too fast
+/// (from six values on: with five or fewer, r = 1 and it is the best value);
 /// unlike the median, it ignores up to 1 − q of the timings being slowed.
 pub fn capability(sorted: &[f64], better: Better) -> Estimate {
     let n = sorted.len();

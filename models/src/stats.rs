@@ -85,7 +85,7 @@ pub struct Summary {
     pub mean: f64,
     /// Sample standard deviation (n − 1).
     pub std_dev: f64,
-    /// Coefficient of variation, std_dev / mean.
+    /// Coefficient of variation, std_dev / |mean|.
     pub cv: f64,
     pub min: f64,
     pub max: f64,
@@ -101,7 +101,8 @@ pub struct Summary {
     /// [`capability`] with [`Better::Higher`]: the high quantile and its interval.
     #[serde(default)]
     pub high_quantile: Estimate,
-    /// Timings set aside because the OS reported them disturbed (not in `n`).
+    /// Timings the OS reported disturbed: set aside (not in `n`), unless
+    /// too few were clean (`unreliable`), when every timing is kept.
     #[serde(default)]
     pub disturbed: usize,
     /// Why the figure is not the machine's (too few clean timings), if so.
@@ -237,7 +238,8 @@ pub fn median(mut values: Vec<f64>) -> f64 {
     median_of_sorted(&values)
 }
 
-/// Median of values sorted ascending (mean of the two middle ones for even n).
+/// Median of values sorted ascending (mean of the two middle ones for even
+/// n). Panics on an empty slice, which has none.
 pub fn median_of_sorted(sorted: &[f64]) -> f64 {
     let n = sorted.len();
     if n % 2 == 1 {
