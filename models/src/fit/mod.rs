@@ -51,6 +51,12 @@ pub use segmented::{
 use crate::Estimate;
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
+/// Relative floor on a weighted residual sum of squares an information
+/// criterion scores: below 10⁻¹⁸·Σwᵢyᵢ² a residual is rounding noise in
+/// an exact fit, so candidates that fit exactly tie instead of being ranked
+/// by their rounding.
+pub const RSS_FLOOR: f64 = 1e-18;
+
 /// Relative weights wᵢ = 1/yᵢ², which make a least-squares fit minimise the
 /// sum of squared *relative* residuals Σ((yᵢ − ŷᵢ)/yᵢ)².
 ///

@@ -60,11 +60,8 @@
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
 
-use super::{check_data, check_finite, least_squares, line, FitError, LineFit};
+use super::{check_data, check_finite, least_squares, line, FitError, LineFit, RSS_FLOOR};
 use crate::Estimate;
-
-/// Relative floor on the residual sum of squares (see the module docs).
-const RSS_FLOOR: f64 = 1e-18;
 
 /// Default factor on the BIC penalty (see the module docs).
 pub const DEFAULT_PENALTY: f64 = 2.0;

@@ -29,7 +29,7 @@
 //! a constant e at a true serial fraction.
 
 use models::fit::{
-    aicc, aicc_min_points, bootstrap, non_negative, percentile, t_stretched, FitError,
+    aicc, aicc_min_points, bootstrap, non_negative, percentile, t_stretched, FitError, RSS_FLOOR,
 };
 use models::random::SplitMix64;
 use models::speedup::karp_flatt;
@@ -275,7 +275,9 @@ impl Data {
     /// measured), with the settled weights' share of the likelihood.
     fn score(&self, term: Term) -> Result<f64, FitError> {
         let s = self.settle(term)?;
-        Ok(aicc(s.rss, self.t.len(), self.coefficients(term))? + 2.0 * s.log_scale)
+        let scored = self.comm.as_deref().unwrap_or(&self.t);
+        let floor = RSS_FLOOR * scored.iter().zip(&s.w).map(|(y, w)| w * y * y).sum::<f64>();
+        Ok(aicc(s.rss.max(floor), self.t.len(), self.coefficients(term))? + 2.0 * s.log_scale)
     }
 }
 

@@ -232,3 +232,32 @@ fn a_failed_run_is_named_and_does_not_capture_the_fit() {
         f.notes
     );
 }
+
+/// Runs that every candidate fits exactly (T1/P, nothing else) tie on
+/// AICc instead of being ranked by rounding: the simplest term wins.
+#[test]
+fn exact_runs_choose_the_simplest_term() {
+    let runs: Vec<Run> = (0..=6)
+        .flat_map(|k| {
+            let p = f64::from(1u32 << k);
+            [0, 1].map(|rep| Run {
+                p,
+                time_s: 100.0 / p,
+                comm_s: None,
+                line: 2 + 2 * k as u64 + rep,
+            })
+        })
+        .collect();
+    let f = fit_runs(
+        runs,
+        "exact",
+        FitOptions {
+            domain: None,
+            seed: 1,
+        },
+    )
+    .unwrap();
+    assert_eq!(f.term, Term::None, "{:?}", f.ranking);
+    let [t1, fr, c] = f.values();
+    assert!((t1 - 100.0).abs() < 1e-9 && fr.abs() < 1e-12 && c == 0.0);
+}
