@@ -158,9 +158,10 @@ pub struct RunArgs {
     /// e.g. 2GiB.
     #[arg(long, value_name = "SIZE", value_parser = parse_bytes)]
     pub max_memory: Option<u64>,
-    /// Length of the lock benchmark's critical section, ns of dependent work.
-    #[arg(long, value_name = "NS", default_value_t = 5.0)]
-    pub critical_ns: f64,
+    /// Length of the lock benchmark's critical section, ns of dependent work
+    /// [default: 5].
+    #[arg(long, value_name = "NS")]
+    pub critical_ns: Option<f64>,
     /// Ping-pong only: the largest message (default 16MiB), e.g. 4MiB for
     /// a slow link.
     #[arg(long, value_name = "SIZE", value_parser = parse_bytes)]
@@ -325,7 +326,7 @@ mod tests {
         assert!(c.run.only.is_empty());
         assert_eq!(c.run.out, PathBuf::from("data/profile.json"));
         assert_eq!(c.run.threads, None);
-        assert_eq!(c.run.critical_ns, 5.0);
+        assert_eq!(c.run.critical_ns, None);
     }
 
     #[test]

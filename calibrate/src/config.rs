@@ -58,6 +58,9 @@ pub fn dram_working_set(largest: f64, os_largest: f64, budget_bytes: u64, quick:
 /// Longest accepted critical section, ns.
 pub const MAX_CRITICAL_NS: f64 = 1e6;
 
+/// The lock benchmark's critical section without `--critical-ns`, ns.
+pub const DEFAULT_CRITICAL_NS: f64 = 5.0;
+
 /// A refused input: one line for the user, exit code 2, nothing measured.
 #[derive(Debug, Error)]
 pub enum UsageError {
@@ -117,7 +120,8 @@ pub enum UsageError {
     /// Bad options of `calibrate point` (the sentence).
     #[error("{0}")]
     Point(String),
-    /// A `--only pingpong` that cannot run as asked (the sentence).
+    /// An option whose benchmark `--only` leaves out, or a `--only
+    /// pingpong` that cannot run as asked (the sentence).
     #[error("{0}")]
     Only(String),
 }
@@ -178,8 +182,14 @@ impl Config {
         if only && benches.contains(&BenchName::C2c) && threads < 2 {
             return Err(UsageError::C2cNeedsTwo(threads));
         }
-        if !(0.0..=MAX_CRITICAL_NS).contains(&args.critical_ns) || !args.critical_ns.is_finite() {
-            return Err(UsageError::CriticalNs(args.critical_ns));
+        let critical_ns = args.critical_ns.unwrap_or(DEFAULT_CRITICAL_NS);
+        if !(0.0..=MAX_CRITICAL_NS).contains(&critical_ns) || !critical_ns.is_finite() {
+            return Err(UsageError::CriticalNs(critical_ns));
+        }
+        if args.critical_ns.is_some() && !benches.contains(&BenchName::Lock) {
+            return Err(UsageError::Only(
+                "--critical-ns applies to the lock benchmark, which this --only leaves out".into(),
+            ));
         }
         let (budget_bytes, budget_source) = match args.max_memory {
             Some(b) => (b, format!("--max-memory {}", binary_bytes(b as f64))),
@@ -215,7 +225,7 @@ impl Config {
             },
             budget_bytes,
             budget_source,
-            critical_ns: args.critical_ns,
+            critical_ns,
             out: args.out.clone(),
             json: args.json,
         })

@@ -23,6 +23,13 @@ use models::units::binary_bytes;
 /// Runs a calibration with `args`.
 pub fn run(args: &RunArgs) -> Result<()> {
     if args.only.contains(&crate::cli::BenchName::Pingpong) {
+        if args.critical_ns.is_some() {
+            return Err(UsageError::Only(
+                "--critical-ns applies to the lock benchmark, which --only pingpong leaves out"
+                    .into(),
+            )
+            .into());
+        }
         return crate::network::run(args);
     }
     if args.max_message.is_some() || args.timeout.is_some() {

@@ -62,6 +62,10 @@ fn bad_input_is_one_line_exit_2_and_writes_nothing() {
         (vec!["--max-memory", "lots"], "lots"),
         (vec!["--max-memory", "1000TiB"], "RAM"),
         (vec!["--critical-ns=-5"], "--critical-ns"),
+        (
+            vec!["--only", "latency", "--critical-ns", "10"],
+            "leaves out",
+        ),
         (vec!["--frobnicate"], "--frobnicate"),
         (vec!["point", "triad"], "needs --size"),
         (
