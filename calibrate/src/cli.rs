@@ -250,9 +250,9 @@ pub struct PointArgs {
     /// Steps of span's chain per element: 4, 8, 16, 32 or 64.
     #[arg(long, value_name = "STEPS")]
     pub depth: Option<usize>,
-    /// Page policy of the working set.
-    #[arg(long, value_enum, default_value_t = PagesArg::Huge)]
-    pub pages: PagesArg,
+    /// Page policy of the working set [default: huge].
+    #[arg(long, value_enum)]
+    pub pages: Option<PagesArg>,
     /// Fewer repetitions.
     #[arg(long)]
     pub quick: bool,
@@ -385,15 +385,15 @@ mod tests {
         assert_eq!(p.kernel, PointKernel::Stream(Kernel::Triad));
         assert_eq!(p.size, Some(1_000_000_000));
         assert_eq!(p.threads, 2);
-        assert_eq!(Pages::from(p.pages), Pages::Small);
+        assert_eq!(p.pages, Some(PagesArg::Small));
         assert!(p.json);
         let c = parse_args(&["point", "peak-f64"]).unwrap();
         let Some(Command::Point(p)) = c.command else {
             panic!("no point")
         };
         assert_eq!(
-            (p.kernel, p.threads, Pages::from(p.pages)),
-            (PointKernel::Peak(Precision::F64), 1, Pages::Huge)
+            (p.kernel, p.threads, p.pages),
+            (PointKernel::Peak(Precision::F64), 1, None)
         );
         assert!(parse_args(&["--quick", "point", "chase"]).is_err());
     }

@@ -16,7 +16,7 @@ use crate::bench::flops::measure_flops;
 use crate::bench::flops::span::measure_span;
 use crate::bench::latency::measure_chase;
 use crate::bench::stream::measure_size;
-use crate::cli::{PointArgs, PointKernel};
+use crate::cli::{PagesArg, PointArgs, PointKernel};
 use crate::config::UsageError;
 use crate::kernels::fma::FlopKernel;
 use crate::kernels::span::DEPTHS;
@@ -54,6 +54,8 @@ pub fn run(args: &PointArgs) -> Result<()> {
         Some("--depth applies to point span only")
     } else if args.size.is_some() && no_working_set {
         Some("--size does not apply: this figure has no working set")
+    } else if args.pages.is_some() && no_working_set {
+        Some("--pages does not apply: this figure has no working set")
     } else if threads > 1 && one_thread {
         Some("--threads does not apply: this figure is measured on one thread")
     } else {
@@ -102,7 +104,7 @@ pub fn run(args: &PointArgs) -> Result<()> {
     } else {
         Plan::full()
     };
-    let pages = Pages::from(args.pages);
+    let pages = Pages::from(args.pages.unwrap_or(PagesArg::Huge));
     let team = Team::new(&allowed[..threads])?;
     if args.json {
         record();

@@ -93,6 +93,10 @@ fn bad_input_is_one_line_exit_2_and_writes_nothing() {
             "no working set",
         ),
         (
+            vec!["point", "span", "--depth", "8", "--pages", "small"],
+            "--pages does not apply",
+        ),
+        (
             vec!["point", "chase", "--size", "1MiB", "--threads", "2"],
             "measured on one thread",
         ),
