@@ -17,7 +17,8 @@
 //!   a fit pulls towards its high-leverage points, whose raw residuals
 //!   understate the noise), centred, and divided by √wᵢ again. Each
 //!   refit is non-negative, so percentile intervals ([`percentile`]) never
-//!   cross a bound, unlike β̂ ± t·se.
+//!   cross a bound, unlike β̂ ± t·se. [`bootstrap_joint`] resamples
+//!   several fits to the same points with the same draws.
 
 use nalgebra::DMatrix;
 
@@ -181,32 +182,82 @@ pub fn bootstrap(
     resamples: usize,
     rng: &mut SplitMix64,
 ) -> Result<(NonNegativeFit, Vec<Vec<f64>>), FitError> {
-    let fit = non_negative(rows, y, weights)?;
-    let w = check_data(rows.len(), y, weights)?;
-    let n = rows.len();
-    let p = fit.beta.len();
-    let all: Vec<usize> = (0..p).collect();
-    let h = WeightedSolver::new(&design(rows, &all), &w)?.leverages();
-    let fitted: Vec<f64> = rows.iter().map(|r| fit.predict(r)).collect();
-    let mut res: Vec<f64> = (0..n)
-        .map(|i| w[i].sqrt() * (y[i] - fitted[i]) / (1.0 - h[i]).max(1e-9).sqrt())
-        .collect();
-    let mean = res.iter().sum::<f64>() / n as f64;
-    for r in &mut res {
-        *r -= mean;
+    let (mut fits, samples) = bootstrap_joint(&[(rows, y)], weights, resamples, rng)?;
+    let samples = samples.into_iter().map(|mut s| s.remove(0)).collect();
+    Ok((fits.remove(0), samples))
+}
+
+/// One resample of [`bootstrap_joint`]: a coefficient vector per part.
+pub type JointResample = Vec<Vec<f64>>;
+
+/// [`bootstrap`] of several fits to the same points at once (`parts`: each
+/// a design and its response), every resample drawing the same points'
+/// residuals for all of them, so that fits whose responses share a
+/// measurement (a run's computation and its communication, T − comm and
+/// comm) keep the correlation it gives them. A resample is left out of
+/// every part when one part's fit fails.
+///
+/// # Errors
+/// The errors of [`non_negative`] on the data itself; parts of different
+/// lengths.
+pub fn bootstrap_joint(
+    parts: &[(&[Vec<f64>], &[f64])],
+    weights: Option<&[f64]>,
+    resamples: usize,
+    rng: &mut SplitMix64,
+) -> Result<(Vec<NonNegativeFit>, Vec<JointResample>), FitError> {
+    struct Part<'a> {
+        rows: &'a [Vec<f64>],
+        fitted: Vec<f64>,
+        res: Vec<f64>,
+    }
+    let n = parts.first().map_or(0, |(rows, _)| rows.len());
+    let mut fits = Vec::with_capacity(parts.len());
+    let mut prepared = Vec::with_capacity(parts.len());
+    let mut w = Vec::new();
+    for &(rows, y) in parts {
+        if rows.len() != n {
+            return Err(FitError::LengthMismatch {
+                what: "a part of a joint bootstrap",
+                expected: n,
+                got: rows.len(),
+            });
+        }
+        let fit = non_negative(rows, y, weights)?;
+        w = check_data(n, y, weights)?;
+        let all: Vec<usize> = (0..fit.beta.len()).collect();
+        let h = WeightedSolver::new(&design(rows, &all), &w)?.leverages();
+        let fitted: Vec<f64> = rows.iter().map(|r| fit.predict(r)).collect();
+        let mut res: Vec<f64> = (0..n)
+            .map(|i| w[i].sqrt() * (y[i] - fitted[i]) / (1.0 - h[i]).max(1e-9).sqrt())
+            .collect();
+        let mean = res.iter().sum::<f64>() / n as f64;
+        for r in &mut res {
+            *r -= mean;
+        }
+        fits.push(fit);
+        prepared.push(Part { rows, fitted, res });
     }
     let mut out = Vec::with_capacity(resamples);
+    let mut picks = vec![0; n];
     let mut ys = vec![0.0; n];
-    for _ in 0..resamples {
-        for i in 0..n {
-            let j = rng.below(n as u64) as usize;
-            ys[i] = fitted[i] + res[j] / w[i].sqrt();
+    'resample: for _ in 0..resamples {
+        for p in &mut picks {
+            *p = rng.below(n as u64) as usize;
         }
-        if let Ok(f) = non_negative(rows, &ys, Some(&w)) {
-            out.push(f.beta);
+        let mut betas = Vec::with_capacity(prepared.len());
+        for part in &prepared {
+            for i in 0..n {
+                ys[i] = part.fitted[i] + part.res[picks[i]] / w[i].sqrt();
+            }
+            match non_negative(part.rows, &ys, Some(&w)) {
+                Ok(f) => betas.push(f.beta),
+                Err(_) => continue 'resample,
+            }
         }
+        out.push(betas);
     }
-    Ok((fit, out))
+    Ok((fits, out))
 }
 
 /// `samples` moved away from `point` by t₀.₉₇₅,dof / z₀.₉₇₅: the bootstrap
@@ -305,6 +356,36 @@ mod tests {
         let e = percentile(fit.beta[1], &slope);
         assert!(e.lo >= 0.0 && e.lo <= e.point && e.point <= e.hi, "{e:?}");
         assert!(e.hi > 0.0);
+    }
+
+    #[test]
+    fn a_joint_bootstrap_keeps_the_correlation_the_parts_share() {
+        // Two responses that share each point's noise with opposite signs,
+        // as T − comm and comm share a run's comm: their resampled
+        // intercepts move together.
+        let mut rng = SplitMix64::new(3);
+        let noise: Vec<f64> = (0..12).map(|_| rng.normal()).collect();
+        let rows: Vec<Vec<f64>> = vec![vec![1.0]; 12];
+        let up: Vec<f64> = noise.iter().map(|e| 10.0 + e).collect();
+        let down: Vec<f64> = noise.iter().map(|e| 20.0 - e).collect();
+        let (fits, boot) =
+            bootstrap_joint(&[(&rows, &up), (&rows, &down)], None, 400, &mut rng).unwrap();
+        assert_eq!((fits.len(), boot.len()), (2, 400));
+        let (a, b): (Vec<f64>, Vec<f64>) = boot.iter().map(|r| (r[0][0], r[1][0])).unzip();
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+        let (ma, mb) = (mean(&a), mean(&b));
+        let cov: f64 = a.iter().zip(&b).map(|(x, y)| (x - ma) * (y - mb)).sum();
+        let var = |v: &[f64], m: f64| v.iter().map(|x| (x - m).powi(2)).sum::<f64>();
+        let corr = cov / (var(&a, ma) * var(&b, mb)).sqrt();
+        assert!(corr < -0.99, "{corr}");
+        // One part alone is the plain bootstrap, draw for draw.
+        let (mut r1, mut r2) = (SplitMix64::new(9), SplitMix64::new(9));
+        let (_, plain) = bootstrap(&rows, &up, None, 50, &mut r1).unwrap();
+        let (_, joint) = bootstrap_joint(&[(&rows, &up)], None, 50, &mut r2).unwrap();
+        assert!(plain.iter().zip(&joint).all(|(p, j)| *p == j[0]));
+        assert!(
+            bootstrap_joint(&[(&rows, &up), (&rows[..6], &up[..6])], None, 5, &mut r1).is_err()
+        );
     }
 
     #[test]

@@ -21,7 +21,9 @@
 //!
 //! When the runs carry a measured communication time, computation and
 //! communication are fitted separately: T − comm = T1·(f + (1 − f)/P) and
-//! comm = c·g(P), the term chosen on the communication alone.
+//! comm = c·g(P), the term chosen on the communication alone. Both share
+//! each run's comm, so their bootstrap draws the same runs for both
+//! ([`models::fit::bootstrap_joint`]).
 //!
 //! Each run at P ≥ 2 also gets the Karp–Flatt serial fraction
 //! e = (1/S − 1/P)/(1 − 1/P) ([`models::speedup::karp_flatt`]) with
@@ -29,7 +31,8 @@
 //! a constant e at a true serial fraction.
 
 use models::fit::{
-    aicc, aicc_min_points, bootstrap, non_negative, percentile, t_stretched, FitError, RSS_FLOOR,
+    aicc, aicc_min_points, bootstrap, bootstrap_joint, non_negative, percentile, t_stretched,
+    FitError, RSS_FLOOR,
 };
 use models::random::SplitMix64;
 use models::speedup::karp_flatt;
@@ -347,20 +350,22 @@ fn fit_term(
         };
         return Ok((pad(f.beta), s.into_iter().map(pad).collect()));
     };
+    // The computation T − comm and the communication comm share each
+    // run's measurement: one resample of the runs serves both fits.
     let rows: Vec<Vec<f64>> = d.p.iter().map(|&p| vec![1.0, 1.0 / p]).collect();
-    let (fc, sc) = bootstrap(&rows, &d.compute(comm), Some(w), RESAMPLES, rng)?;
-    let (c, sm) = if term == Term::None {
-        (0.0, vec![vec![0.0]; sc.len()])
-    } else {
-        let (fm, sm) = bootstrap(&d.g(term), comm, Some(w), RESAMPLES, rng)?;
-        (fm.beta[0], sm)
+    let compute = d.compute(comm);
+    let g = d.g(term);
+    let mut parts: Vec<(&[Vec<f64>], &[f64])> = vec![(&rows, &compute)];
+    if term != Term::None {
+        parts.push((&g, comm));
+    }
+    let (fits, boot) = bootstrap_joint(&parts, Some(w), RESAMPLES, rng)?;
+    let abc = |betas: &[Vec<f64>]| {
+        let c = betas.get(1).map_or(0.0, |m| m[0]);
+        vec![betas[0][0], betas[0][1], c]
     };
-    let samples = sc
-        .into_iter()
-        .zip(sm)
-        .map(|(a, m)| vec![a[0], a[1], m[0]])
-        .collect();
-    Ok((vec![fc.beta[0], fc.beta[1], c], samples))
+    let point: Vec<Vec<f64>> = fits.into_iter().map(|f| f.beta).collect();
+    Ok((abc(&point), boot.iter().map(|b| abc(b)).collect()))
 }
 
 /// (a, b, c) -> (T1, f, c).
