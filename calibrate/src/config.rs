@@ -186,11 +186,6 @@ impl Config {
         if !(0.0..=MAX_CRITICAL_NS).contains(&critical_ns) || !critical_ns.is_finite() {
             return Err(UsageError::CriticalNs(critical_ns));
         }
-        if args.critical_ns.is_some() && !benches.contains(&BenchName::Lock) {
-            return Err(UsageError::Only(
-                "--critical-ns applies to the lock benchmark, which this --only leaves out".into(),
-            ));
-        }
         let (budget_bytes, budget_source) = match args.max_memory {
             Some(b) => (b, format!("--max-memory {}", binary_bytes(b as f64))),
             None => (

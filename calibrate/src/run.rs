@@ -22,14 +22,16 @@ use models::units::binary_bytes;
 
 /// Runs a calibration with `args`.
 pub fn run(args: &RunArgs) -> Result<()> {
-    if args.only.contains(&crate::cli::BenchName::Pingpong) {
-        if args.critical_ns.is_some() {
-            return Err(UsageError::Only(
-                "--critical-ns applies to the lock benchmark, which --only pingpong leaves out"
-                    .into(),
-            )
-            .into());
-        }
+    // One check for both paths: the ping-pong runs alone, before any
+    // configuration of the other benchmarks.
+    if args.critical_ns.is_some() && !args.only.is_empty() && !args.only.contains(&BenchName::Lock)
+    {
+        return Err(UsageError::Only(
+            "--critical-ns applies to the lock benchmark, which this --only leaves out".into(),
+        )
+        .into());
+    }
+    if args.only.contains(&BenchName::Pingpong) {
         return crate::network::run(args);
     }
     if args.max_message.is_some() || args.timeout.is_some() {
