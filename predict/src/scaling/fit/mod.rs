@@ -35,13 +35,13 @@ use models::fit::{
     FitError, RSS_FLOOR,
 };
 use models::random::SplitMix64;
-use models::speedup::karp_flatt;
-use models::units::Si;
 use models::Estimate;
 use serde::Serialize;
 
 pub use super::runs::{read_runs, Run};
 use super::terms::{Domain, Ranked, Term};
+
+mod diagnostics;
 use super::uncertainty::{Param, Uncertainty};
 use crate::error::BadInput;
 
@@ -120,16 +120,6 @@ impl RunsFit {
     /// The largest measured P.
     pub fn p_max(&self) -> f64 {
         self.runs.iter().map(|r| r.p).fold(1.0, f64::max)
-    }
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        0.5 * (v[n / 2 - 1] + v[n / 2])
     }
 }
 
@@ -441,15 +431,10 @@ pub fn fit_runs(runs: Vec<Run>, source: &str, opts: FitOptions) -> Result<RunsFi
         method: "non-negative weighted least squares of relative errors (weights 1/T̂² of the fitted times, iterated); 95% residual-bootstrap percentile intervals, stretched by t/z with (distinct P − parameters) degrees of freedom".into(),
         params,
     };
-    bound_notes(term, &fit, &mut notes);
-    far_off_notes(&d, term, &point, &runs, &mut notes);
-    if fit.r_squared < POOR_R_SQUARED {
-        notes.push(format!(
-            "the fit explains little of how the runs' times vary (R² = {:.2}): Amdahl's law with one communication term does not describe these runs, and the curves below follow the model, not the runs",
-            fit.r_squared
-        ));
-    }
-    let (kf, t1_source) = karp_flatt_table(&runs, &d.distinct, point[0], &mut notes);
+    diagnostics::bound_notes(term, &fit, &mut notes);
+    diagnostics::far_off_notes(&d, term, &point, &runs, &mut notes);
+    diagnostics::poor_fit_note(&fit, &mut notes);
+    let (kf, t1_source) = diagnostics::karp_flatt_table(&runs, &d.distinct, point[0], &mut notes);
     Ok(RunsFit {
         runs,
         term,
@@ -481,90 +466,6 @@ fn r_squared(d: &Data, w: &[f64], term: Term, theta: &[f64]) -> f64 {
     } else {
         1.0
     }
-}
-
-/// Below this weighted R² the chosen model is said not to describe the runs.
-const POOR_R_SQUARED: f64 = 0.5;
-
-/// How far beyond the runs' typical scatter a run lies before it is
-/// named: robust z-scores of ln(T/T̂) above this.
-const FAR_OFF_Z: f64 = 5.0;
-
-/// Names each run whose time lies far off the fit, measured against the
-/// runs' own scatter: |ln(Tᵢ/T̂ᵢ)| > 5·s, with s = 1.4826·median|ln(T/T̂)|
-/// (a robust scale of the residuals about the fit, which the far runs
-/// themselves do not inflate), and off by a factor of 1.1 or more either
-/// way. Such a run is usually a failed or mis-timed one, and it still pulls
-/// the fit.
-fn far_off_notes(d: &Data, term: Term, theta: &[f64], runs: &[Run], notes: &mut Vec<String>) {
-    let fitted: Vec<f64> =
-        d.p.iter()
-            .map(|&p| super::terms::time_s(term, d.domain, theta, p))
-            .collect();
-    let logs: Vec<f64> = d.t.iter().zip(&fitted).map(|(t, f)| (t / f).ln()).collect();
-    if logs.iter().any(|l| !l.is_finite()) {
-        return;
-    }
-    let scatter = 1.4826 * median(logs.iter().map(|l| l.abs()).collect());
-    for ((run, l), f) in runs.iter().zip(&logs).zip(&fitted) {
-        if l.abs() > (FAR_OFF_Z * scatter).max(1.1f64.ln()) {
-            notes.push(format!(
-                "the run at P = {} (line {}: {}) is {:.2}× the fit's {}, far beyond the other runs' scatter (±{:.1}%): a failed or mis-timed run pulls the whole fit; check it, and drop it if it is one",
-                run.p,
-                run.line,
-                Si(run.time_s, "s"),
-                l.exp(),
-                Si(*f, "s"),
-                100.0 * scatter.exp_m1()
-            ));
-        }
-    }
-}
-
-fn bound_notes(term: Term, fit: &ParamsFit, notes: &mut Vec<String>) {
-    let f = fit.params[1];
-    if f.point == 0.0 {
-        notes.push("f = 0 at its bound: the runs show no serial part".into());
-    }
-    if term != Term::None && fit.params[2].point == 0.0 {
-        notes.push(format!(
-            "c = 0 at its bound: the runs show no {} communication",
-            term.name()
-        ));
-    }
-}
-
-fn karp_flatt_table(
-    runs: &[Run],
-    distinct: &[f64],
-    fitted_t1: f64,
-    notes: &mut Vec<String>,
-) -> (Vec<KarpFlatt>, String) {
-    let measured: Vec<f64> = runs
-        .iter()
-        .filter(|r| r.p == 1.0)
-        .map(|r| r.time_s)
-        .collect();
-    let (t1, source) = if measured.is_empty() {
-        (fitted_t1, "fitted T1 (no run at P = 1)".to_string())
-    } else {
-        (median(measured), "measured at P = 1".to_string())
-    };
-    let mut kf = Vec::new();
-    for &p in distinct.iter().filter(|&&p| p >= 2.0) {
-        let t = median(runs.iter().filter(|r| r.p == p).map(|r| r.time_s).collect());
-        let s = t1 / t;
-        match karp_flatt(s, p) {
-            Ok(e) => kf.push(KarpFlatt {
-                p,
-                time_s: t,
-                speedup: s,
-                serial_fraction: e,
-            }),
-            Err(e) => notes.push(format!("no Karp–Flatt fraction at P = {p}: {e}")),
-        }
-    }
-    (kf, source)
 }
 
 /// The fitted T1, f, c as an uncertainty drawn from the bootstrap's
