@@ -18,7 +18,9 @@
 //!   understate the noise), centred, and divided by √wᵢ again. Each
 //!   refit is non-negative, so percentile intervals ([`percentile`]) never
 //!   cross a bound, unlike β̂ ± t·se. [`bootstrap_joint`] resamples
-//!   several fits to the same points with the same draws.
+//!   several fits to the same points with the same draws, and
+//!   [`bootstrap_joint_with`] refits each resample by the caller's whole
+//!   estimator (weights settled by iteration, for one).
 
 use nalgebra::DMatrix;
 
@@ -206,8 +208,32 @@ pub fn bootstrap_joint(
     resamples: usize,
     rng: &mut SplitMix64,
 ) -> Result<(Vec<NonNegativeFit>, Vec<JointResample>), FitError> {
-    struct Part<'a> {
-        rows: &'a [Vec<f64>],
+    bootstrap_joint_with(parts, weights, resamples, rng, |responses, w| {
+        parts
+            .iter()
+            .zip(responses)
+            .map(|(&(rows, _), ys)| non_negative(rows, ys, Some(w)).map(|f| f.beta))
+            .collect()
+    })
+}
+
+/// [`bootstrap_joint`] whose resamples are refitted by `refit`, given each
+/// part's resampled response and the weights of the fits to the data. An
+/// estimator that does more than one weighted fit (weights that depend on
+/// its own fitted values, settled by iteration) is bootstrapped whole this
+/// way: each resample goes through all of it, so the intervals carry the
+/// weights' variability too. A resample `refit` refuses is left out.
+///
+/// # Errors
+/// As [`bootstrap_joint`].
+pub fn bootstrap_joint_with(
+    parts: &[(&[Vec<f64>], &[f64])],
+    weights: Option<&[f64]>,
+    resamples: usize,
+    rng: &mut SplitMix64,
+    mut refit: impl FnMut(&[Vec<f64>], &[f64]) -> Result<JointResample, FitError>,
+) -> Result<(Vec<NonNegativeFit>, Vec<JointResample>), FitError> {
+    struct Part {
         fitted: Vec<f64>,
         res: Vec<f64>,
     }
@@ -236,26 +262,23 @@ pub fn bootstrap_joint(
             *r -= mean;
         }
         fits.push(fit);
-        prepared.push(Part { rows, fitted, res });
+        prepared.push(Part { fitted, res });
     }
     let mut out = Vec::with_capacity(resamples);
     let mut picks = vec![0; n];
-    let mut ys = vec![0.0; n];
-    'resample: for _ in 0..resamples {
+    let mut responses = vec![vec![0.0; n]; prepared.len()];
+    for _ in 0..resamples {
         for p in &mut picks {
             *p = rng.below(n as u64) as usize;
         }
-        let mut betas = Vec::with_capacity(prepared.len());
-        for part in &prepared {
+        for (part, ys) in prepared.iter().zip(&mut responses) {
             for i in 0..n {
                 ys[i] = part.fitted[i] + part.res[picks[i]] / w[i].sqrt();
             }
-            match non_negative(part.rows, &ys, Some(&w)) {
-                Ok(f) => betas.push(f.beta),
-                Err(_) => continue 'resample,
-            }
         }
-        out.push(betas);
+        if let Ok(betas) = refit(&responses, &w) {
+            out.push(betas);
+        }
     }
     Ok((fits, out))
 }

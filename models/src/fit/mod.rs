@@ -39,8 +39,8 @@ pub mod nonlinear;
 pub mod segmented;
 
 pub use constrained::{
-    aicc, aicc_min_points, bootstrap, bootstrap_joint, non_negative, percentile, t_stretched,
-    JointResample, NonNegativeFit,
+    aicc, aicc_min_points, bootstrap, bootstrap_joint, bootstrap_joint_with, non_negative,
+    percentile, t_stretched, JointResample, NonNegativeFit,
 };
 pub use error::FitError;
 pub use linear::{least_squares, least_squares_rows, line, LineFit, LinearFit};

@@ -15,8 +15,10 @@
 //! the fit towards itself. Since the weights depend on the candidate, its
 //! AICc carries the likelihood's 2·Σ ln(T̂ᵢ/Tᵢ) too. The 95%
 //! intervals are percentiles of a residual bootstrap
-//! ([`models::fit::bootstrap`]): every resample is refitted under the same
-//! bounds, so no interval crosses them. The resampled (T1, f, c) then drive
+//! ([`models::fit::bootstrap_joint_with`]): every resample is refitted as
+//! the runs were, its weights settled again and under the same bounds, so
+//! the intervals carry the weights' variability and no interval crosses
+//! a bound. The resampled (T1, f, c) then drive
 //! the Monte Carlo of the knees.
 //!
 //! When the runs carry a measured communication time, computation and
@@ -31,8 +33,8 @@
 //! a constant e at a true serial fraction.
 
 use models::fit::{
-    aicc, aicc_min_points, bootstrap, bootstrap_joint, non_negative, percentile, t_stretched,
-    FitError, RSS_FLOOR,
+    aicc, aicc_min_points, bootstrap_joint_with, non_negative, percentile, t_stretched, FitError,
+    RSS_FLOOR,
 };
 use models::random::SplitMix64;
 use models::Estimate;
@@ -132,13 +134,23 @@ struct Data {
     domain: Option<Domain>,
 }
 
+/// A candidate's fit under given weights.
+struct Fitted {
+    /// T̂ at each run.
+    times: Vec<f64>,
+    /// The scored part's weighted residual sum of squares (the time's, or
+    /// the communication's when it was measured).
+    rss: f64,
+    /// The coefficients (a, b, c) of T̂ = a + b/P + c·g(P).
+    abc: [f64; 3],
+}
+
 /// A candidate's fit with its settled weights.
 struct Settled {
     /// 1/T̂² of the fit's own times.
     w: Vec<f64>,
-    /// The scored part's weighted residual sum of squares (the time's, or
-    /// the communication's when it was measured).
-    rss: f64,
+    /// The fit under `w`.
+    fit: Fitted,
     /// Σ ln(T̂ᵢ/Tᵢ), the likelihood's share of the weights.
     log_scale: f64,
 }
@@ -187,6 +199,22 @@ impl Data {
             .collect()
     }
 
+    /// The same runs with other times (a bootstrap resample's).
+    fn with_times(&self, t: Vec<f64>, comm: Option<Vec<f64>>) -> Self {
+        Self {
+            p: self.p.clone(),
+            t,
+            comm,
+            distinct: self.distinct.clone(),
+            domain: self.domain,
+        }
+    }
+
+    /// Rows (1, 1/P) of the computation alone.
+    fn compute_rows(&self) -> Vec<Vec<f64>> {
+        self.p.iter().map(|&p| vec![1.0, 1.0 / p]).collect()
+    }
+
     fn compute(&self, comm: &[f64]) -> Vec<f64> {
         self.t.iter().zip(comm).map(|(t, c)| t - c).collect()
     }
@@ -201,33 +229,38 @@ impl Data {
         }
     }
 
-    /// The candidate's fitted times T̂ and the scored part's weighted
-    /// residual sum of squares, under the weights `w`.
-    fn fitted(&self, term: Term, w: &[f64]) -> Result<(Vec<f64>, f64), FitError> {
+    /// The candidate's fit under the weights `w`.
+    fn fitted(&self, term: Term, w: &[f64]) -> Result<Fitted, FitError> {
         let Some(comm) = &self.comm else {
             let rows = self.joint_rows(term);
             let fit = non_negative(&rows, &self.t, Some(w))?;
-            return Ok((
-                rows.iter().map(|r| fit.predict(r)).collect(),
-                fit.weighted_rss,
-            ));
+            let b = &fit.beta;
+            return Ok(Fitted {
+                times: rows.iter().map(|r| fit.predict(r)).collect(),
+                rss: fit.weighted_rss,
+                abc: [b[0], b[1], b.get(2).copied().unwrap_or(0.0)],
+            });
         };
-        let rows: Vec<Vec<f64>> = self.p.iter().map(|&p| vec![1.0, 1.0 / p]).collect();
+        let rows = self.compute_rows();
         let compute = non_negative(&rows, &self.compute(comm), Some(w))?;
-        let (comm_fit, rss) = if term == Term::None {
+        let (comm_fit, rss, c) = if term == Term::None {
             let rss = comm.iter().zip(w).map(|(c, w)| w * c * c).sum();
-            (vec![0.0; comm.len()], rss)
+            (vec![0.0; comm.len()], rss, 0.0)
         } else {
             let g = self.g(term);
             let fit = non_negative(&g, comm, Some(w))?;
-            (g.iter().map(|r| fit.predict(r)).collect(), fit.weighted_rss)
+            let comm_fit = g.iter().map(|r| fit.predict(r)).collect();
+            (comm_fit, fit.weighted_rss, fit.beta[0])
         };
-        let total = rows
-            .iter()
-            .zip(comm_fit)
-            .map(|(r, c)| compute.predict(r) + c)
-            .collect();
-        Ok((total, rss))
+        Ok(Fitted {
+            times: rows
+                .iter()
+                .zip(comm_fit)
+                .map(|(r, c)| compute.predict(r) + c)
+                .collect(),
+            rss,
+            abc: [compute.beta[0], compute.beta[1], c],
+        })
     }
 
     /// The candidate's fit under weights 1/T̂² of its own times, from
@@ -237,20 +270,20 @@ impl Data {
             fitted
                 .iter()
                 .zip(&self.t)
-                .map(|(f, t)| f.max(LEAST_FITTED_SHARE * t).powi(-2))
+                .map(|(f, t)| f.max(LEAST_FITTED_SHARE * t.abs()).powi(-2))
                 .collect()
         };
         let mut w = weights(&self.t);
-        let (mut fitted, mut rss) = self.fitted(term, &w)?;
+        let mut fit = self.fitted(term, &w)?;
         for _ in 0..REWEIGHTS {
-            let next = weights(&fitted);
+            let next = weights(&fit.times);
             let moved = next
                 .iter()
                 .zip(&w)
                 .map(|(a, b)| (a / b - 1.0).abs())
                 .fold(0.0, f64::max);
             w = next;
-            (fitted, rss) = self.fitted(term, &w)?;
+            fit = self.fitted(term, &w)?;
             if moved < 1e-9 {
                 break;
             }
@@ -261,7 +294,7 @@ impl Data {
             .zip(&self.t)
             .map(|(w, t)| -0.5 * w.ln() - t.ln())
             .sum();
-        Ok(Settled { w, rss, log_scale })
+        Ok(Settled { w, fit, log_scale })
     }
 
     /// The candidate's AICc (of the communication alone when it was
@@ -270,7 +303,7 @@ impl Data {
         let s = self.settle(term)?;
         let scored = self.comm.as_deref().unwrap_or(&self.t);
         let floor = RSS_FLOOR * scored.iter().zip(&s.w).map(|(y, w)| w * y * y).sum::<f64>();
-        Ok(aicc(s.rss.max(floor), self.t.len(), self.coefficients(term))? + 2.0 * s.log_scale)
+        Ok(aicc(s.fit.rss.max(floor), self.t.len(), self.coefficients(term))? + 2.0 * s.log_scale)
     }
 }
 
@@ -325,37 +358,53 @@ fn too_few(source: &str, d: &Data) -> Option<BadInput> {
     })
 }
 
-/// (a, b, c) and their bootstrap resamples for `term`.
+/// (a, b, c) of `term` under its settled weights, and their bootstrap
+/// resamples: each resample's times are refitted as the runs were, its
+/// weights settled again.
 fn fit_term(
     d: &Data,
     term: Term,
-    w: &[f64],
+    settled: &Settled,
     rng: &mut SplitMix64,
 ) -> Result<(Vec<f64>, Vec<Vec<f64>>), FitError> {
-    let Some(comm) = &d.comm else {
-        let (f, s) = bootstrap(&d.joint_rows(term), &d.t, Some(w), RESAMPLES, rng)?;
-        let pad = |mut v: Vec<f64>| {
-            v.resize(3, 0.0);
-            v
-        };
-        return Ok((pad(f.beta), s.into_iter().map(pad).collect()));
+    let resettled = |t: Vec<f64>, comm: Option<Vec<f64>>| {
+        let s = d.with_times(t, comm).settle(term)?;
+        Ok(vec![s.fit.abc.to_vec()])
     };
-    // The computation T − comm and the communication comm share each
-    // run's measurement: one resample of the runs serves both fits.
-    let rows: Vec<Vec<f64>> = d.p.iter().map(|&p| vec![1.0, 1.0 / p]).collect();
-    let compute = d.compute(comm);
-    let g = d.g(term);
-    let mut parts: Vec<(&[Vec<f64>], &[f64])> = vec![(&rows, &compute)];
-    if term != Term::None {
-        parts.push((&g, comm));
-    }
-    let (fits, boot) = bootstrap_joint(&parts, Some(w), RESAMPLES, rng)?;
-    let abc = |betas: &[Vec<f64>]| {
-        let c = betas.get(1).map_or(0.0, |m| m[0]);
-        vec![betas[0][0], betas[0][1], c]
+    let boot = match &d.comm {
+        None => {
+            let rows = d.joint_rows(term);
+            bootstrap_joint_with(
+                &[(&rows, &d.t)],
+                Some(&settled.w),
+                RESAMPLES,
+                rng,
+                |ys, _| resettled(ys[0].clone(), None),
+            )?
+            .1
+        }
+        // The computation T − comm and the communication comm share each
+        // run's measurement: one resample of the runs serves both fits.
+        Some(comm) => {
+            let rows = d.compute_rows();
+            let compute = d.compute(comm);
+            let g = d.g(term);
+            let mut parts: Vec<(&[Vec<f64>], &[f64])> = vec![(&rows, &compute)];
+            if term != Term::None {
+                parts.push((&g, comm));
+            }
+            bootstrap_joint_with(&parts, Some(&settled.w), RESAMPLES, rng, |ys, _| {
+                let comm = ys.get(1).unwrap_or(comm);
+                let t = ys[0].iter().zip(comm).map(|(a, b)| a + b).collect();
+                resettled(t, Some(comm.clone()))
+            })?
+            .1
+        }
     };
-    let point: Vec<Vec<f64>> = fits.into_iter().map(|f| f.beta).collect();
-    Ok((abc(&point), boot.iter().map(|b| abc(b)).collect()))
+    Ok((
+        settled.fit.abc.to_vec(),
+        boot.into_iter().map(|mut b| b.remove(0)).collect(),
+    ))
 }
 
 /// (a, b, c) -> (T1, f, c).
@@ -391,9 +440,10 @@ pub fn fit_runs(runs: Vec<Run>, source: &str, opts: FitOptions) -> Result<RunsFi
             term.name()
         ))
     };
-    let w = d.settle(term).map_err(cannot)?.w;
+    let settled = d.settle(term).map_err(cannot)?;
+    let w = &settled.w;
     let mut rng = SplitMix64::new(opts.seed);
-    let (abc, boot) = fit_term(&d, term, &w, &mut rng).map_err(cannot)?;
+    let (abc, boot) = fit_term(&d, term, &settled, &mut rng).map_err(cannot)?;
     let point = natural(&abc).ok_or_else(|| {
         BadInput(format!(
             "{source}: the fitted time of one process is not positive"
@@ -424,11 +474,11 @@ pub fn fit_runs(runs: Vec<Run>, source: &str, opts: FitOptions) -> Result<RunsFi
         .collect();
     let fit = ParamsFit {
         names: vec!["T1".into(), "f".into(), "c".into()],
-        r_squared: r_squared(&d, &w, term, &point),
-        weighted_rss: wrss(&d, &w, term, &point),
+        r_squared: r_squared(&d, w, term, &point),
+        weighted_rss: wrss(&d, w, term, &point),
         n: runs.len(),
         resamples: samples.len(),
-        method: "non-negative weighted least squares of relative errors (weights 1/T̂² of the fitted times, iterated); 95% residual-bootstrap percentile intervals, stretched by t/z with (distinct P − parameters) degrees of freedom".into(),
+        method: "non-negative weighted least squares of relative errors (weights 1/T̂² of the fitted times, iterated); 95% residual-bootstrap percentile intervals (each resample's weights settled again), stretched by t/z with (distinct P − parameters) degrees of freedom".into(),
         params,
     };
     diagnostics::bound_notes(term, &fit, &mut notes);
