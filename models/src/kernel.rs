@@ -17,7 +17,7 @@
 //! |---|---|---|
 //! | contiguous (stride = bytes) | bytes / line | bytes |
 //! | strided, stride S < line | S / line | S (whole lines pass, BYTES/S of each used) |
-//! | strided, stride S ≥ line | ⌈bytes / line⌉ | ⌈bytes / line⌉ · line |
+//! | strided, stride S ≥ line | min(⌈bytes / line⌉, S / line) | min(⌈bytes / line⌉ · line, S) |
 //! | random over a region | ⌈bytes / line⌉, each a separate miss | ⌈bytes / line⌉ · line |
 //!
 //! A store to a line not read first costs a write-allocate read of it
@@ -168,7 +168,8 @@ pub struct LoopKernel {
     /// Floating-point operations per iteration.
     pub flops: f64,
     pub precision: Precision,
-    /// Flops per iteration that wait for the previous iteration's result.
+    /// Dependent steps per iteration that wait for the previous
+    /// iteration's result (an FMA is one step), each at least one flop.
     pub chain: f64,
     /// Dependent steps within one iteration, each waiting for the one
     /// before (an FMA is one step, a multiply then an add two); 0 when
@@ -273,8 +274,8 @@ impl LoopKernel {
         if !(self.reused_bytes.is_finite() && self.reused_bytes >= 0.0) {
             return Err(DescriptionError::NegativeReuse(self.reused_bytes));
         }
-        if let Some(s) = self.segment_iterations {
-            positive("--segment", s)?;
+        if self.span > 0.0 && self.span < 1.0 {
+            return Err(DescriptionError::SpanBelowOne(self.span));
         }
         for r in &self.windowed_reuse {
             let ok = |x: f64| x.is_finite() && x >= 0.0;
@@ -328,7 +329,40 @@ impl LoopKernel {
                 }
             }
         }
+        if let Some(s) = self.segment_iterations {
+            positive("--segment", s)?;
+            if s < 1.0 {
+                return Err(DescriptionError::SegmentBelowOne(s));
+            }
+            if self.segments_per_thread().is_none() {
+                return Err(DescriptionError::SegmentWithoutStream);
+            }
+        }
+        let touched = self.touched_bytes_per_thread();
+        if let Some(r) = self
+            .windowed_reuse
+            .iter()
+            .find(|r| r.window_bytes > touched)
+        {
+            return Err(DescriptionError::WindowBeyondLoop {
+                window: r.window_bytes,
+                touched,
+            });
+        }
         Ok(())
+    }
+
+    /// The most a thread touches over the whole loop, whatever the line
+    /// size: the bytes its iterations span in every strided array, and
+    /// every random region whole. A reuse window cannot exceed it.
+    fn touched_bytes_per_thread(&self) -> f64 {
+        self.arrays
+            .iter()
+            .map(|a| match a.access {
+                Access::Strided { stride_bytes } => self.iterations_per_thread() * stride_bytes,
+                Access::Random { region_bytes } => region_bytes,
+            })
+            .sum()
     }
 
     /// Streamed traffic (contiguous and strided arrays) of all iterations.
@@ -382,18 +416,6 @@ impl LoopKernel {
             .sum()
     }
 
-    /// The loop's own byte count: every byte an iteration names, once
-    /// (loads + stores, an update counting twice), for its arithmetic
-    /// intensity as the Roofline states it (§4.4).
-    pub fn named_bytes(&self) -> f64 {
-        self.n
-            * self
-                .arrays
-                .iter()
-                .map(|a| a.bytes * if a.mode == Mode::Update { 2.0 } else { 1.0 })
-                .sum::<f64>()
-    }
-
     /// Bytes the memory system moves for the loop as it counts them: the
     /// streamed loads and stores in whole lines and every random line,
     /// read and, when written, written back (no write-allocate reads).
@@ -440,12 +462,15 @@ impl LoopKernel {
 
 /// Bytes of memory one iteration of a strided array moves and spans:
 /// the stride when it is shorter than a line (whole lines pass by), else
-/// the lines its bytes touch.
+/// the lines its bytes touch, but never more than the stride, since
+/// lines an element shares with the next one pass once (a contiguous
+/// array of 72-byte elements moves 72 bytes per iteration, not two
+/// lines).
 fn strided_bytes(bytes: f64, stride_bytes: f64, line_bytes: f64) -> f64 {
     if stride_bytes < line_bytes {
         stride_bytes
     } else {
-        (bytes / line_bytes).ceil() * line_bytes
+        ((bytes / line_bytes).ceil() * line_bytes).min(stride_bytes)
     }
 }
 

@@ -102,7 +102,7 @@ pub struct NearestMix {
     pub seconds: f64,
 }
 
-/// The three roofs of a memory level for one thread count, bytes/s (all
+/// The four roofs of a memory level for one thread count, bytes/s (all
 /// threads together).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[allow(non_snake_case)]

@@ -216,14 +216,30 @@ fn loads_that_hit_l1_again_add_load_port_time() {
         "16@131056",
     ]);
     assert_eq!(file["predicted_s"], flags["predicted_s"]);
-    // A window beyond the reference's 16 MiB L3: its 16 B per update are
-    // loaded from memory again, in the traffic and in the AI's bytes.
-    let mut beyond = args.to_vec();
-    beyond.extend_from_slice(&["--windowed-reuse", "16@64Mi"]);
+    // A window beyond the reference's 16 MiB L3, in a loop that touches
+    // 64 MB: its 16 B per update are loaded from memory again, in the
+    // traffic and in the AI's bytes.
+    let big = [
+        "--n",
+        "4e6",
+        "--array",
+        "old:load:8",
+        "--array",
+        "new:store:8",
+    ];
+    let mut beyond = big.to_vec();
+    beyond.extend_from_slice(&["--windowed-reuse", "16@48MiB"]);
     let far = kernel_json(&beyond);
     let loads = |d: &Value| d["traffic"]["load_bytes"].as_f64().unwrap();
-    assert_eq!(loads(&far), loads(&plain) + 16e6);
-    assert_eq!(far["bytes"].as_f64().unwrap(), 8e6 + 8e6 + 16e6);
+    assert_eq!(loads(&far), loads(&kernel_json(&big)) + 64e6);
+    assert_eq!(far["bytes"].as_f64().unwrap(), 32e6 + 32e6 + 64e6);
+    // The 16 MB loop cannot reuse across 48 MiB: nothing is that far back.
+    let mut small = vec!["kernel", "--profile"];
+    let reference = profile();
+    small.push(&reference);
+    small.extend_from_slice(&args);
+    small.extend_from_slice(&["--windowed-reuse", "16@48MiB"]);
+    assert_bad(&small, "a thread touches over the whole loop");
     // A malformed window is one clear line.
     assert_bad(
         &[
@@ -414,5 +430,49 @@ fn paired_re_measures_the_figures_the_prediction_leans_on() {
         assert!(span["now"].as_f64().unwrap() > 0.0, "{j}");
     } else {
         assert!(span.is_null(), "{j}");
+    }
+}
+
+/// A thread's transfers at one thread's rates are at most the memory term
+/// on all threads: where the profile's two-thread rate is more than twice
+/// one thread's (the sample Zen 4 profile: 114 against 44 GB/s for the
+/// triad), a chain of a thousandth of a step, or a few reused bytes, used
+/// to add a fifth to the triad's time. The work beside the transfers
+/// tends to zero, and so does what it adds.
+#[test]
+fn vanishing_work_beside_the_transfers_adds_nothing() {
+    let dev_vm = Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/profiles/dev-vm.json");
+    let secs = |extra: &[&str]| {
+        let mut args = vec![
+            "kernel",
+            "--profile",
+            dev_vm.to_str().unwrap(),
+            "--json",
+            "--n",
+            "16Mi",
+            "--threads",
+            "2",
+            "--array",
+            "a:store:8",
+            "--array",
+            "b:load:8",
+            "--array",
+            "c:load:8",
+            "--flops",
+            "2",
+        ];
+        args.extend_from_slice(extra);
+        let o = predict(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["predicted_s"].as_f64().unwrap()
+    };
+    let plain = secs(&[]);
+    for extra in [["--chain", "0.001"], ["--reused", "0.001"]] {
+        let with = secs(&extra);
+        assert!(
+            with >= plain && with < plain * 1.001,
+            "{extra:?}: {plain} to {with}"
+        );
     }
 }

@@ -47,6 +47,24 @@ pub enum DescriptionError {
         crate::units::exact(*flops)
     )]
     SpanAboveFlops { span: f64, flops: f64 },
+    #[error(
+        "--span ({}) counts the dependent flops of an iteration's longest path: 0 (none) or 1 at least",
+        crate::units::exact(*.0)
+    )]
+    SpanBelowOne(f64),
+    #[error(
+        "--segment ({}) is the iterations of one contiguous run: 1 at least",
+        crate::units::exact(*.0)
+    )]
+    SegmentBelowOne(f64),
+    #[error("--segment restarts the contiguous arrays' streams, and the loop has none: drop it, or give an array whose stride is its bytes")]
+    SegmentWithoutStream,
+    #[error(
+        "--windowed-reuse: a window of {} B is more than the {} B a thread touches over the whole loop, so nothing is loaded again across it",
+        crate::units::exact(*window),
+        crate::units::exact(*touched)
+    )]
+    WindowBeyondLoop { window: f64, touched: f64 },
     #[error("--flops, --chain and --span must be finite numbers >= 0")]
     NegativeFlops,
     #[error(

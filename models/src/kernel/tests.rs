@@ -34,7 +34,6 @@ fn triad_traffic_counts_the_allocate_read() {
     assert_eq!(t.store_bytes, 8_000.0);
     assert_eq!(t.allocate_bytes, 8_000.0);
     assert_eq!(t.bus_bytes(), 32_000.0);
-    assert_eq!(k.named_bytes(), 24_000.0);
     assert_eq!(k.per_thread_bytes(LINE), 12_000.0);
 }
 
@@ -65,6 +64,30 @@ fn strides_move_whole_lines() {
     assert_eq!(strided(32.0), 32e3);
     assert_eq!(strided(64.0), 64e3);
     assert_eq!(strided(4096.0), 64e3);
+}
+
+/// Elements wider than a line share lines with their neighbours: a
+/// contiguous array of 72-byte elements moves 72 bytes per iteration,
+/// and a stride of 80 bytes moves 80, not the two lines each element
+/// touches.
+#[test]
+fn wide_elements_move_their_bytes_not_their_lines_twice() {
+    let moved = |bytes, stride| {
+        kernel(vec![array(
+            "x",
+            Mode::Load,
+            bytes,
+            Access::Strided {
+                stride_bytes: stride,
+            },
+        )])
+        .traffic(LINE)
+        .load_bytes
+    };
+    assert_eq!(moved(72.0, 72.0), 72e3);
+    assert_eq!(moved(96.0, 96.0), 96e3);
+    assert_eq!(moved(72.0, 80.0), 80e3);
+    assert_eq!(moved(72.0, 4096.0), 128e3);
 }
 
 #[test]
@@ -138,15 +161,41 @@ fn bad_descriptions_are_named() {
         k.validate(),
         Err(DescriptionError::BadWindow { .. })
     ));
+    // A thread's 500 iterations touch 4000 B: no window can be longer.
     k.windowed_reuse[0].window_bytes = 32816.0;
+    assert_eq!(
+        k.validate(),
+        Err(DescriptionError::WindowBeyondLoop {
+            window: 32816.0,
+            touched: 4000.0
+        })
+    );
+    k.windowed_reuse[0].window_bytes = 2048.0;
     assert_eq!(k.validate(), Ok(()));
+    k.span = 0.5;
+    assert_eq!(k.validate(), Err(DescriptionError::SpanBelowOne(0.5)));
+    k.span = 0.0;
     assert_eq!(k.segments_per_thread(), None);
     k.segment_iterations = Some(0.0);
     assert!(k.validate().unwrap_err().to_string().contains("--segment"));
+    k.segment_iterations = Some(0.5);
+    assert_eq!(k.validate(), Err(DescriptionError::SegmentBelowOne(0.5)));
     // 500 iterations per thread in runs of 128: 4 runs of 128 × 8 B.
     k.segment_iterations = Some(128.0);
     assert_eq!(k.validate(), Ok(()));
     assert_eq!(k.segments_per_thread(), Some((4.0, 1024.0)));
+    // Runs restart streams; a loop of random accesses alone has none.
+    let streams = std::mem::replace(
+        &mut k.arrays,
+        vec![array(
+            "x",
+            Mode::Load,
+            8.0,
+            Access::Random { region_bytes: 1e6 },
+        )],
+    );
+    assert_eq!(k.validate(), Err(DescriptionError::SegmentWithoutStream));
+    k.arrays = streams;
     k.n = 0.0;
     assert!(k.validate().unwrap_err().to_string().contains("--n"));
     k.n = 10.5;

@@ -57,8 +57,10 @@ pub struct KernelArgs {
     /// Precision of the arithmetic (default f64).
     #[arg(long, value_enum)]
     pub precision: Option<PrecisionArg>,
-    /// Flops per iteration that wait for the previous iteration's result
-    /// (default 0).
+    /// Dependent steps per iteration that wait for the previous
+    /// iteration's result, an FMA one step (`s += a[i]*x[i]`: 1, since the
+    /// multiply waits for nothing), each at the latency of a dependent
+    /// f64 add (default 0).
     #[arg(long, value_parser = crate::args::number)]
     pub chain: Option<f64>,
     /// Dependent steps within one iteration, the longest chain of its
@@ -245,6 +247,14 @@ pub fn run(a: &KernelArgs, out: &mut dyn std::io::Write) -> Result<()> {
                 crate::profiles::DEFAULT_PROFILE
             ))
         })?;
+    let measured_threads = profile.provenance.threads;
+    if measured_threads > 0 && k.threads > measured_threads {
+        return Err(BadInput(format!(
+            "--threads {}: the profile ({}) was measured on at most {measured_threads} thread(s), one per CPU of its machine; a loop on more has no figures to read there",
+            k.threads, located.label
+        ))
+        .into());
+    }
     let m = Machine::new(&profile);
     let build = Build {
         line_bytes: m.line_bytes(),

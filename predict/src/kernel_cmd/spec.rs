@@ -82,11 +82,15 @@ pub fn parse_reuse(spec: &str) -> Result<models::kernel::Reuse, String> {
     let (bytes, window) = spec
         .split_once('@')
         .ok_or_else(|| format!("--windowed-reuse {spec:?}: write BYTES@WINDOW, e.g. 16@32816"))?;
-    let number =
-        |s: &str| crate::args::number(s).map_err(|e| format!("--windowed-reuse {spec:?}: {e}"));
+    // Sizes as `--array` reads them: `32KiB`, `12.8kB` or plain bytes.
+    let size = |s: &str| {
+        parse(s, Dimension::Bytes)
+            .map(|p| p.value)
+            .map_err(|e| format!("--windowed-reuse {spec:?}: {e}"))
+    };
     Ok(models::kernel::Reuse {
-        bytes: number(bytes)?,
-        window_bytes: number(window)?,
+        bytes: size(bytes)?,
+        window_bytes: size(window)?,
     })
 }
 

@@ -48,10 +48,12 @@ pub fn compute(
     })
 }
 
-/// T_random = max(lines·λ(region) / (k·p), lines·line / B_r(region)): every
+/// T_random = max(lines·λ(region) / (k·p), T_level(region)): every
 /// thread keeps k misses in flight (the MLP curve), each waiting the
 /// latency λ of a random access into the region (Little's law, §4.3), and
-/// the lines cannot come faster than the region's level reads them.
+/// the lines (read, and written back when stored) cannot move faster than
+/// the level model of the level holding the region moves them
+/// ([`Machine::traffic_time`], the region counted once in a shared level).
 pub fn random(
     m: &Machine,
     a: &RandomAccesses,
@@ -70,7 +72,8 @@ pub fn random(
         store_bytes: if a.written { a.lines * line } else { 0.0 },
         allocate_bytes: 0.0,
     };
-    let (traffic_s, _) = m.traffic_time(&moved, threads, a.region_bytes, None, bound)?;
+    let per_thread = m.shared_region_per_thread(a.region_bytes, threads);
+    let (traffic_s, _) = m.traffic_time(&moved, threads, per_thread, None, bound)?;
     Ok(Term {
         resource: "random access",
         seconds: latency_s.max(traffic_s),

@@ -73,6 +73,19 @@ impl<'a> Machine<'a> {
         Some(capacity / share)
     }
 
+    /// The per-thread working set of a `region` all `threads` threads
+    /// share, as the levels count it: the region whole where a private
+    /// cache holds it (each core keeps its own copy of the lines), else
+    /// one thread's share of it, since the last cache and DRAM hold it
+    /// once for all.
+    pub fn shared_region_per_thread(&self, region: f64, threads: usize) -> f64 {
+        if self.private_level_holds(region, threads) {
+            region
+        } else {
+            region / threads.max(1) as f64
+        }
+    }
+
     /// Whether a cache before the last one holds `bytes` per thread on
     /// `threads` threads.
     pub(super) fn private_level_holds(&self, bytes: f64, threads: usize) -> bool {

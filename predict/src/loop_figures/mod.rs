@@ -249,7 +249,9 @@ impl<'a> Machine<'a> {
     /// scatter with its output at the DRAM working set, less the same loop
     /// in L1 and less its output stream ([`SCATTER_ITEM_BYTES`] stored per
     /// item, with write-allocate) at the streaming rate the memory term
-    /// reads there; never below 0. Beside the profile's figures, the
+    /// reads there; never below 0. The calibrated times are per item of
+    /// one thread while every thread scatters, so the stream charged is
+    /// every thread's item at the all-thread rate. Beside the profile's figures, the
     /// breakdown for the explanation.
     pub fn scatter_streams_s(&self, bound: Bound) -> Result<(f64, String), Missing> {
         let c2c = self.c2c()?;
@@ -259,11 +261,12 @@ impl<'a> Machine<'a> {
         let t_l1 = c2c
             .bin_item_s("scatter")
             .ok_or_else(|| missing("the time per item of a scatter loop", "c2c"))?;
-        let stream = Traffic::streaming(0.0, SCATTER_ITEM_BYTES);
+        let streamed = SCATTER_ITEM_BYTES * threads as f64;
+        let stream = Traffic::streaming(0.0, streamed);
         let (t_stream, _) = self.traffic_time(&stream, threads, bytes as f64, None, bound)?;
         let excess = (t_dram - t_l1 - t_stream).max(0.0);
         let how = format!(
-            "Δ = t_DRAM − t_L1 − {SCATTER_ITEM_BYTES} B streamed = {t_dram:.3e} − {t_l1:.3e} − {t_stream:.3e} s \
+            "Δ = t_DRAM − t_L1 − {streamed} B streamed (an item on each thread) = {t_dram:.3e} − {t_l1:.3e} − {t_stream:.3e} s \
              (the calibrated scatter with {} of output per thread, on {threads} thread(s))",
             Si(bytes as f64, "B")
         );

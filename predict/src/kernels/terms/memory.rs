@@ -13,7 +13,7 @@ use crate::machine::{Machine, Missing};
 
 /// T_memory from the level `per_thread_bytes` lives in on `threads`
 /// threads (`models::traffic::LevelModel`): the roofs' max,
-/// max(L / B_r, S / B_w, (L + A + S) / B_bus), where the level's streams
+/// max(L / B_r, (L + A) / B_f, S / B_w, (L + A + S) / B_bus), where the level's streams
 /// overlap, or the stream costs' sum, c_L·L' + c_S·A + c_U·U, where they
 /// add; the level's own STREAM kernels decide which. Either is bounded
 /// below by the measured kernel of the nearest mix
@@ -82,11 +82,25 @@ pub fn memory(
         }
     };
     let pages = pages(m, traffic, threads, per_thread_bytes, isa, bound, seconds)?;
-    // The set whose DRAM points the term read, where it reads them.
-    let dram_set = if m.beyond_caches(per_thread_bytes, threads) {
-        format!(", DRAM points in {}", m.stream()?.dram_isa(threads, isa))
-    } else {
-        String::new()
+    // The set whose DRAM points the term read, where it reads them: the
+    // 4 KiB-page sweep ran in the profile's STREAM set alone, so a
+    // loop's own instruction set moves only its huge-page figures.
+    let stream = m.stream()?;
+    let dram_set = match (
+        m.beyond_caches(per_thread_bytes, threads),
+        m.on_base_pages(threads),
+    ) {
+        (false, _) => String::new(),
+        (true, false) => format!(", DRAM points in {}", stream.dram_isa(threads, isa)),
+        (true, true) => format!(
+            ", the 4 KiB-page sweep in {}, the one set it was measured in{}",
+            stream.isa,
+            match isa {
+                Some(isa) if isa != stream.isa =>
+                    format!(" ({isa} moves the huge-page figures only)"),
+                _ => String::new(),
+            }
+        ),
     };
     Ok(Term {
         resource: MEMORY_BANDWIDTH,

@@ -330,6 +330,14 @@ fn memory_states(work: &Work, m: &Machine, threads: usize) -> Option<([f64; 2], 
 /// T = max(T_core, T_bus)); with a calibrated knee `knee` the load/store
 /// sum is the loop's time near it too,
 /// T^k = T_core^k + T_bus^k − T_stream^k (`models::saturation`).
+///
+/// A core's transfers take no longer than the memory term, whose traffic
+/// on all threads holds them: where the profile's all-thread rate is more
+/// than `threads` times one thread's (two chiplets, each with its own
+/// path), one thread's rates would charge a thread's share more than the
+/// whole, and a chain of a thousandth of a flop would add a fifth to the
+/// loop's time. `memory_s` is taken as at most the memory term, so the
+/// sums fall back to it as the work beside the transfers goes to zero.
 fn non_overlapping(
     memory_s: f64,
     terms: &[Term],
@@ -338,17 +346,24 @@ fn non_overlapping(
     knee: Option<f64>,
 ) -> Vec<Term> {
     let mut out = Vec::new();
+    let bus_s: f64 = terms
+        .iter()
+        .filter(|t| t.resource == MEMORY_BANDWIDTH)
+        .map(|t| t.seconds)
+        .sum();
+    let capped = bus_s > 0.0 && memory_s > bus_s;
+    let memory_s = if capped { bus_s } else { memory_s };
+    let one_core = if capped {
+        "memory on one core (at most the memory term, which holds it)"
+    } else {
+        "memory on one core"
+    };
     if load_store_s > 0.0 {
         let core_s = memory_s + load_store_s;
         let ecm = format!(
             "one core's load/store work does not overlap its line transfers (ECM): \
-             memory on one core {memory_s:.3e} s + load/store {load_store_s:.3e} s"
+             {one_core} {memory_s:.3e} s + load/store {load_store_s:.3e} s"
         );
-        let bus_s: f64 = terms
-            .iter()
-            .filter(|t| t.resource == MEMORY_BANDWIDTH)
-            .map(|t| t.seconds)
-            .sum();
         let (seconds, explain) = match knee {
             Some(k) if bus_s > memory_s => (
                 saturated_s(core_s, bus_s, memory_s, k),
@@ -376,13 +391,13 @@ fn non_overlapping(
         let explain = match chain_overlap {
             Some(w) => format!(
                 "the calibrated dependent sum over an array hides ω = {w:.2} of the shorter of its \
-                 chain and its loads: memory on one core {memory_s:.3e} s + chain {chain_s:.3e} s \
+                 chain and its loads: {one_core} {memory_s:.3e} s + chain {chain_s:.3e} s \
                  − ω · min(the two)"
             ),
             None => format!(
                 "a loop-carried chain that fills the out-of-order window keeps the loop's line \
                  transfers from running ahead of it, and the two add (the profile has no \
-                 measured overlap): memory on one core {memory_s:.3e} s + chain {chain_s:.3e} s"
+                 measured overlap): {one_core} {memory_s:.3e} s + chain {chain_s:.3e} s"
             ),
         };
         out.push(Term {

@@ -105,7 +105,8 @@ fn sort_loops_add_to_the_memory_time() {
     assert!((paired.seconds - 0.25e-3).abs() < 1e-12);
     // Beyond the 1 MiB cache the scatter adds what its output streams cost
     // over one stream: 2 ns at DRAM, less 0.5 ns in L1, less its 4 B
-    // streamed at the memory term's rate.
+    // streamed at the memory term's rate, on each of the two threads the
+    // per-item time was measured on.
     let beyond = Work {
         demands: vec![Demand::BinLoop {
             kind: SortLoop::Scatter,
@@ -115,7 +116,7 @@ fn sort_loops_add_to_the_memory_time() {
     };
     let (streamed, _) = m
         .traffic_time(
-            &Traffic::streaming(0.0, 4.0),
+            &Traffic::streaming(0.0, 2.0 * 4.0),
             2,
             64.0 * 1024.0 * 1024.0,
             None,
