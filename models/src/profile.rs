@@ -196,6 +196,19 @@ pub struct Provenance {
     pub notes: Vec<String>,
 }
 
+impl Provenance {
+    /// Whether `calibrate` measured the profile: it writes its version
+    /// number as `tool_version`, where a profile written by hand from
+    /// nominal figures (the lecture's machine, a vendor's sheet) says how
+    /// it was made.
+    pub fn measured(&self) -> bool {
+        self.tool_version
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_digit())
+    }
+}
+
 /// A cache the OS reports.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ReportedCache {

@@ -786,22 +786,77 @@ fn records_from_another_machine_are_named() {
     );
 }
 
+/// A record whose prediction read another profile than the chart's is
+/// named with it; one that read this profile (by another path to the same
+/// file) is not, unless it was made before the profile was calibrated.
+#[test]
+fn records_predicted_against_another_profile_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let same = reference("profile.json");
+    let f = dir.path().join("records.json");
+    let record = |profile: &str, date: &str| {
+        serde_json::json!({"kernel": "k", "variant": profile, "threads": 4, "measured_s": 1,
+            "flops": 1e9, "bytes": 1e9, "provenance": {"profile": profile, "date": date}})
+    };
+    // The reference profile was calibrated on 2025-01-01: the last record,
+    // made before, read an earlier calibration of the same file.
+    let parent = same.parent().unwrap().display();
+    let records = serde_json::json!([
+        record("elsewhere/profile.json", "2025-06-01T00:00:00Z"),
+        record(same.to_str().unwrap(), "2025-06-01T00:00:00Z"),
+        record(
+            &format!("{parent}/../reference/profile.json"),
+            "2025-06-01T00:00:00Z"
+        ),
+        record(same.to_str().unwrap(), "2024-12-31T23:59:59Z"),
+    ]);
+    std::fs::write(&f, records.to_string()).unwrap();
+    let o = roofline(&["--measurements", f.to_str().unwrap()]);
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        text.contains("1 record(s) were predicted against elsewhere/profile.json, not "),
+        "{text}"
+    );
+    assert_eq!(text.matches("were predicted against").count(), 1, "{text}");
+    assert!(
+        text.contains(
+            "1 record(s) were made before the profile was calibrated (2025-01-01T00:00:00Z)"
+        ),
+        "{text}"
+    );
+}
+
 #[test]
 fn caption_names_machine_roofs_methods_and_date() {
-    let o = roofline(&[
+    // The reference profile as `calibrate` would have written it.
+    let dir = tempfile::tempdir().unwrap();
+    let mut p: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(reference("profile.json")).unwrap()).unwrap();
+    p["provenance"]["tool_version"] = "0.1.0".into();
+    p["provenance"]["command"] = "calibrate".into();
+    let measured = dir.path().join("measured.json");
+    std::fs::write(&measured, p.to_string()).unwrap();
+    let args = [
         "--point",
         "SpMV:0.16:3.1GFLOP/s",
         "--ceilings",
         "DRAM,fma",
         "--caption",
-    ]);
-    let c = String::from_utf8(o.stdout).unwrap();
+    ];
+    let caption = |profile: &str| {
+        let mut all = vec!["roofline", "--profile", profile];
+        all.extend_from_slice(&args);
+        let o = predict(&all);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let c = caption(measured.to_str().unwrap());
     assert_eq!(c.trim_end().lines().count(), 1, "{c}");
     for want in [
         "Roofline of Synthetic 4-core test CPU with 4 threads.",
         "read bandwidth of DRAM (22.0 GB/s), each measured on a working set sized to its level",
         "f64 AVX2 FMA (220 GFLOP/s, independent AVX2 FMA chains in registers)",
-        "Calibrated on 2025-01-01 with calibrate synthetic",
+        "Calibrated on 2025-01-01 with calibrate 0.1.0",
         concat!("predict ", env!("CARGO_PKG_VERSION")),
     ] {
         assert!(c.contains(want), "'{want}' not in {c}");
@@ -809,6 +864,20 @@ fn caption_names_machine_roofs_methods_and_date() {
     assert!(
         !c.contains("95% interval;") && !c.contains("hollow"),
         "no such marks drawn: {c}"
+    );
+    // The reference itself is hand-written: its roofs are called nominal,
+    // and nothing is said to be measured or calibrated.
+    let c = caption(reference("profile.json").to_str().unwrap());
+    for want in [
+        "Sloped roofs: bandwidth of DRAM (22.0 GB/s).",
+        "Flat roofs: f64 AVX2 FMA (220 GFLOP/s), on 4 threads.",
+        "Every roof is nominal, not measured (hand-written test profile).",
+    ] {
+        assert!(c.contains(want), "'{want}' not in {c}");
+    }
+    assert!(
+        !c.contains("measured on") && !c.contains("Calibrated"),
+        "{c}"
     );
 }
 
@@ -1036,4 +1105,26 @@ fn legend_inside_or_none() {
         );
     }
     assert!(inside.height < below.height && none.height < below.height);
+}
+
+/// A legend asked inside never covers a data marker: where every corner
+/// would, it goes below, and the scene says so.
+#[test]
+fn a_legend_inside_covers_no_marker() {
+    for (name, fig) in figures() {
+        let scene = layout_with(&fig, LegendPlace::Inside);
+        let legend_texts = scene.texts().filter(|t| t.role == TextRole::Legend).count();
+        assert_eq!(legend_texts, fig.legend.len(), "{name}");
+        match scene.legend_box {
+            Some(b) => assert!(
+                scene.marker_boxes.iter().all(|m| !m.intersects(&b)),
+                "{name}: the legend covers a marker"
+            ),
+            None => assert!(
+                scene.warnings.iter().any(|w| w.contains("drawn below")),
+                "{name}: {:?}",
+                scene.warnings
+            ),
+        }
+    }
 }

@@ -95,8 +95,10 @@ pub fn text_to_paths(svg: &str) -> Result<String, ChartError> {
 }
 
 /// The chart as bytes of `format`. `svg` is the path-only SVG of
-/// [`super::Rendered`]; `width_px` the PNG's width (the scene's width).
-pub fn encode(svg: &str, format: Format, width_px: u32) -> Result<Vec<u8>, ChartError> {
+/// [`super::Rendered`]; `width_px` the PNG's width (the scene's width) and
+/// `dpi` its resolution, which the PNG records (its `pHYs` chunk), so that
+/// a layout program places it at the figure's width in inches.
+pub fn encode(svg: &str, format: Format, width_px: u32, dpi: f64) -> Result<Vec<u8>, ChartError> {
     match format {
         Format::Svg => Ok(svg.as_bytes().to_vec()),
         Format::Png => {
@@ -112,9 +114,7 @@ pub fn encode(svg: &str, format: Format, width_px: u32) -> Result<Vec<u8>, Chart
                 resvg::tiny_skia::Transform::from_scale(scale, scale),
                 &mut pixmap.as_mut(),
             );
-            pixmap
-                .encode_png()
-                .map_err(|e| ChartError::Convert(e.to_string()))
+            png_at(&pixmap, dpi).map_err(|e| ChartError::Convert(e.to_string()))
         }
         Format::Pdf => {
             let tree = parse(svg)?;
@@ -123,6 +123,24 @@ pub fn encode(svg: &str, format: Format, width_px: u32) -> Result<Vec<u8>, Chart
                 .map_err(|e| ChartError::Convert(e.to_string()))
         }
     }
+}
+
+/// The pixmap as an 8-bit RGBA PNG that records `dpi` (as pixels per
+/// metre, the unit PNG has). The pixmap is opaque (drawn on white), so its
+/// premultiplied pixels are the straight ones PNG stores.
+fn png_at(pixmap: &resvg::tiny_skia::Pixmap, dpi: f64) -> Result<Vec<u8>, png::EncodingError> {
+    let mut out = Vec::new();
+    let mut encoder = png::Encoder::new(&mut out, pixmap.width(), pixmap.height());
+    encoder.set_color(png::ColorType::Rgba);
+    encoder.set_depth(png::BitDepth::Eight);
+    let per_metre = (dpi / 0.0254).round() as u32;
+    encoder.set_pixel_dims(Some(png::PixelDimensions {
+        xppu: per_metre,
+        yppu: per_metre,
+        unit: png::Unit::Meter,
+    }));
+    encoder.write_header()?.write_image_data(pixmap.data())?;
+    Ok(out)
 }
 
 /// Opens an output file (chart, CSV) before the work starts, in an existing
@@ -173,9 +191,18 @@ mod tests {
         let out = text_to_paths(svg).unwrap();
         assert!(!out.contains("<text"), "{out}");
         assert!(out.contains("<path"), "{out}");
-        let png = encode(&out, Format::Png, 300).unwrap();
+        let png = encode(&out, Format::Png, 300, 300.0).unwrap();
+        // 300 dpi recorded: 11811 pixels per metre on both axes.
+        let d = png::Decoder::new(std::io::Cursor::new(&png))
+            .read_info()
+            .unwrap();
+        let dims = d.info().pixel_dims.unwrap();
+        assert_eq!(
+            (dims.xppu, dims.yppu, dims.unit),
+            (11811, 11811, png::Unit::Meter)
+        );
         assert_eq!(&png[1..4], b"PNG");
-        let pdf = encode(&out, Format::Pdf, 300).unwrap();
+        let pdf = encode(&out, Format::Pdf, 300, 300.0).unwrap();
         assert!(pdf.starts_with(b"%PDF"));
     }
 }

@@ -40,6 +40,11 @@ pub struct Record {
     pub bytes: f64,
     /// The CPU the record was measured on (its provenance), when given.
     pub cpu_model: Option<String>,
+    /// The profile the record's prediction read (its provenance), when
+    /// given.
+    pub profile: Option<String>,
+    /// When the record was made (RFC 3339, its provenance), when given.
+    pub date: Option<String>,
     /// The file the record came from.
     pub source: String,
 }
@@ -245,12 +250,13 @@ fn from_json(v: &Value, source: &str) -> Result<Record, String> {
         Some(Value::String(s)) => Some(s.clone()),
         _ => None,
     };
-    let cpu_model = o
-        .get("provenance")
-        .and_then(|p| p.get("cpu_model"))
-        .and_then(Value::as_str)
-        .filter(|s| !s.is_empty())
-        .map(str::to_string);
+    let provenance = |key: &str| {
+        o.get("provenance")
+            .and_then(|p| p.get(key))
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+    };
     Ok(Record {
         kernel: text("kernel")?,
         variant: text("variant").unwrap_or_default(),
@@ -262,7 +268,9 @@ fn from_json(v: &Value, source: &str) -> Result<Record, String> {
         binding,
         flops: required("flops")?,
         bytes,
-        cpu_model,
+        cpu_model: provenance("cpu_model"),
+        profile: provenance("profile"),
+        date: provenance("date"),
         source: source.to_string(),
     })
 }

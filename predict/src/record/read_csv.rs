@@ -78,6 +78,14 @@ pub fn parse_csv(text: &str, source: &str) -> Result<Vec<Record>, BadInput> {
                 .cpu
                 .map(|c| field(c).to_string())
                 .filter(|s| !s.is_empty()),
+            profile: k
+                .profile
+                .map(|c| field(c).to_string())
+                .filter(|s| !s.is_empty()),
+            date: k
+                .date
+                .map(|c| field(c).to_string())
+                .filter(|s| !s.is_empty()),
             source: source.to_string(),
         });
     }
@@ -99,6 +107,8 @@ struct Cols {
     pred: Option<usize>,
     binding: Option<usize>,
     cpu: Option<usize>,
+    profile: Option<usize>,
+    date: Option<usize>,
     ci: Option<usize>,
     ci_lo: Option<usize>,
     ci_hi: Option<usize>,
@@ -126,6 +136,8 @@ impl Cols {
             pred: col("predicted_s"),
             binding: col("binding"),
             cpu: col("provenance_cpu_model"),
+            profile: col("provenance_profile"),
+            date: col("provenance_date"),
             ci: col("measured_ci_s"),
             ci_lo: col("measured_ci_lo_s").or_else(|| col("measured_ci_s_lo")),
             ci_hi: col("measured_ci_hi_s").or_else(|| col("measured_ci_s_hi")),

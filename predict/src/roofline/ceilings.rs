@@ -226,6 +226,12 @@ pub fn roofs(
     if let Some(names) = &sel.ceilings {
         choose(&mut r, names, notes)?;
     }
+    if !profile.provenance.measured() {
+        let nominal = format!("nominal, not measured ({})", profile.provenance.command);
+        for roof in r.memory.iter_mut().chain(&mut r.compute) {
+            roof.method.clone_from(&nominal);
+        }
+    }
     Ok(r)
 }
 

@@ -1,7 +1,7 @@
 //! What the chart's reader should be told about its points: a point above
 //! the peak or above its DRAM roof, points measured with another thread
 //! count than the roofs, and records made on another machine than the
-//! profile's.
+//! profile's or predicted against another profile.
 
 use std::collections::BTreeMap;
 
@@ -15,6 +15,8 @@ pub fn check(d: &mut RooflineData, records: &[Record]) {
     let mut notes = above_roofs(d);
     notes.extend(thread_mismatch(d));
     notes.extend(machine_mismatch(&d.machine, records));
+    notes.extend(profile_mismatch(&d.profile, records));
+    notes.extend(before_calibration(&d.calibration_date, records));
     d.notes.extend(notes);
 }
 
@@ -85,4 +87,54 @@ fn machine_mismatch(machine: &str, records: &[Record]) -> Vec<String> {
             )
         })
         .collect()
+}
+
+/// One note per profile file, other than the chart's, that records'
+/// predictions read: their predicted points and errors come from other
+/// figures than the roofs drawn (a sample log beside a new calibration,
+/// or runs against another machine's profile). Paths are compared as the
+/// files they name where both exist.
+fn profile_mismatch(profile: &str, records: &[Record]) -> Vec<String> {
+    let same = |other: &str| {
+        other == profile
+            || std::fs::canonicalize(other)
+                .ok()
+                .zip(std::fs::canonicalize(profile).ok())
+                .is_some_and(|(a, b)| a == b)
+    };
+    let mut by_profile: BTreeMap<&str, usize> = BTreeMap::new();
+    for r in records {
+        if let Some(other) = r.profile.as_deref().filter(|p| !same(p)) {
+            *by_profile.entry(other).or_default() += 1;
+        }
+    }
+    by_profile
+        .into_iter()
+        .map(|(other, n)| {
+            format!(
+                "{n} record(s) were predicted against {other}, not {profile}: their predicted points and errors read other figures than the roofs drawn"
+            )
+        })
+        .collect()
+}
+
+/// One note for the records made before the profile was calibrated: a
+/// prediction cannot have read figures measured after it, so theirs read
+/// an earlier calibration (of this file, or of another). RFC 3339 times
+/// in UTC, as both tools write them, order as text.
+fn before_calibration(calibrated: &str, records: &[Record]) -> Option<String> {
+    let utc = |d: &str| d.len() >= 20 && d.ends_with('Z');
+    if !utc(calibrated) {
+        return None;
+    }
+    let n = records
+        .iter()
+        .filter_map(|r| r.date.as_deref())
+        .filter(|d| utc(d) && *d < calibrated)
+        .count();
+    (n > 0).then(|| {
+        format!(
+            "{n} record(s) were made before the profile was calibrated ({calibrated}): their predicted points and errors read an earlier calibration than the roofs drawn"
+        )
+    })
 }

@@ -125,6 +125,9 @@ pub struct RooflineData {
     pub threads: usize,
     /// The profile file the roofs come from.
     pub profile: String,
+    /// Whether `calibrate` measured the profile's figures (false for a
+    /// profile written by hand from nominal ones).
+    pub measured: bool,
     /// When the profile was calibrated (RFC 3339).
     pub calibration_date: String,
     /// The version of `calibrate` that wrote the profile.
@@ -355,6 +358,7 @@ pub fn build(inputs: &Inputs, sel: &Selection) -> Result<RooflineData, BadInput>
         machine: prov.cpu_model.clone(),
         threads: r.memory_threads,
         profile: inputs.profile_file.to_string(),
+        measured: prov.measured(),
         calibration_date: prov.date.clone(),
         calibrated_with: prov.tool_version.clone(),
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -428,6 +432,8 @@ mod tests {
             flops,
             bytes,
             cpu_model: None,
+            profile: None,
+            date: None,
             source: "test".into(),
         }
     }

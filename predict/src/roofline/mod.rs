@@ -165,7 +165,12 @@ impl Outputs {
         if let Some((file, format)) = self.chart {
             let rendered = render_with(fig, &PlottersSvg, self.opts)?;
             warnings.extend(rendered.scene.warnings.iter().cloned());
-            let bytes = encode(&rendered.svg, format, rendered.scene.width)?;
+            let bytes = encode(
+                &rendered.svg,
+                format,
+                rendered.scene.width,
+                rendered.scene.dpi,
+            )?;
             written.push(commit(file, &bytes)?);
         }
         if let Some(file) = self.csv {

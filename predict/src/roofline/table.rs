@@ -225,18 +225,31 @@ pub fn caption(d: &RooflineData) -> String {
         .next()
         .map_or(String::new(), |c| c.method.clone());
     let compute: Vec<String> = of(CeilingKind::Compute)
-        .map(|c| format!("{} ({}, {})", c.name, Si(c.value, c.unit), c.method))
+        .map(|c| {
+            if d.measured {
+                format!("{} ({}, {})", c.name, Si(c.value, c.unit), c.method)
+            } else {
+                format!("{} ({})", c.name, Si(c.value, c.unit))
+            }
+        })
         .collect();
     let compute_threads = of(CeilingKind::Compute)
         .next()
         .map_or(d.threads, |c| c.threads);
+    let sloped = if d.measured {
+        format!("read bandwidth of {}, each {bw_method}", and_list(&bw))
+    } else {
+        format!("bandwidth of {}", and_list(&bw))
+    };
     let mut s = format!(
-        "Roofline of {machine} with {}. Sloped roofs: read bandwidth of {}, each {bw_method}. Flat roofs: {}, on {}.",
+        "Roofline of {machine} with {}. Sloped roofs: {sloped}. Flat roofs: {}, on {}.",
         threads(d.threads),
-        and_list(&bw),
         and_list(&compute),
         threads(compute_threads),
     );
+    if !d.measured {
+        s.push_str(&format!(" Every roof is {bw_method}."));
+    }
     if d.ceilings.iter().any(|c| c.hi > c.lo) {
         s.push_str(" Shaded bands: the roofs' 95% intervals.");
     }
@@ -245,18 +258,39 @@ pub fn caption(d: &RooflineData) -> String {
         let predicted = d.points.iter().any(|p| p.predicted_flops.is_some());
         s.push_str(" Filled markers: measured performance");
         if with_ci {
-            s.push_str(" with its 95% interval");
+            s.push_str(" with its 95% interval (hidden by the marker where shorter)");
         }
         if predicted {
             s.push_str("; hollow markers: the model's prediction");
         }
         s.push('.');
+        let mut other: std::collections::BTreeMap<u64, Vec<String>> = Default::default();
+        for p in &d.points {
+            if let Some(t) = p.threads.filter(|t| *t != d.threads as u64) {
+                other.entry(t).or_default().push(p.name.clone());
+            }
+        }
+        for (t, names) in other {
+            s.push_str(&format!(
+                " Measured on {} against the roofs of {}: {}.",
+                threads(t as usize),
+                threads(d.threads),
+                and_list(&names)
+            ));
+        }
     }
-    let date = d.calibration_date.get(..10).unwrap_or(&d.calibration_date);
-    s.push_str(&format!(
-        " Calibrated on {date} with calibrate {}; drawn with predict {} from {}.",
-        d.calibrated_with, d.tool_version, d.profile
-    ));
+    if d.measured {
+        let date = d.calibration_date.get(..10).unwrap_or(&d.calibration_date);
+        s.push_str(&format!(
+            " Calibrated on {date} with calibrate {}; drawn with predict {} from {}.",
+            d.calibrated_with, d.tool_version, d.profile
+        ));
+    } else {
+        s.push_str(&format!(
+            " Drawn with predict {} from {}.",
+            d.tool_version, d.profile
+        ));
+    }
     s
 }
 

@@ -81,7 +81,9 @@ pub(super) fn draw_legend(
 
 /// Draws the legend in a framed box inside `area`, one column, in the
 /// corner whose box crosses the fewest lines and markers; returns the box
-/// (which the labels then avoid).
+/// (which the labels then avoid). Where every corner would cover a data
+/// marker nothing is drawn and `None` returned: a legend must not hide
+/// data, and the caller puts it below instead.
 pub(super) fn draw_legend_inside(
     prims: &mut Vec<Prim>,
     labels: &mut Vec<Text>,
@@ -117,6 +119,9 @@ pub(super) fn draw_legend_inside(
         10 * marks + 10 * texts + lines
     };
     let best = *corners.iter().min_by_key(|r| cost(r))?;
+    if obs.markers.iter().any(|m| m.intersects(&best)) {
+        return None;
+    }
     prims.push(Prim::Rect {
         rect: best,
         fill: Some(crate::chart::figure::Color::WHITE),

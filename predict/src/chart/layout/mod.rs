@@ -62,6 +62,8 @@ struct Builder {
     marker_boxes: Vec<Rect>,
     segments: Vec<Vec<Segment>>,
     legend_box: Option<Rect>,
+    /// The legend was asked inside, but every corner covered data.
+    legend_moved_below: bool,
 }
 
 /// The horizontal frame shared by the panels: canvas width, left margin
@@ -123,7 +125,12 @@ pub fn layout_with(fig: &Figure, legend: LegendPlace) -> Scene {
         let inside = (legend == LegendPlace::Inside && i == 0).then_some(&fig.legend[..]);
         top = panel(&mut b, fig, i, &cols, top, inside);
     }
-    if legend == LegendPlace::Below {
+    if b.legend_moved_below {
+        b.warnings.push(
+            "--legend inside: every corner of the plot would cover a data marker; the legend is drawn below instead".into(),
+        );
+    }
+    if legend == LegendPlace::Below || b.legend_moved_below {
         top += draw_legend(
             &mut b.prims,
             &mut b.labels,
@@ -193,8 +200,9 @@ fn panel(
     obstacles.texts.extend(b.labels.iter().map(|t| t.quad(0.0)));
     if let Some(entries) = inside {
         b.legend_box = draw_legend_inside(&mut b.prims, &mut b.labels, entries, area, &obstacles);
-        if let Some(r) = b.legend_box {
-            obstacles.texts.push(crate::chart::scene::rect_quad(&r));
+        match b.legend_box {
+            Some(r) => obstacles.texts.push(crate::chart::scene::rect_quad(&r)),
+            None => b.legend_moved_below = !entries.is_empty(),
         }
     }
     let out = Placed {
