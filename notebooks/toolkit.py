@@ -43,6 +43,7 @@ __all__ = [
     "load_profile",
     "load_network",
     "load_records",
+    "measured_pair",
     "latest",
     "knee_text",
     "interval",
@@ -211,22 +212,86 @@ def load_network(path) -> dict:
 
 
 def load_records(path="data/measurements/records.jsonl"):
-    """Kernel records of ``predict run`` (JSON lines) as a pandas DataFrame,
-    with the interval split into ``measured_lo_s`` and ``measured_hi_s``."""
+    """Kernel records of ``predict run`` as a pandas DataFrame, with the
+    interval split into ``measured_lo_s`` and ``measured_hi_s``: JSON lines
+    (the log ``predict run`` appends to), or a ``.json`` file holding one
+    list of them (what ``predict run --json`` prints)."""
     import pandas as pd
 
     path = Path(path)
     path = path if path.is_absolute() else ROOT / path
-    rows = []
     with open(path, encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
-                rows.append(json.loads(line))
+        if path.suffix == ".json":
+            rows = json.load(f)
+        else:
+            rows = [json.loads(line) for line in f if line.strip()]
     df = pd.DataFrame(rows)
     ci = df["measured_ci_s"].apply(lambda v: v if isinstance(v, list) else [None, None])
     df["measured_lo_s"] = ci.str[0]
     df["measured_hi_s"] = ci.str[1]
     return df
+
+
+def _same_file(named, target: Path) -> bool:
+    if not named:
+        return False
+    path = Path(named)
+    path = path if path.is_absolute() else ROOT / path
+    return path.resolve() == target.resolve()
+
+
+def _newest_round():
+    """The profile and records of the newest round that
+    ``scripts/bench_predict.sh --save`` stored, by calibration date."""
+    rounds = []
+    for prof in (ROOT / "data" / "measurements" / "accuracy").glob("*/profile-[0-9]*.json"):
+        recs = prof.with_name(prof.name.replace("profile-", "records-"))
+        if recs.exists():
+            with open(prof, encoding="utf-8") as f:
+                rounds.append((json.load(f)["provenance"]["date"], prof, recs))
+    if not rounds:
+        raise FileNotFoundError("no round under data/measurements/accuracy/ to read instead")
+    _, prof, recs = max(rounds)
+    return prof, recs
+
+
+def measured_pair():
+    """``(profile path, records path, records)``: a profile and the kernel
+    records predicted against it, so that roofs and points, predictions
+    and the figures they read come from one calibration.
+
+    The profile of :func:`profile_path` with the records of
+    ``data/measurements/records.jsonl`` that read it (that name its file
+    and were made after its calibration), written to
+    ``results/notebooks/records.jsonl`` for ``predict`` to read. When no
+    record read it (no ``predict run`` since that calibration, or a fresh
+    clone reading the sample profile), the newest round of
+    ``scripts/bench_predict.sh --save`` (``data/measurements/accuracy/``),
+    whose profile and records belong together, with a warning."""
+    import warnings
+
+    profile = profile_path()
+    with open(profile, encoding="utf-8") as f:
+        calibrated = json.load(f)["provenance"]["date"]
+    log = ROOT / "data" / "measurements" / "records.jsonl"
+    lines = log.read_text(encoding="utf-8").splitlines() if log.exists() else []
+
+    def read_it(line):
+        # The same file, and made after this calibration of it (RFC 3339
+        # times in UTC order as text).
+        p = json.loads(line).get("provenance", {})
+        return _same_file(p.get("profile"), profile) and p.get("date", "") >= calibrated
+
+    mine = [line for line in lines if line.strip() and read_it(line)]
+    if mine:
+        out = results_dir() / "records.jsonl"
+        out.write_text("\n".join(mine) + "\n", encoding="utf-8")
+        return profile, out, load_records(out)
+    prof, recs = _newest_round()
+    warnings.warn(
+        f"no record of {rel(log)} was predicted against {rel(profile)}: reading the newest "
+        f"accuracy round instead, {rel(prof)} with {rel(recs)}")
+    return prof, recs, load_records(recs)
 
 
 def latest(records, kernel):
