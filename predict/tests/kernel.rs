@@ -435,10 +435,10 @@ fn paired_re_measures_the_figures_the_prediction_leans_on() {
 
 /// A thread's transfers at one thread's rates are at most the memory term
 /// on all threads: where the profile's two-thread rate is more than twice
-/// one thread's (the sample Zen 4 profile: 114 against 44 GB/s for the
-/// triad), a chain of a thousandth of a step, or a few reused bytes, used
-/// to add a fifth to the triad's time. The work beside the transfers
-/// tends to zero, and so does what it adds.
+/// one thread's (the sample Zen 4 profile's at the DRAM working set), a
+/// chain of a thousandth of a step, or a few reused bytes, added a fifth
+/// to the triad's time. The work beside the transfers tends to zero, and
+/// so does what it adds (the rule itself: the unit test of the sums).
 #[test]
 fn vanishing_work_beside_the_transfers_adds_nothing() {
     let dev_vm = Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/profiles/dev-vm.json");

@@ -408,3 +408,45 @@ fn non_overlapping(
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn term(resource: &'static str, seconds: f64) -> Term {
+        Term {
+            resource,
+            seconds,
+            explain: String::new(),
+        }
+    }
+
+    /// One core's transfers at one thread's rates longer than the memory
+    /// term on all threads (8.72 against 7.28 ms): the sums start from the
+    /// memory term, so work beside the transfers that tends to zero adds
+    /// nothing in the limit, with a knee or without.
+    #[test]
+    fn the_sums_fall_back_to_the_memory_term() {
+        let bus = term(MEMORY_BANDWIDTH, 7.28e-3);
+        for knee in [None, Some(2.0)] {
+            let sums = non_overlapping(8.72e-3, std::slice::from_ref(&bus), 1e-12, None, knee);
+            assert!(
+                (sums[0].seconds - 7.28e-3).abs() < 1e-11,
+                "{knee:?}: {}",
+                sums[0].seconds
+            );
+            assert!(sums[0].explain.contains("at most the memory term"));
+        }
+        let chain = term(CHAIN, 1e-12);
+        let sums = non_overlapping(8.72e-3, &[bus.clone(), chain], 0.0, Some(0.5), None);
+        assert!(
+            (sums[0].seconds - 7.28e-3).abs() < 1e-11,
+            "{}",
+            sums[0].seconds
+        );
+        // Below the memory term, one core's time is kept as it is.
+        let sums = non_overlapping(5e-3, &[bus], 1e-3, None, None);
+        assert!((sums[0].seconds - 6e-3).abs() < 1e-15);
+        assert!(!sums[0].explain.contains("at most"));
+    }
+}
