@@ -10,7 +10,11 @@ ghost-R-N.json for the MPI ghost stencil). This script renders, per family,
     threads ran apart from, or had moved against, the profile's DRAM
     bursts), the paired prediction's median error and the binding;
   - the ghost stencil's cells: per N, the range over its three variants
-    of each variant's median error, profile-only and paired.
+    of each variant's median error, profile-only and paired;
+  - the rows of `predict kernel`'s accuracy on loops the toolkit does not
+    contain (`scripts/bench_kernel.sh --save`,
+    data/measurements/kernel-accuracy/FAMILY.csv): per loop, each size and
+    thread count's median error over the rounds, profile-only / paired.
 
     scripts/accuracy_table.py [FAMILY ...]       print them, to paste
     scripts/accuracy_table.py --check README.md  exit 1 unless the README
@@ -29,6 +33,7 @@ import sys
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 ACCURACY = os.path.join(ROOT, "data", "measurements", "accuracy")
+LOOP_ACCURACY = os.path.join(ROOT, "data", "measurements", "kernel-accuracy")
 GHOST_SIZES = (256, 512, 1024, 2048, 4096, 8192)
 # The stencil variants as the README names them.
 NAMES = {
@@ -38,6 +43,15 @@ NAMES = {
     "tiled@4096": "tiled (4096×4096)",
 }
 MARKS = {"apart": "a", "moved": "m"}
+# The loops of scripts/loops.c as the README names them.
+LOOP_NAMES = {
+    "sum-chain": "sum with chain",
+    "sum": "sum (vector accumulator)",
+    "axpy": "axpy (update)",
+    "stride8": "stride 64 B",
+    "stride64": "stride 512 B",
+    "gather": "random gather",
+}
 
 
 def pct(x):
@@ -119,11 +133,49 @@ def ghost_cells(family):
     return out
 
 
+def loop_rows(family):
+    """The README's rows of `predict kernel`'s accuracy on the loops of
+    scripts/loops.c for `family` (empty without its CSV)."""
+    path = os.path.join(LOOP_ACCURACY, f"{family}.csv")
+    if not os.path.exists(path):
+        return []
+    import csv
+
+    cases, loops, columns = {}, [], []
+    for r in csv.DictReader(open(path, encoding="utf-8")):
+        column = (r["size"], r["threads"])
+        if r["loop"] not in loops:
+            loops.append(r["loop"])
+        if column not in columns:
+            columns.append(column)
+        cases.setdefault((r["loop"], column), []).append(r)
+    rows = []
+    for loop in loops:
+        cells = []
+        for column in columns:
+            rs = cases.get((loop, column), [])
+            if not rs:
+                cells.append("-")
+                continue
+            own = statistics.median(float(r["rel_error"]) for r in rs)
+            paired = statistics.median(float(r["paired_rel_error"]) for r in rs)
+            cells.append(f"{pct(own)} / {pct(paired)}")
+        rows.append(f"| {LOOP_NAMES.get(loop, loop)} | " + " | ".join(cells) + " |")
+    return rows
+
+
 def families():
     """Every family with saved records."""
     return sorted(
         f for f in os.listdir(ACCURACY) if rounds_of(f, "records-R.json")
     )
+
+
+def loop_families():
+    """Every family with a saved run of scripts/bench_kernel.sh."""
+    if not os.path.isdir(LOOP_ACCURACY):
+        return []
+    return sorted(f[:-4] for f in os.listdir(LOOP_ACCURACY) if f.endswith(".csv"))
 
 
 def check(readme):
@@ -135,6 +187,8 @@ def check(readme):
         for key, cells in ghost_cells(family).items():
             if cells and not any(l.startswith("| ") and l.endswith(f"| {cells} |") for l in lines):
                 missing.append((family, f"ghost stencil, {key}: | {cells} |"))
+    for family in loop_families():
+        missing += [(family, row) for row in loop_rows(family) if row not in lines]
     return missing
 
 
@@ -154,6 +208,10 @@ def main(args):
         for key, cells in ghost_cells(family).items():
             if cells:
                 print(f"ghost stencil, {key}: | {cells} |")
+        rows = loop_rows(family)
+        if rows:
+            print("predict kernel on scripts/loops.c:")
+            print("\n".join(rows))
 
 
 if __name__ == "__main__":

@@ -71,6 +71,7 @@ cases=(
   "sum|sum|131072|33554432|0 0|--array x:load:8 --flops 1 --chain VCHAIN"
   "axpy|axpy|65536|16777216|0 0|--array y:update:8 --array x:load:8 --flops 2"
   "stride8|stride8|16384|4194304|0 0|--array x:load:8:stride=64 --flops 1 --chain VCHAIN"
+  "stride64|stride64|2048|524288|0 0|--array x:load:8:stride=512 --flops 1 --chain VCHAIN"
   "gather|gather|131072|16777216|524288 268435456|--array idx:load:4 --array x:load:8:random=REGION --flops 1 --chain VCHAIN"
   "triad|triad|32768|16777216|0 0|--array y:store:8 --array x:load:8 --array z:load:8 --flops 2"
   "poly16|poly16|65536|16777216|0 0|--array x:load:8 --array y:store:8 --flops 32 --span POLYSPAN"
@@ -111,7 +112,7 @@ print("{},{},{},{},{},{}".format(d["predicted_s"], d["rel_error"], d["binding"],
   done
 done
 # The profile's warnings, once (each prediction would repeat them).
-target/release/predict kernel --profile "$profile" --n 1 --array x:load:8 --threads "$cpus" \
+target/release/predict kernel --profile "$profile" --n "$cpus" --array x:load:8 --threads "$cpus" \
   >/dev/null 2>"$work/warnings" || true
 sort -u "$work/warnings" | sed 's/^/note: /'
 python3 - "$rows" <<'EOF'

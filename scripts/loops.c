@@ -19,6 +19,8 @@
  *   sum         s += x[i], reduction(+)    (vectorised: one vector accumulator)
  *   axpy        y[i] += a*x[i]             (an update of y from x)
  *   stride8     s += x[8*i], reduction(+)  (one double per 64-byte line)
+ *   stride64    s += x[64*i], reduction(+) (one double per 512 bytes: a
+ *               column of a row-major matrix of 64 doubles a row)
  *   gather      s += x[idx[i]]             (idx random over REGION bytes of x)
  *   triad       a[i] = b[i] + s*c[i]
  *   poly16      y[i] = p(x[i]), Horner, degree 16 (32 flops per element)
@@ -70,6 +72,9 @@ static void pass(const char *loop, long n, double *x, double *y, double *z,
   } else if (!strcmp(loop, "stride8")) {
 #pragma omp for simd schedule(static) reduction(+ : acc)
     for (long i = 0; i < n; i++) acc += x[8 * i];
+  } else if (!strcmp(loop, "stride64")) {
+#pragma omp for simd schedule(static) reduction(+ : acc)
+    for (long i = 0; i < n; i++) acc += x[64 * i];
   } else if (!strcmp(loop, "gather")) {
 #pragma omp for simd schedule(static) reduction(+ : acc)
     for (long i = 0; i < n; i++) acc += x[idx[i]];
@@ -108,7 +113,10 @@ int main(int argc, char **argv) {
   const char *loop = argv[1];
   long n = atol(argv[2]);
   long region = argc > 3 && atol(argv[3]) >= 8 ? atol(argv[3]) / 8 : n;
-  long nx = !strcmp(loop, "stride8") ? 8 * n : (!strcmp(loop, "gather") ? region : n);
+  long nx = !strcmp(loop, "stride8")    ? 8 * n
+            : !strcmp(loop, "stride64") ? 64 * n
+            : !strcmp(loop, "gather")   ? region
+                                        : n;
   double *x = alloc(nx), *y = alloc(n), *z = alloc(n);
   int32_t *idx = malloc(n * sizeof(int32_t));
 #pragma omp parallel for schedule(static)

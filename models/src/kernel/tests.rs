@@ -63,7 +63,43 @@ fn strides_move_whole_lines() {
     assert_eq!(strided(8.0), 8e3);
     assert_eq!(strided(32.0), 32e3);
     assert_eq!(strided(64.0), 64e3);
-    assert_eq!(strided(4096.0), 64e3);
+    assert_eq!(strided(96.0), 64e3);
+}
+
+/// A stride that skips as many lines as each element uses is no stream:
+/// its lines are separate misses over the span the iterations cover.
+#[test]
+fn a_scattered_stride_is_separate_misses_over_its_span() {
+    let k = |bytes, stride| {
+        kernel(vec![array(
+            "x",
+            Mode::Update,
+            bytes,
+            Access::Strided {
+                stride_bytes: stride,
+            },
+        )])
+    };
+    for (bytes, stride, lines) in [(8.0, 128.0, 1.0), (8.0, 4096.0, 1.0), (72.0, 256.0, 2.0)] {
+        let k = k(bytes, stride);
+        assert!(k.arrays[0].scattered(LINE), "{bytes} B every {stride} B");
+        assert_eq!(k.traffic(LINE), Traffic::default());
+        assert_eq!(
+            k.random_accesses(LINE),
+            vec![RandomAccesses {
+                lines: 1000.0 * lines,
+                region_bytes: 1000.0 * stride,
+                written: true,
+            }]
+        );
+        // Each thread's share of the span.
+        assert_eq!(k.per_thread_bytes(LINE), 500.0 * stride);
+        assert_eq!(k.moved_bytes(LINE), 2.0 * 1000.0 * lines * 64.0);
+    }
+    // Two lines of every three, or a 72-byte element's two lines every
+    // 192 bytes, still stream.
+    assert!(!k(8.0, 96.0).arrays[0].scattered(LINE));
+    assert!(!k(72.0, 192.0).arrays[0].scattered(LINE));
 }
 
 /// Elements wider than a line share lines with their neighbours: a
@@ -87,7 +123,7 @@ fn wide_elements_move_their_bytes_not_their_lines_twice() {
     assert_eq!(moved(72.0, 72.0), 72e3);
     assert_eq!(moved(96.0, 96.0), 96e3);
     assert_eq!(moved(72.0, 80.0), 80e3);
-    assert_eq!(moved(72.0, 4096.0), 128e3);
+    assert_eq!(moved(72.0, 192.0), 128e3);
 }
 
 #[test]
