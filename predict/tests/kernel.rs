@@ -476,3 +476,34 @@ fn vanishing_work_beside_the_transfers_adds_nothing() {
         );
     }
 }
+
+/// `--simd widest` is one build for every term: the profile's STREAM set,
+/// whose ceiling, span and DRAM points it reads, as naming that set does.
+#[test]
+fn the_widest_build_is_one_set_for_every_term() {
+    let dev_vm = Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/profiles/dev-vm.json");
+    let p: Value = serde_json::from_str(&std::fs::read_to_string(&dev_vm).unwrap()).unwrap();
+    let set = p["sections"]["stream"]["isa"].as_str().unwrap().to_string();
+    let secs = |simd: &str| {
+        let o = predict(&[
+            "kernel",
+            "--profile",
+            dev_vm.to_str().unwrap(),
+            "--json",
+            "--n",
+            "1Mi",
+            "--array",
+            "x:load:8",
+            "--flops",
+            "32",
+            "--span",
+            "16",
+            "--simd",
+            simd,
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["predicted_s"].as_f64().unwrap()
+    };
+    assert_eq!(secs("widest"), secs(&set));
+}

@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use anyhow::{Context as _, Result};
 use clap::{Args, ValueEnum};
 use models::kernel::{LoopKernel, Precision};
+use models::profile::Profile;
 
 use crate::args::Time;
 use crate::error::BadInput;
@@ -21,12 +22,13 @@ use crate::machine::Machine;
 use crate::profiles::DEFAULT_MEASUREMENTS;
 use spec::{count_value, parse_array, DescriptionFile};
 
-/// The compute ceiling a loop's code reaches, by the vector width it was
-/// compiled for.
+/// The instruction set a loop's code was compiled for: its compute
+/// ceiling, its chains within an iteration and one thread's DRAM rates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Simd {
-    /// The highest ceiling the profile has: code vectorised for the
-    /// widest unit (the Roofline's peak).
+    /// The widest vector set the profile measured (the set of its STREAM
+    /// kernels), for every term alike; a profile without a STREAM section
+    /// takes its highest ceiling (the Roofline's peak).
     Widest,
     Avx512,
     Avx2,
@@ -101,7 +103,7 @@ pub struct KernelArgs {
     /// given only on request).
     #[arg(long)]
     pub huge_pages: bool,
-    /// Which compute ceiling the loop's code reaches.
+    /// The instruction set the loop's code was built for.
     #[arg(long, value_enum, default_value = "widest")]
     pub simd: Simd,
     /// Machine profile written by `calibrate`: a file, or a name under
@@ -219,10 +221,18 @@ fn description(a: &KernelArgs) -> Result<(String, LoopKernel, bool)> {
     Ok((name, k, a.huge_pages || file.huge_pages.unwrap_or(false)))
 }
 
-/// The instruction set whose ceiling `simd` picks on this profile.
-fn isa_of(simd: Simd) -> Option<&'static str> {
+/// The instruction set `simd` names on `profile`: one for every term, so
+/// that the compute ceiling, the span and one thread's DRAM points come
+/// from one build (`widest` read each term's own widest or highest: on
+/// the Zen 4 VM an AVX2 ceiling beside AVX-512 DRAM points).
+fn isa_of(simd: Simd, profile: &Profile) -> Option<&'static str> {
     match simd {
-        Simd::Widest => None,
+        Simd::Widest => {
+            let set = profile.sections.stream.as_ref().map(|s| s.isa.as_str());
+            ["avx512", "avx2", "scalar"]
+                .into_iter()
+                .find(|i| Some(*i) == set)
+        }
         Simd::Avx512 => Some("avx512"),
         Simd::Avx2 => Some("avx2"),
         Simd::Scalar => Some("scalar"),
@@ -259,7 +269,7 @@ pub fn run(a: &KernelArgs, out: &mut dyn std::io::Write) -> Result<()> {
     let build = Build {
         line_bytes: m.line_bytes(),
         huge_pages,
-        isa: isa_of(a.simd),
+        isa: isa_of(a.simd, &profile),
     };
     let work = loop_work(&k, build);
     let at = |b| predict_at(&work, &m, k.threads, b).map_err(|e| BadInput(e.to_string()));
