@@ -193,6 +193,7 @@ fn provenance(config: &Config, sys: &SysInfo, clock: Option<&Clock>, all: &Team)
         os_reported_caches: sys.reported_caches(),
         hostname: sys.hostname.clone(),
         os: sys.os.clone(),
+        memory_bytes: (sys.ram_bytes > 0).then_some(sys.ram_bytes),
         date: Utc::now().to_rfc3339_opts(SecondsFormat::Secs, true),
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
         command: std::env::args().collect::<Vec<_>>().join(" "),

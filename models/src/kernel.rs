@@ -383,6 +383,18 @@ impl LoopKernel {
             .sum()
     }
 
+    /// The bytes the loop's arrays take in memory: the span each strided
+    /// array's iterations cover (n·stride) and each random region.
+    pub fn footprint_bytes(&self) -> f64 {
+        self.arrays
+            .iter()
+            .map(|a| match a.access {
+                Access::Strided { stride_bytes } => self.n * stride_bytes,
+                Access::Random { region_bytes } => region_bytes,
+            })
+            .sum()
+    }
+
     /// Streamed traffic (contiguous and strided arrays, the scattered ones
     /// apart) of all iterations.
     pub fn traffic(&self, lines: Lines) -> Traffic {

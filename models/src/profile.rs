@@ -186,6 +186,10 @@ pub struct Provenance {
     pub os_reported_caches: Vec<ReportedCache>,
     pub hostname: String,
     pub os: String,
+    /// Memory the OS reports (MemTotal), bytes: no loop's arrays on this
+    /// machine can take more (profiles from before it lack it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_bytes: Option<u64>,
     /// RFC 3339 time the profile was written.
     pub date: String,
     pub tool_version: String,

@@ -507,3 +507,38 @@ fn the_widest_build_is_one_set_for_every_term() {
     };
     assert_eq!(secs("widest"), secs(&set));
 }
+
+/// A loop whose arrays take more than the profiled machine's memory is
+/// refused; one that fits is answered.
+#[test]
+fn a_loop_larger_than_the_machine_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut p: Value = serde_json::from_str(&std::fs::read_to_string(profile()).unwrap()).unwrap();
+    p["provenance"]["memory_bytes"] = (1u64 << 30).into();
+    let small = dir.path().join("small.json");
+    std::fs::write(&small, p.to_string()).unwrap();
+    let small = small.to_str().unwrap();
+    // 2 × 128 Mi × 8 B = 2 GiB of contiguous arrays; a random region of
+    // 2 GiB; a stride whose span is 2 GiB.
+    for arrays in [
+        &["--array", "x:load:8", "--array", "y:store:8"][..],
+        &["--array", "x:load:8:random=2GiB"][..],
+        &["--array", "x:load:8:stride=128"][..],
+    ] {
+        let mut args = vec!["kernel", "--profile", small, "--n", "128Mi", "--flops", "1"];
+        args.extend_from_slice(arrays);
+        assert_bad(&args, "of memory the profiled machine has");
+    }
+    let o = predict(&[
+        "kernel",
+        "--profile",
+        small,
+        "--n",
+        "32Mi",
+        "--array",
+        "x:load:8",
+        "--flops",
+        "1",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}

@@ -12,6 +12,7 @@ use anyhow::{Context as _, Result};
 use clap::{Args, ValueEnum};
 use models::kernel::{LoopKernel, Precision};
 use models::profile::Profile;
+use models::units::Si;
 
 use crate::args::Time;
 use crate::error::BadInput;
@@ -257,6 +258,18 @@ pub fn run(a: &KernelArgs, out: &mut dyn std::io::Write) -> Result<()> {
                 crate::profiles::DEFAULT_PROFILE
             ))
         })?;
+    if let Some(memory) = profile.provenance.memory_bytes.filter(|m| *m > 0) {
+        let footprint = k.footprint_bytes();
+        if footprint > memory as f64 {
+            return Err(BadInput(format!(
+                "the loop's arrays take {}, more than the {} of memory the profiled machine has ({}): no run of it there to predict",
+                Si(footprint, "B"),
+                Si(memory as f64, "B"),
+                located.label
+            ))
+            .into());
+        }
+    }
     let measured_threads = profile.provenance.threads;
     if measured_threads > 0 && k.threads > measured_threads {
         return Err(BadInput(format!(
