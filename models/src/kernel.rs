@@ -18,14 +18,16 @@
 //! | contiguous (stride = bytes) | bytes / line | bytes |
 //! | strided, stride S < line | S / line | S (whole lines pass, BYTES/S of each used) |
 //! | strided, line ≤ S < 2 · ⌈bytes / line⌉ · line | min(⌈bytes / line⌉, S / line) | min(⌈bytes / line⌉ · line, S) |
-//! | strided, S ≥ 2 · ⌈bytes / line⌉ · line (scattered) | ⌈bytes / line⌉, each a separate miss over the span n·S | ⌈bytes / line⌉ · line |
+//! | strided, S ≥ 2 · ⌈bytes / line⌉ · line (scattered) | ⌈bytes / line⌉, each a separate miss | ⌈bytes / line⌉ · line |
 //! | random over a region | ⌈bytes / line⌉, each a separate miss | ⌈bytes / line⌉ · line |
 //!
 //! A stride that skips as many lines as it uses (a matrix's column, every
 //! eighth double of a row) is no stream: the hardware prefetchers follow
 //! runs of adjacent lines, so each of its lines is a demand miss, served
-//! as random accesses are, at the latency of the level holding the span
-//! the lines lie in over the misses a core keeps in flight (§4.3). On the
+//! as random accesses are, at the latency of the level holding its lines
+//! over the misses a core keeps in flight (§4.3); its lines take a cache
+//! as its span does where the stride is a power of two of lines (they
+//! fall in one set of every 2^k), as lines where it is odd. On the
 //! Zen 4 VM a sum over every 128th to 65536th byte of 1 GiB on huge pages
 //! took 6.3–15 ns per access, where a stream of lines took 3.1 ns per line
 //! and the random-access figures give 7.8 ns.
@@ -112,6 +114,26 @@ impl ArrayUse {
         let line = lines.line_bytes;
         matches!(self.access, Access::Strided { stride_bytes }
             if stride_bytes >= 2.0 * (self.bytes / line).ceil() * line)
+    }
+
+    /// The cache a scattered array's iteration takes: its lines
+    /// (⌈bytes/line⌉) times the largest power of two dividing its stride in
+    /// lines, at most the stride. Caches pick a line's set from the
+    /// address's low bits, so a stride of 2^k lines uses one set in 2^k and
+    /// fills a cache as its span would (a row-major matrix's column of a
+    /// power-of-two row length evicts itself long before the cache is
+    /// full); an odd stride spreads over every set, and its lines fill it
+    /// as lines.
+    pub fn cached_bytes_per_use(&self, stride_bytes: f64, lines: Lines) -> f64 {
+        let line = lines.line_bytes;
+        let used = (self.bytes / line).ceil() * line;
+        let in_lines = stride_bytes / line;
+        let aliasing = if in_lines.fract() == 0.0 && in_lines < 2f64.powi(63) {
+            2f64.powi((in_lines as u64).trailing_zeros() as i32)
+        } else {
+            1.0
+        };
+        (used * aliasing).min(stride_bytes)
     }
 
     /// `bytes` of array `name` per iteration, consecutive iterations
@@ -242,6 +264,10 @@ pub struct RandomAccesses {
     pub region_bytes: f64,
     /// Whether the lines are written back too (store or update).
     pub written: bool,
+    /// Whether each thread touches only its own slice of the region, 1/p
+    /// of it (a scattered array, split with the iterations), rather than
+    /// all of it.
+    pub sliced: bool,
 }
 
 impl LoopKernel {
@@ -418,38 +444,41 @@ impl LoopKernel {
     }
 
     /// Random accesses, one entry per randomly accessed or scattered array
-    /// (whose region is the span its iterations cover, n·stride).
+    /// (whose region is what its lines take of a cache, sliced between
+    /// the threads).
     pub fn random_accesses(&self, lines: Lines) -> Vec<RandomAccesses> {
         self.arrays
             .iter()
             .filter_map(|a| {
-                let region_bytes = match a.access {
-                    Access::Random { region_bytes } => region_bytes,
-                    Access::Strided { stride_bytes } if a.scattered(lines) => self.n * stride_bytes,
+                let (region_bytes, sliced) = match a.access {
+                    Access::Random { region_bytes } => (region_bytes, false),
+                    Access::Strided { stride_bytes } if a.scattered(lines) => {
+                        (self.n * a.cached_bytes_per_use(stride_bytes, lines), true)
+                    }
                     Access::Strided { .. } => return None,
                 };
                 Some(RandomAccesses {
                     lines: self.n * (a.bytes / lines.line_bytes).ceil(),
                     region_bytes,
                     written: a.mode.writes(),
+                    sliced,
                 })
             })
             .collect()
     }
 
     /// The data one thread keeps in its caches from one pass to the next:
-    /// its share of the streamed arrays (the lines they span), its share of
-    /// a scattered array's span (with a power-of-two stride its lines fall
-    /// in that share of a cache's sets, so they fit as the span would),
-    /// plus every random region whole, since any thread may touch any of
-    /// it.
+    /// its share of the streamed arrays (the lines they span), of a
+    /// scattered array's lines as the caches' sets take them
+    /// ([`ArrayUse::cached_bytes_per_use`]), plus every random region whole,
+    /// since any thread may touch any of it.
     pub fn per_thread_bytes(&self, lines: Lines) -> f64 {
         let per_thread_iters = self.n / self.threads as f64;
         self.arrays
             .iter()
             .map(|a| match a.access {
                 Access::Strided { stride_bytes } if a.scattered(lines) => {
-                    per_thread_iters * stride_bytes
+                    per_thread_iters * a.cached_bytes_per_use(stride_bytes, lines)
                 }
                 Access::Strided { stride_bytes } => {
                     per_thread_iters * strided_bytes(a.bytes, stride_bytes, lines.line_bytes)

@@ -207,6 +207,7 @@ impl Provenance {
     /// it was made.
     pub fn measured(&self) -> bool {
         self.tool_version
+            .trim_start_matches('v')
             .chars()
             .next()
             .is_some_and(|c| c.is_ascii_digit())

@@ -1107,6 +1107,30 @@ fn legend_inside_or_none() {
     assert!(inside.height < below.height && none.height < below.height);
 }
 
+/// Points in all four corners leave no corner for a legend asked inside:
+/// it goes below, with a note.
+#[test]
+fn a_legend_with_no_clear_corner_goes_below() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("corners.svg");
+    let o = roofline(&[
+        "--point",
+        "a:0.01:0.5GFLOP/s",
+        "--point",
+        "b:0.01:300GFLOP/s",
+        "--point",
+        "c:300:0.5GFLOP/s",
+        "--point",
+        "d:300:300GFLOP/s",
+        "--legend",
+        "inside",
+        "--out",
+        svg.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8(o.stdout).unwrap() + &String::from_utf8(o.stderr).unwrap();
+    assert!(text.contains("the legend is drawn below instead"), "{text}");
+}
+
 /// A legend asked inside never covers a data marker: where every corner
 /// would, it goes below, and the scene says so.
 #[test]

@@ -542,3 +542,43 @@ fn a_loop_larger_than_the_machine_is_refused() {
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+/// A thread count the profile has no figures for is refused with what the
+/// profile has; on 4 KiB pages the memory term names the one set its
+/// sweep was measured in, which another --simd does not move.
+#[test]
+fn threads_beyond_the_profile_are_refused_and_the_pages_set_named() {
+    let dev_vm = Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/profiles/dev-vm.json");
+    let dev_vm = dev_vm.to_str().unwrap();
+    assert_bad(
+        &[
+            "kernel",
+            "--profile",
+            dev_vm,
+            "--n",
+            "1Mi",
+            "--threads",
+            "64",
+            "--array",
+            "x:load:8",
+        ],
+        "was measured on at most",
+    );
+    let o = predict(&[
+        "kernel",
+        "--profile",
+        dev_vm,
+        "--n",
+        "64Mi",
+        "--array",
+        "x:load:8",
+        "--simd",
+        "scalar",
+    ]);
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        text.contains("the 4 KiB-page sweep in")
+            && text.contains("(scalar moves the huge-page figures only)"),
+        "{text}"
+    );
+}

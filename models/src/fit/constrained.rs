@@ -411,6 +411,38 @@ mod tests {
         );
     }
 
+    /// The plain refit through `bootstrap_joint_with` is `bootstrap_joint`,
+    /// draw for draw, and a resample its refit refuses is left out.
+    #[test]
+    fn a_joint_bootstrap_with_its_own_refit() {
+        let rows: Vec<Vec<f64>> = (1..=10).map(|x| vec![1.0, x as f64]).collect();
+        let y: Vec<f64> = (1..=10)
+            .map(|x| 2.0 + 0.5 * x as f64 + 0.01 * (x % 3) as f64)
+            .collect();
+        let parts: [(&[Vec<f64>], &[f64]); 1] = [(&rows, &y)];
+        let (mut r1, mut r2) = (SplitMix64::new(5), SplitMix64::new(5));
+        let (_, plain) = bootstrap_joint(&parts, None, 40, &mut r1).unwrap();
+        let (_, with) = bootstrap_joint_with(&parts, None, 40, &mut r2, |ys, w| {
+            Ok(vec![non_negative(&rows, &ys[0], Some(w))?.beta])
+        })
+        .unwrap();
+        assert_eq!(plain, with);
+        let mut calls = 0;
+        let (_, every_other) = bootstrap_joint_with(&parts, None, 40, &mut r1, |ys, w| {
+            calls += 1;
+            if calls % 2 == 0 {
+                return Err(FitError::LengthMismatch {
+                    what: "a refused resample",
+                    expected: 0,
+                    got: 1,
+                });
+            }
+            Ok(vec![non_negative(&rows, &ys[0], Some(w))?.beta])
+        })
+        .unwrap();
+        assert_eq!((calls, every_other.len()), (40, 20));
+    }
+
     #[test]
     fn a_t_stretch_widens_interval_and_spread_alike_and_keeps_the_bounds() {
         let samples: Vec<f64> = (0..1000)

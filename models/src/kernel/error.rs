@@ -48,7 +48,7 @@ pub enum DescriptionError {
     )]
     SpanAboveFlops { span: f64, flops: f64 },
     #[error(
-        "--span ({}) counts the dependent flops of an iteration's longest path: 0 (none) or 1 at least",
+        "--span ({}) counts the dependent steps of an iteration's longest path: 0 (none) or 1 at least",
         crate::units::exact(*.0)
     )]
     SpanBelowOne(f64),

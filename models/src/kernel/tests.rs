@@ -67,7 +67,7 @@ fn strides_move_whole_lines() {
 }
 
 /// A stride that skips as many lines as each element uses is no stream:
-/// its lines are separate misses over the span the iterations cover.
+/// its lines are separate misses, taking a cache as the sets allow.
 #[test]
 fn a_scattered_stride_is_separate_misses_over_its_span() {
     let k = |bytes, stride| {
@@ -80,7 +80,15 @@ fn a_scattered_stride_is_separate_misses_over_its_span() {
             },
         )])
     };
-    for (bytes, stride, lines) in [(8.0, 128.0, 1.0), (8.0, 4096.0, 1.0), (72.0, 256.0, 2.0)] {
+    // (bytes, stride, lines per use, cache taken per use): a power-of-two
+    // stride of lines takes its span, an odd one its lines.
+    for (bytes, stride, lines, cached) in [
+        (8.0, 128.0, 1.0, 128.0),
+        (8.0, 4096.0, 1.0, 4096.0),
+        (72.0, 256.0, 2.0, 256.0),
+        (8.0, 576.0, 1.0, 64.0),
+        (8.0, 768.0, 1.0, 256.0),
+    ] {
         let k = k(bytes, stride);
         assert!(k.arrays[0].scattered(LINE), "{bytes} B every {stride} B");
         assert_eq!(k.traffic(LINE), Traffic::default());
@@ -88,12 +96,13 @@ fn a_scattered_stride_is_separate_misses_over_its_span() {
             k.random_accesses(LINE),
             vec![RandomAccesses {
                 lines: 1000.0 * lines,
-                region_bytes: 1000.0 * stride,
+                region_bytes: 1000.0 * cached,
                 written: true,
+                sliced: true,
             }]
         );
-        // Each thread's share of the span.
-        assert_eq!(k.per_thread_bytes(LINE), 500.0 * stride);
+        // Each thread's share.
+        assert_eq!(k.per_thread_bytes(LINE), 500.0 * cached);
         assert_eq!(k.moved_bytes(LINE), 2.0 * 1000.0 * lines * 64.0);
     }
     // Two lines of every three, or a 72-byte element's two lines every

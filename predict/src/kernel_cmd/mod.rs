@@ -28,8 +28,8 @@ use spec::{count_value, parse_array, DescriptionFile};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Simd {
     /// The widest vector set the profile measured (the set of its STREAM
-    /// kernels), for every term alike; a profile without a STREAM section
-    /// takes its highest ceiling (the Roofline's peak).
+    /// kernels), for every term alike; a profile whose STREAM set is none
+    /// of the others takes each term's highest figure.
     Widest,
     Avx512,
     Avx2,
@@ -273,7 +273,7 @@ pub fn run(a: &KernelArgs, out: &mut dyn std::io::Write) -> Result<()> {
     let measured_threads = profile.provenance.threads;
     if measured_threads > 0 && k.threads > measured_threads {
         return Err(BadInput(format!(
-            "--threads {}: the profile ({}) was measured on at most {measured_threads} thread(s), one per CPU of its machine; a loop on more has no figures to read there",
+            "--threads {}: the profile ({}) was measured on at most {measured_threads} thread(s); a loop on more has no figures to read there",
             k.threads, located.label
         ))
         .into());

@@ -61,18 +61,33 @@ pub fn random(
     huge_pages: bool,
     bound: Bound,
 ) -> Result<Term, Missing> {
-    let latency = m.random_latency_s(a.region_bytes, huge_pages, bound)?;
+    let p = threads as f64;
+    // A shared region's lines are in each private cache that holds it
+    // whole, else once in the shared levels; a sliced one's are each
+    // thread's own, in its private cache if its slice fits, else in the
+    // shared levels with the other slices.
+    let (latency_region, per_thread) = if a.sliced {
+        let slice = a.region_bytes / p;
+        if m.private_level_holds(slice, threads) {
+            (slice, slice)
+        } else {
+            (a.region_bytes, slice)
+        }
+    } else {
+        (
+            a.region_bytes,
+            m.shared_region_per_thread(a.region_bytes, threads),
+        )
+    };
+    let latency = m.random_latency_s(latency_region, huge_pages, bound)?;
     let k = m.miss_concurrency(huge_pages)?;
     let line = m.line_bytes();
-    let p = threads as f64;
     let latency_s = a.lines * latency / (k * p);
-    // The region is shared: its level is where the whole region fits.
     let moved = Traffic {
         load_bytes: a.lines * line,
         store_bytes: if a.written { a.lines * line } else { 0.0 },
         allocate_bytes: 0.0,
     };
-    let per_thread = m.shared_region_per_thread(a.region_bytes, threads);
     let (traffic_s, _) = m.traffic_time(&moved, threads, per_thread, None, bound)?;
     Ok(Term {
         resource: "random access",
@@ -83,7 +98,7 @@ pub fn random(
             a.lines,
             Si(latency, "s"),
             Si(traffic_s, "s"),
-            Si(a.region_bytes, "B"),
+            Si(latency_region, "B"),
             if huge_pages { "2 MiB" } else { "4 KiB" },
         ),
     })

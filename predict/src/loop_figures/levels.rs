@@ -77,18 +77,36 @@ impl<'a> Machine<'a> {
     /// share, as the levels count it: the region whole where a private
     /// cache holds it (each core keeps its own copy of the lines), else
     /// one thread's share of it, since the last cache and DRAM hold it
-    /// once for all.
+    /// once for all, but never a share a private cache would hold: a
+    /// region no core holds (between L2 and p·L2) is in the shared levels
+    /// whatever its share.
     pub fn shared_region_per_thread(&self, region: f64, threads: usize) -> f64 {
         if self.private_level_holds(region, threads) {
-            region
-        } else {
-            region / threads.max(1) as f64
+            return region;
         }
+        let share = region / threads.max(1) as f64;
+        if self.private_level_holds(share, threads) {
+            // A byte beyond the largest private cache.
+            self.largest_private_capacity(threads)
+                .map_or(share, |c| (c + 1.0).max(share))
+        } else {
+            share
+        }
+    }
+
+    /// Bytes per thread of the largest cache before the last one, if the
+    /// profile has one.
+    fn largest_private_capacity(&self, threads: usize) -> Option<f64> {
+        let levels = &self.profile.levels;
+        let last = levels.iter().rposition(|l| l.size_bytes.is_some())?;
+        (last > 0)
+            .then(|| self.capacity(last - 1, threads))
+            .flatten()
     }
 
     /// Whether a cache before the last one holds `bytes` per thread on
     /// `threads` threads.
-    pub(super) fn private_level_holds(&self, bytes: f64, threads: usize) -> bool {
+    pub(crate) fn private_level_holds(&self, bytes: f64, threads: usize) -> bool {
         let last_cache = self
             .profile
             .levels
@@ -186,5 +204,45 @@ impl<'a> Machine<'a> {
             .iter()
             .find(|c| c.level == level && c.kind != "Instruction")
             .map(|c| c.size_bytes as f64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use models::profile::{MemoryLevel, Profile, Provenance};
+
+    use crate::machine::Machine;
+
+    fn level(name: &str, size: Option<f64>) -> MemoryLevel {
+        MemoryLevel {
+            name: name.into(),
+            size_bytes: size,
+            latency_s: None,
+            bandwidth_1t_Bps: None,
+            bandwidth_Bps: None,
+        }
+    }
+
+    /// A region all threads share: whole per thread where a private cache
+    /// holds it; beyond, one thread's share, but never a share an L2
+    /// would hold, since no core holds the region (1.5 MiB on two
+    /// threads over 1 MiB L2s read as in L2 before).
+    #[test]
+    fn a_shared_region_is_in_the_shared_levels_once_no_core_holds_it() {
+        let mut p = Profile::new(Provenance::default());
+        p.levels = vec![
+            level("L1", Some(32768.0)),
+            level("L2", Some(1048576.0)),
+            level("L3", Some(33554432.0)),
+            level("DRAM", None),
+        ];
+        let m = Machine::new(&p);
+        let mib = 1048576.0;
+        assert_eq!(m.shared_region_per_thread(0.5 * mib, 2), 0.5 * mib);
+        let beyond_l2 = m.shared_region_per_thread(1.5 * mib, 2);
+        assert_eq!(beyond_l2, mib + 1.0);
+        assert_eq!(m.holding_level(beyond_l2, 2).unwrap().name, "L3");
+        assert_eq!(m.shared_region_per_thread(8.0 * mib, 2), 4.0 * mib);
+        assert_eq!(m.holding_level(4.0 * mib, 2).unwrap().name, "L3");
     }
 }

@@ -121,16 +121,19 @@ fn profile_mismatch(profile: &str, records: &[Record]) -> Vec<String> {
 /// One note for the records made before the profile was calibrated: a
 /// prediction cannot have read figures measured after it, so theirs read
 /// an earlier calibration (of this file, or of another). RFC 3339 times
-/// in UTC, as both tools write them, order as text.
+/// in UTC, as both tools write them, order as text to the second (a
+/// record of the same second is not counted).
 fn before_calibration(calibrated: &str, records: &[Record]) -> Option<String> {
-    let utc = |d: &str| d.len() >= 20 && d.ends_with('Z');
-    if !utc(calibrated) {
-        return None;
-    }
+    let second = |d: &str| {
+        d.get(..19)
+            .filter(|_| d.len() >= 20 && d.ends_with('Z'))
+            .map(str::to_string)
+    };
+    let calibrated_at = second(calibrated)?;
     let n = records
         .iter()
-        .filter_map(|r| r.date.as_deref())
-        .filter(|d| utc(d) && *d < calibrated)
+        .filter_map(|r| r.date.as_deref().and_then(second))
+        .filter(|d| *d < calibrated_at)
         .count();
     (n > 0).then(|| {
         format!(

@@ -234,7 +234,7 @@ pub fn run_roofline(a: &RooflineArgs, out: &mut dyn Write) -> anyhow::Result<()>
             text: a.chart.text,
             legend: a.legend.into(),
         });
-    let (profile, _) = crate::profiles::load(&a.chart.profile)?;
+    let (profile, located) = crate::profiles::load(&a.chart.profile)?;
     let (records, mut notes) = load_records(a)?;
     let own = user_points(a)?;
     let sel = data::Selection {
@@ -244,7 +244,7 @@ pub fn run_roofline(a: &RooflineArgs, out: &mut dyn Write) -> anyhow::Result<()>
     };
     let inputs = data::Inputs {
         profile: &profile,
-        profile_file: &a.chart.profile.display().to_string(),
+        profile_file: &located.label,
         records: &records,
         points: &own,
         labels: &a.labels,

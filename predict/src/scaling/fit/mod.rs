@@ -25,7 +25,8 @@
 //! communication are fitted separately: T − comm = T1·(f + (1 − f)/P) and
 //! comm = c·g(P), the term chosen on the communication alone. Both share
 //! each run's comm, so their bootstrap draws the same runs for both
-//! ([`models::fit::bootstrap_joint`]).
+//! ([`models::fit::bootstrap_joint_with`], which refits each resample's
+//! parts together, the weights settled again on their sum).
 //!
 //! Each run at P ≥ 2 also gets the Karp–Flatt serial fraction
 //! e = (1/S − 1/P)/(1 − 1/P) ([`models::speedup::karp_flatt`]) with

@@ -45,6 +45,7 @@ fn random_reads() -> Work {
                 lines: 1e6,
                 region_bytes: 67108864.0,
                 written: false,
+                sliced: false,
             },
             huge_pages: false,
         }],
