@@ -12,12 +12,34 @@ fn profile() -> String {
 }
 
 fn kernel_json(args: &[&str]) -> Value {
-    let p = profile();
-    let mut all = vec!["kernel", "--profile", p.as_str(), "--json"];
+    kernel_json_on(&profile(), args)
+}
+
+/// The STREAM triad a[i] = b[i] + s·c[i] as flags.
+const TRIAD: [&str; 8] = [
+    "--array",
+    "a:store:8",
+    "--array",
+    "b:load:8",
+    "--array",
+    "c:load:8",
+    "--flops",
+    "2",
+];
+
+/// `predict kernel --json` on the profile `p`.
+fn kernel_json_on(p: &str, args: &[&str]) -> Value {
+    let mut all = vec!["kernel", "--profile", p, "--json"];
     all.extend_from_slice(args);
     let o = predict(&all);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     serde_json::from_slice(&o.stdout).unwrap()
+}
+
+/// The sample measured profile, whose figures are a real machine's.
+fn dev_vm() -> String {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/profiles/dev-vm.json");
+    p.to_str().unwrap().to_string()
 }
 
 #[test]
@@ -323,18 +345,9 @@ fn a_description_file_and_flags_agree() {
     )
     .unwrap();
     let from_file = kernel_json(&["--file", file.to_str().unwrap()]);
-    let from_flags = kernel_json(&[
-        "--n",
-        "1e6",
-        "--array",
-        "a:store:8",
-        "--array",
-        "b:load:8",
-        "--array",
-        "c:load:8",
-        "--flops",
-        "2",
-    ]);
+    let mut flags = vec!["--n", "1e6"];
+    flags.extend_from_slice(&TRIAD);
+    let from_flags = kernel_json(&flags);
     assert_eq!(from_file["predicted_s"], from_flags["predicted_s"]);
     assert_eq!(from_file["kernel"], "triad");
     std::fs::write(&file, r#"{"n": 10, "arays": []}"#).unwrap();
@@ -441,31 +454,13 @@ fn paired_re_measures_the_figures_the_prediction_leans_on() {
 /// so does what it adds (the rule itself: the unit test of the sums).
 #[test]
 fn vanishing_work_beside_the_transfers_adds_nothing() {
-    let dev_vm = Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/profiles/dev-vm.json");
     let secs = |extra: &[&str]| {
-        let mut args = vec![
-            "kernel",
-            "--profile",
-            dev_vm.to_str().unwrap(),
-            "--json",
-            "--n",
-            "16Mi",
-            "--threads",
-            "2",
-            "--array",
-            "a:store:8",
-            "--array",
-            "b:load:8",
-            "--array",
-            "c:load:8",
-            "--flops",
-            "2",
-        ];
+        let mut args = vec!["--n", "16Mi", "--threads", "2"];
+        args.extend_from_slice(&TRIAD);
         args.extend_from_slice(extra);
-        let o = predict(&args);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-        v["predicted_s"].as_f64().unwrap()
+        kernel_json_on(&dev_vm(), &args)["predicted_s"]
+            .as_f64()
+            .unwrap()
     };
     let plain = secs(&[]);
     for extra in [["--chain", "0.001"], ["--reused", "0.001"]] {
@@ -481,29 +476,15 @@ fn vanishing_work_beside_the_transfers_adds_nothing() {
 /// whose ceiling, span and DRAM points it reads, as naming that set does.
 #[test]
 fn the_widest_build_is_one_set_for_every_term() {
-    let dev_vm = Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/profiles/dev-vm.json");
-    let p: Value = serde_json::from_str(&std::fs::read_to_string(&dev_vm).unwrap()).unwrap();
+    let p: Value = serde_json::from_str(&std::fs::read_to_string(dev_vm()).unwrap()).unwrap();
     let set = p["sections"]["stream"]["isa"].as_str().unwrap().to_string();
     let secs = |simd: &str| {
-        let o = predict(&[
-            "kernel",
-            "--profile",
-            dev_vm.to_str().unwrap(),
-            "--json",
-            "--n",
-            "1Mi",
-            "--array",
-            "x:load:8",
-            "--flops",
-            "32",
-            "--span",
-            "16",
-            "--simd",
-            simd,
-        ]);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-        v["predicted_s"].as_f64().unwrap()
+        let args = [
+            "--n", "1Mi", "--array", "x:load:8", "--flops", "32", "--span", "16", "--simd", simd,
+        ];
+        kernel_json_on(&dev_vm(), &args)["predicted_s"]
+            .as_f64()
+            .unwrap()
     };
     assert_eq!(secs("widest"), secs(&set));
 }
@@ -548,8 +529,8 @@ fn a_loop_larger_than_the_machine_is_refused() {
 /// sweep was measured in, which another --simd does not move.
 #[test]
 fn threads_beyond_the_profile_are_refused_and_the_pages_set_named() {
-    let dev_vm = Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/profiles/dev-vm.json");
-    let dev_vm = dev_vm.to_str().unwrap();
+    let dev_vm = dev_vm();
+    let dev_vm = dev_vm.as_str();
     assert_bad(
         &[
             "kernel",

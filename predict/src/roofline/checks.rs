@@ -68,18 +68,24 @@ fn thread_mismatch(d: &RooflineData) -> Vec<String> {
         .collect()
 }
 
+/// How many records give each value of `key` (those it gives one for).
+fn tally<'r>(
+    records: &'r [Record],
+    key: impl Fn(&'r Record) -> Option<&'r str>,
+) -> BTreeMap<&'r str, usize> {
+    let mut counts = BTreeMap::new();
+    for value in records.iter().filter_map(key) {
+        *counts.entry(value).or_default() += 1;
+    }
+    counts
+}
+
 /// One note per CPU model of records other than the profile's.
 fn machine_mismatch(machine: &str, records: &[Record]) -> Vec<String> {
     if machine.is_empty() {
         return Vec::new();
     }
-    let mut by_cpu: BTreeMap<&str, usize> = BTreeMap::new();
-    for r in records {
-        if let Some(cpu) = r.cpu_model.as_deref().filter(|c| *c != machine) {
-            *by_cpu.entry(cpu).or_default() += 1;
-        }
-    }
-    by_cpu
+    tally(records, |r| r.cpu_model.as_deref().filter(|c| *c != machine))
         .into_iter()
         .map(|(cpu, n)| {
             format!(
@@ -102,13 +108,7 @@ fn profile_mismatch(profile: &str, records: &[Record]) -> Vec<String> {
                 .zip(std::fs::canonicalize(profile).ok())
                 .is_some_and(|(a, b)| a == b)
     };
-    let mut by_profile: BTreeMap<&str, usize> = BTreeMap::new();
-    for r in records {
-        if let Some(other) = r.profile.as_deref().filter(|p| !same(p)) {
-            *by_profile.entry(other).or_default() += 1;
-        }
-    }
-    by_profile
+    tally(records, |r| r.profile.as_deref().filter(|p| !same(p)))
         .into_iter()
         .map(|(other, n)| {
             format!(
