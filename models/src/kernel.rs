@@ -264,10 +264,11 @@ pub struct RandomAccesses {
     pub region_bytes: f64,
     /// Whether the lines are written back too (store or update).
     pub written: bool,
-    /// Whether each thread touches only its own slice of the region, 1/p
-    /// of it (a scattered array, split with the iterations), rather than
-    /// all of it.
-    pub sliced: bool,
+    /// The stride of a scattered array, whose iterations are split
+    /// between the threads (each touches its own slice of the region, 1/p
+    /// of it) and visit its pages in order; `None` for accesses at random
+    /// over a region every thread touches whole.
+    pub stride_bytes: Option<f64>,
 }
 
 impl LoopKernel {
@@ -450,18 +451,19 @@ impl LoopKernel {
         self.arrays
             .iter()
             .filter_map(|a| {
-                let (region_bytes, sliced) = match a.access {
-                    Access::Random { region_bytes } => (region_bytes, false),
-                    Access::Strided { stride_bytes } if a.scattered(lines) => {
-                        (self.n * a.cached_bytes_per_use(stride_bytes, lines), true)
-                    }
+                let (region_bytes, stride_bytes) = match a.access {
+                    Access::Random { region_bytes } => (region_bytes, None),
+                    Access::Strided { stride_bytes } if a.scattered(lines) => (
+                        self.n * a.cached_bytes_per_use(stride_bytes, lines),
+                        Some(stride_bytes),
+                    ),
                     Access::Strided { .. } => return None,
                 };
                 Some(RandomAccesses {
                     lines: self.n * (a.bytes / lines.line_bytes).ceil(),
                     region_bytes,
                     written: a.mode.writes(),
-                    sliced,
+                    stride_bytes,
                 })
             })
             .collect()

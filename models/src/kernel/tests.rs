@@ -98,7 +98,7 @@ fn a_scattered_stride_is_separate_misses_over_its_span() {
                 lines: 1000.0 * lines,
                 region_bytes: 1000.0 * cached,
                 written: true,
-                sliced: true,
+                stride_bytes: Some(stride),
             }]
         );
         // Each thread's share.

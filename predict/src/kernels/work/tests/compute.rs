@@ -45,7 +45,7 @@ fn random_reads() -> Work {
                 lines: 1e6,
                 region_bytes: 67108864.0,
                 written: false,
-                sliced: false,
+                stride_bytes: None,
             },
             huge_pages: false,
         }],
@@ -92,6 +92,56 @@ fn random_accesses_take_the_concurrency_of_their_page_size() {
     assert!((m.miss_concurrency(false).unwrap() - 3.90625).abs() < 1e-12);
     // No huge-page latency curve: the huge-page curve's own ratio.
     assert_eq!(m.miss_concurrency(true).unwrap(), 10.0);
+}
+
+/// A scattered array on 4 KiB pages visits its pages in order: with a
+/// 512-byte stride one access in eight opens a page and pays the 4 KiB
+/// pages' λ/k, the rest the huge pages'.
+#[test]
+fn a_scattered_array_pays_a_page_walk_per_page() {
+    let mut p = machine();
+    p.sections
+        .insert_json(
+            "mlp",
+            json!({"points": [{"k": 1, "bandwidth_Bps": 0.64e9}, {"k": 16, "bandwidth_Bps": 6.4e9},
+                {"k": 1, "pages": "4KiB", "bandwidth_Bps": 0.5e9},
+                {"k": 8, "pages": "4KiB", "bandwidth_Bps": 2.5e9}]}),
+        )
+        .unwrap();
+    p.sections
+        .insert_json(
+            "latency",
+            json!({"line_bytes": 64, "points": [
+                {"size_bytes": 67108864, "pages": "4KiB", "latency_s": {"median": 100e-9}},
+                {"size_bytes": 67108864, "pages": "2MiB", "latency_s": {"median": 60e-9}}
+            ]}),
+        )
+        .unwrap();
+    let m = Machine::new(&p);
+    let scattered = |stride: f64, huge_pages: bool| Work {
+        demands: vec![Demand::Random {
+            accesses: RandomAccesses {
+                lines: 1e6,
+                region_bytes: 67108864.0,
+                written: false,
+                stride_bytes: Some(stride),
+            },
+            huge_pages,
+        }],
+    };
+    // Two threads, each with half the lines (above the 64 MB of lines at
+    // the DRAM roofs, 1.28 ms).
+    let secs = |w: &Work| predict(w, &m, 2).unwrap().seconds;
+    // λ/k: 100 ns / 5 on 4 KiB pages, 60 ns / 10 on huge pages.
+    let (base, huge) = (100e-9 / 5.0, 60e-9 / 10.0);
+    let want = |line_s: f64| 1e6 * line_s / 2.0;
+    let close = |got: f64, want: f64| (got - want).abs() < 1e-12;
+    assert!(close(
+        secs(&scattered(512.0, false)),
+        want(base / 8.0 + huge * 7.0 / 8.0)
+    ));
+    assert!(close(secs(&scattered(4096.0, false)), want(base)));
+    assert!(close(secs(&scattered(512.0, true)), want(huge)));
 }
 
 #[test]
