@@ -36,7 +36,7 @@ pub enum DescriptionError {
         bytes: f64,
     },
     #[error(
-        "--chain ({}) cannot exceed --flops ({}): chained flops are part of the flops",
+        "--chain ({}) cannot exceed --flops ({}): each chained step is a flop or two",
         crate::units::exact(*chain),
         crate::units::exact(*flops)
     )]
