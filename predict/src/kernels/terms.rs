@@ -97,8 +97,10 @@ pub fn random(
             m.miss_concurrency(huge)?,
         ))
     };
+    // A profile without the huge-page figures charges every access the
+    // 4 KiB pages' (as before the share was counted).
     let new_pages = match a.stride_bytes {
-        Some(s) if !huge_pages => (s / BASE_PAGE_BYTES).min(1.0),
+        Some(s) if !huge_pages && per_line(true).is_ok() => (s / BASE_PAGE_BYTES).min(1.0),
         _ => 1.0,
     };
     let (figures, line_s) = if new_pages < 1.0 {

@@ -142,6 +142,20 @@ fn a_scattered_array_pays_a_page_walk_per_page() {
     ));
     assert!(close(secs(&scattered(4096.0, false)), want(base)));
     assert!(close(secs(&scattered(512.0, true)), want(huge)));
+    // Without a huge-page latency curve every access pays the 4 KiB
+    // pages' figures, as before the share was counted.
+    let mut old = p.clone();
+    old.sections
+        .insert_json(
+            "latency",
+            json!({"line_bytes": 64, "points": [
+                {"size_bytes": 67108864, "pages": "4KiB", "latency_s": {"median": 100e-9}}
+            ]}),
+        )
+        .unwrap();
+    let m = Machine::new(&old);
+    let got = predict(&scattered(512.0, false), &m, 2).unwrap().seconds;
+    assert!(close(got, want(base)), "{got}");
 }
 
 #[test]
