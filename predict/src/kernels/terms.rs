@@ -97,14 +97,18 @@ pub fn random(
             m.miss_concurrency(huge)?,
         ))
     };
-    // A profile without the huge-page figures charges every access the
-    // 4 KiB pages' (as before the share was counted).
-    let new_pages = match a.stride_bytes {
-        Some(s) if !huge_pages && per_line(true).is_ok() => (s / BASE_PAGE_BYTES).min(1.0),
-        _ => 1.0,
+    // The share of a scattered array's accesses on 4 KiB pages that open a
+    // page, with the huge-page figures the rest pay; a profile without
+    // those charges every access the 4 KiB pages' (as before the share
+    // was counted).
+    let mixed = match a.stride_bytes {
+        Some(s) if !huge_pages && s < BASE_PAGE_BYTES => {
+            per_line(true).ok().map(|huge| (s / BASE_PAGE_BYTES, huge))
+        }
+        _ => None,
     };
-    let (figures, line_s) = if new_pages < 1.0 {
-        let ((l4, k4), (l2, k2)) = (per_line(false)?, per_line(true)?);
+    let (figures, line_s) = if let Some((new_pages, (l2, k2))) = mixed {
+        let (l4, k4) = per_line(false)?;
         (
             format!(
                 "λ/k = {new_pages:.3}·{}/{k4:.1} (4 KiB pages: the accesses that open a page) + {:.3}·{}/{k2:.1} (2 MiB pages: the rest)",

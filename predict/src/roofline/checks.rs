@@ -101,12 +101,12 @@ fn machine_mismatch(machine: &str, records: &[Record]) -> Vec<String> {
 /// or runs against another machine's profile). Paths are compared as the
 /// files they name where both exist.
 fn profile_mismatch(profile: &str, records: &[Record]) -> Vec<String> {
+    let file = std::fs::canonicalize(profile).ok();
     let same = |other: &str| {
         other == profile
-            || std::fs::canonicalize(other)
-                .ok()
-                .zip(std::fs::canonicalize(profile).ok())
-                .is_some_and(|(a, b)| a == b)
+            || file
+                .as_ref()
+                .is_some_and(|f| std::fs::canonicalize(other).is_ok_and(|o| o == *f))
     };
     tally(records, |r| r.profile.as_deref().filter(|p| !same(p)))
         .into_iter()
