@@ -232,12 +232,14 @@ def load_records(path="data/measurements/records.jsonl"):
     return df
 
 
-def _same_file(named, target: Path) -> bool:
+def _same_file(named, resolved: Path) -> bool:
+    """Whether the path `named` (relative to the repository root) is the
+    file `resolved`, an already resolved path."""
     if not named:
         return False
     path = Path(named)
     path = path if path.is_absolute() else ROOT / path
-    return path.resolve() == target.resolve()
+    return path.resolve() == resolved
 
 
 def _newest_round():
@@ -276,11 +278,13 @@ def measured_pair():
     log = ROOT / "data" / "measurements" / "records.jsonl"
     lines = log.read_text(encoding="utf-8").splitlines() if log.exists() else []
 
+    resolved = Path(profile).resolve()
+
     def read_it(line):
         # The same file, and made after this calibration of it (RFC 3339
         # times in UTC order as text).
         p = json.loads(line).get("provenance", {})
-        return _same_file(p.get("profile"), profile) and p.get("date", "") >= calibrated
+        return _same_file(p.get("profile"), resolved) and p.get("date", "") >= calibrated
 
     mine = [line for line in lines if line.strip() and read_it(line)]
     if mine:

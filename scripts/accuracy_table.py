@@ -25,6 +25,7 @@ README. Standard library only: the test command runs it before any
 virtual environment exists.
 """
 
+import csv
 import json
 import os
 import re
@@ -139,8 +140,6 @@ def loop_rows(family):
     path = os.path.join(LOOP_ACCURACY, f"{family}.csv")
     if not os.path.exists(path):
         return []
-    import csv
-
     cases, loops, columns = {}, [], []
     for r in csv.DictReader(open(path, encoding="utf-8")):
         column = (r["size"], r["threads"])
