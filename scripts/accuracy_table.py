@@ -52,6 +52,7 @@ LOOP_NAMES = {
     "stride8": "stride 64 B",
     "stride64": "stride 512 B",
     "gather": "random gather",
+    "tiled": "axpy in 1 KiB tiles",
 }
 
 

@@ -73,6 +73,7 @@ cases=(
   "stride8|stride8|16384|4194304|0 0|--array x:load:8:stride=64 --flops 1 --chain VCHAIN"
   "stride64|stride64|2048|524288|0 0|--array x:load:8:stride=512 --flops 1 --chain VCHAIN"
   "gather|gather|131072|16777216|524288 268435456|--array idx:load:4 --array x:load:8:random=REGION --flops 1 --chain VCHAIN"
+  "tiled|tiled|65536|16777216|0 0|--array y:update:8 --array x:load:8 --flops 2 --segment 128 --segment-stride 8192"
   "triad|triad|32768|16777216|0 0|--array y:store:8 --array x:load:8 --array z:load:8 --flops 2"
   "poly16|poly16|65536|16777216|0 0|--array x:load:8 --array y:store:8 --flops 32 --span POLYSPAN"
 )

@@ -22,6 +22,9 @@
  *   stride64    s += x[64*i], reduction(+) (one double per 512 bytes: a
  *               column of a row-major matrix of 64 doubles a row)
  *   gather      s += x[idx[i]]             (idx random over REGION bytes of x)
+ *   tiled       y[i] += a*x[i], the two arrays rows of 8192 doubles read a
+ *               tile of 128 columns at a time (each thread's rows, tile
+ *               by tile): runs of 1 KiB, each a jump of 64 KiB from the last
  *   triad       a[i] = b[i] + s*c[i]
  *   poly16      y[i] = p(x[i]), Horner, degree 16 (32 flops per element)
  */
@@ -49,6 +52,9 @@ static int cmp(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
 }
+
+/* The tiled loop's rows and tiles, in doubles. */
+enum { TILED_ROW = 8192, TILE = 128 };
 
 static volatile double sink;
 /* The reductions' target, shared by the team. */
@@ -78,6 +84,17 @@ static void pass(const char *loop, long n, double *x, double *y, double *z,
   } else if (!strcmp(loop, "gather")) {
 #pragma omp for simd schedule(static) reduction(+ : acc)
     for (long i = 0; i < n; i++) acc += x[idx[i]];
+  } else if (!strcmp(loop, "tiled")) {
+    const long rows = n / TILED_ROW, nth = omp_get_num_threads();
+#pragma omp for schedule(static)
+    for (long t = 0; t < nth; t++)
+      for (long j = 0; j < TILED_ROW; j += TILE)
+        for (long r = rows * t / nth; r < rows * (t + 1) / nth; r++) {
+          double *restrict yr = y + r * TILED_ROW + j;
+          const double *restrict xr = x + r * TILED_ROW + j;
+#pragma omp simd
+          for (long k = 0; k < TILE; k++) yr[k] += a * xr[k];
+        }
   } else if (!strcmp(loop, "triad")) {
 #pragma omp for simd schedule(static)
     for (long i = 0; i < n; i++) y[i] = x[i] + a * z[i];
@@ -112,6 +129,10 @@ int main(int argc, char **argv) {
   }
   const char *loop = argv[1];
   long n = atol(argv[2]);
+  if (!strcmp(loop, "tiled") && n % TILED_ROW) {
+    fprintf(stderr, "tiled: N must be a multiple of %d\n", TILED_ROW);
+    return 2;
+  }
   long region = argc > 3 && atol(argv[3]) >= 8 ? atol(argv[3]) / 8 : n;
   long nx = !strcmp(loop, "stride8")    ? 8 * n
             : !strcmp(loop, "stride64") ? 64 * n

@@ -51,7 +51,8 @@
 //! A thread's streams run contiguously through its share of the
 //! iterations, unless the loop jumps every `segment_iterations` (a tile's
 //! row): then each run starts its streams anew, at a cost the machine's
-//! profile holds.
+//! profile holds, which depends on how far apart the runs start
+//! (`segment_stride_iterations`, a row of the array the tile runs over).
 
 use serde::{Deserialize, Serialize};
 
@@ -230,6 +231,11 @@ pub struct LoopKernel {
     /// contiguously through its whole share.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub segment_iterations: Option<f64>,
+    /// Iterations from one run's start to the next run's, in memory (the
+    /// row of the array a tile runs over); `None`: far apart, many runs to
+    /// a row.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub segment_stride_iterations: Option<f64>,
     /// Items of the counting sort's loops each iteration runs, at their
     /// calibrated time per item (load/store work that adds to the memory
     /// time); none when absent.
@@ -286,6 +292,7 @@ impl LoopKernel {
             reused_bytes: 0.0,
             windowed_reuse: Vec::new(),
             segment_iterations: None,
+            segment_stride_iterations: None,
             sort_loops: Vec::new(),
         }
     }
@@ -417,6 +424,13 @@ impl LoopKernel {
             .map(|a| a.bytes)
             .reduce(f64::min)?;
         Some(((self.iterations_per_thread() / s).ceil(), s * narrowest))
+    }
+
+    /// How many runs apart in memory consecutive runs start
+    /// (`segment_stride_iterations` / `segment_iterations`), when the loop
+    /// says.
+    pub fn runs_per_row(&self) -> Option<f64> {
+        Some(self.segment_stride_iterations? / self.segment_iterations?)
     }
 }
 

@@ -40,9 +40,9 @@
 //! again on 4 KiB pages (`base_pages`, module `base_pages`): what a loop whose
 //! arrays are not on huge pages streams at.
 //!
-//! At the DRAM working set the copy also runs in segments of 1 to 64 KiB
-//! against the contiguous copy, for what a stream's restart costs
-//! (`restarts`, [`crate::kernels::segments`]), and, on one thread, reading
+//! At the DRAM working set the copy also runs in segments of 1 to 64 KiB,
+//! their starts 2 and 64 runs apart, against the contiguous copy, for what
+//! a stream's restart costs (`restarts`, [`crate::kernels::segments`]), and, on one thread, reading
 //! its source again two lags behind, for what a read from a reuse window
 //! costs beside streams from DRAM (`windows`, [`crate::kernels::lagged`]).
 //!
@@ -61,7 +61,7 @@
 //!                 "read_bandwidth_Bps": {"point": .., "lo": .., "hi": ..} } ],
 //!   "dram": [ { "threads": 2, "kernel": "triad", "total_bytes": .., "bandwidth_Bps": {..},
 //!               "bandwidth_write_allocate_Bps": .. } ],
-//!   "restarts": [ { "threads": 2, "segment_bytes": 8192, "per_thread_bytes": ..,
+//!   "restarts": [ { "threads": 2, "segment_bytes": 8192, "runs_per_row": 64, "per_thread_bytes": ..,
 //!                   "per_segment_s": {"point": .., "lo": .., "hi": ..} } ],
 //!   "windows": [ { "threads": 1, "window_bytes": 131072, "per_thread_bytes": ..,
 //!                  "per_byte_s": {"point": .., "lo": .., "hi": ..} } ]
@@ -438,9 +438,10 @@ impl Bench for Stream {
         memory_levels(ctx, &mut out, &caches, &levels, &dram);
         out.notes.extend(restarts.iter().filter(|r| r.segment_bytes == 4096.0).map(|r| {
             format!(
-                "stream restarts: a thread of {} loses {} per run of 4 KiB (segmented copy of {} per thread against the contiguous one)",
+                "stream restarts: a thread of {} loses {} per run of 4 KiB, {} runs to a row (segmented copy of {} per thread against the contiguous one)",
                 r.threads,
                 models::units::Si(r.per_segment_s.point, "s"),
+                r.runs_per_row,
                 binary_bytes(r.per_thread_bytes)
             )
         }));

@@ -60,6 +60,14 @@ pub enum DescriptionError {
     #[error("--segment restarts the contiguous arrays' streams, and the loop has none: drop it, or give an array whose stride is its bytes")]
     SegmentWithoutStream,
     #[error(
+        "--segment-stride ({}) is the iterations from one run's start to the next's: at least the run's --segment ({})",
+        crate::units::exact(*stride),
+        crate::units::exact(*segment)
+    )]
+    SegmentStrideBelowSegment { stride: f64, segment: f64 },
+    #[error("--segment-stride says how far apart the runs of --segment start: give --segment too")]
+    SegmentStrideWithoutSegment,
+    #[error(
         "--windowed-reuse: a window of {} B is more than the {} B a thread touches over the whole loop, so nothing is loaded again across it",
         crate::units::exact(*window),
         crate::units::exact(*touched)

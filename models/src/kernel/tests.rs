@@ -229,6 +229,25 @@ fn bad_descriptions_are_named() {
     k.segment_iterations = Some(128.0);
     assert_eq!(k.validate(), Ok(()));
     assert_eq!(k.segments_per_thread(), Some((4.0, 1024.0)));
+    // Runs that start 64 runs apart; a stride needs its run, and one
+    // shorter than the run would overlap it.
+    k.segment_stride_iterations = Some(8192.0);
+    assert_eq!(k.validate(), Ok(()));
+    assert_eq!(k.runs_per_row(), Some(64.0));
+    k.segment_stride_iterations = Some(64.0);
+    assert!(k
+        .validate()
+        .unwrap_err()
+        .to_string()
+        .contains("at least the run's"));
+    k.segment_iterations = None;
+    assert_eq!(
+        k.validate(),
+        Err(DescriptionError::SegmentStrideWithoutSegment)
+    );
+    k.segment_stride_iterations = None;
+    assert_eq!(k.runs_per_row(), None);
+    k.segment_iterations = Some(128.0);
     // Runs restart streams; a loop of random accesses alone has none.
     let streams = std::mem::replace(
         &mut k.arrays,

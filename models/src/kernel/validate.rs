@@ -98,6 +98,15 @@ impl LoopKernel {
                 return Err(DescriptionError::SegmentWithoutStream);
             }
         }
+        if let Some(stride) = self.segment_stride_iterations {
+            positive("--segment-stride", stride)?;
+            let segment = self
+                .segment_iterations
+                .ok_or(DescriptionError::SegmentStrideWithoutSegment)?;
+            if stride < segment {
+                return Err(DescriptionError::SegmentStrideBelowSegment { stride, segment });
+            }
+        }
         // A thread touches no more than its iterations span: a reuse
         // window cannot exceed it.
         let touched = self.spanned_bytes(self.iterations_per_thread());

@@ -128,22 +128,36 @@ pub struct StreamWindow {
     pub per_byte_s: Estimate,
 }
 
-/// STREAM's copy at the DRAM working set run in segments (every other run
-/// of `segment_bytes` of each array, then the runs between) against the
-/// contiguous copy of the same arrays timed right before it, in pairs:
-/// what each thread loses per run, as the prefetchers find each new
-/// stream again.
+/// STREAM's copy at the DRAM working set run in segments (each array as
+/// rows of `runs_per_row` runs of `segment_bytes`, swept tile column by
+/// tile column) against the contiguous copy of the same arrays timed right
+/// before it, in pairs: what each thread loses per run, as the
+/// prefetchers find each new stream again.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct StreamRestart {
     pub threads: usize,
     /// Bytes of one array per run.
     pub segment_bytes: f64,
+    /// Runs to a row: how far apart in memory consecutive runs start, in
+    /// runs. Two: the next run starts one run past the end of the last,
+    /// and the prefetchers, running past that end, fetch lines the sweep
+    /// leaves for later (profiles before this key measured only that).
+    #[serde(default = "StreamRestart::near_runs_per_row")]
+    pub runs_per_row: f64,
     /// Working set of each thread (both arrays), bytes.
     pub per_thread_bytes: f64,
     /// Seconds a thread loses per run: (t_segments − t_contiguous) / runs
     /// from the capability estimates of both times, at least 0; the
     /// median over the pairs, the interval their range.
     pub per_segment_s: Estimate,
+}
+
+impl StreamRestart {
+    /// The runs to a row of the restart points of profiles that did not
+    /// record it: the even runs, then the odd ones.
+    pub fn near_runs_per_row() -> f64 {
+        2.0
+    }
 }
 
 /// Bytes a STREAM kernel moves per element.
@@ -276,23 +290,46 @@ fn log_curve(points: impl Iterator<Item = (f64, Estimate)>, x: f64) -> Option<Es
 
 impl StreamSection {
     /// Seconds a thread loses per restart of its streams, runs of
-    /// `segment_bytes` on `threads` threads: the measured curve on the
-    /// nearest measured thread count at most `threads` (else the nearest),
-    /// linear in log segment length between its points and flat beyond
-    /// them; `None` without restart points.
-    pub fn restart_s(&self, threads: usize, segment_bytes: f64) -> Option<Estimate> {
+    /// `segment_bytes` on `threads` threads whose starts lie
+    /// `runs_per_row` runs apart (`None`: far apart, the most runs to a row
+    /// measured): the measured curves on the nearest measured thread count
+    /// at most `threads` (else the nearest), each linear in log segment
+    /// length between its points and flat beyond them, and between the
+    /// curves linear in log runs per row, flat beyond the measured ones;
+    /// `None` without restart points.
+    pub fn restart_s(
+        &self,
+        threads: usize,
+        segment_bytes: f64,
+        runs_per_row: Option<f64>,
+    ) -> Option<Estimate> {
         let counts = self.restarts.iter().map(|r| r.threads);
         let on = counts
             .clone()
             .filter(|&t| t <= threads)
             .max()
             .or_else(|| counts.min())?;
-        let pts = self
-            .restarts
-            .iter()
-            .filter(|r| r.threads == on)
-            .map(|r| (r.segment_bytes, r.per_segment_s));
-        log_curve(pts, segment_bytes)
+        let on_team = || self.restarts.iter().filter(move |r| r.threads == on);
+        let rows = self.restart_rows();
+        let k = runs_per_row.unwrap_or(*rows.last()?);
+        let curves = rows.iter().map(|&rows| {
+            let pts = on_team()
+                .filter(|r| r.runs_per_row == rows)
+                .map(|r| (r.segment_bytes, r.per_segment_s));
+            (
+                rows,
+                log_curve(pts, segment_bytes).expect("a curve of one point at least"),
+            )
+        });
+        log_curve(curves, k)
+    }
+
+    /// The runs to a row the restart points were measured at, ascending.
+    pub fn restart_rows(&self) -> Vec<f64> {
+        let mut rows: Vec<f64> = self.restarts.iter().map(|r| r.runs_per_row).collect();
+        rows.sort_by(f64::total_cmp);
+        rows.dedup();
+        rows
     }
 
     /// Seconds one thread pays per byte it reads again from a reuse window

@@ -91,6 +91,12 @@ pub struct KernelArgs {
     /// contiguous run per thread).
     #[arg(long, value_parser = crate::args::number)]
     pub segment: Option<f64>,
+    /// Iterations from one run's start to the next's, in memory (the row of
+    /// the array a tile runs over): with runs close together the
+    /// prefetchers fetch lines of the next run the loop takes later, and a
+    /// restart costs more (default: far apart, as a tile over long rows)
+    #[arg(long = "segment-stride", value_parser = crate::args::number)]
+    pub segment_stride: Option<f64>,
     /// One item of the counting sort's histogram or scatter loop per
     /// iteration (repeat the flag for both), at the profile's calibrated
     /// time per item over 256 bins; a scatter whose working set lies beyond
@@ -201,6 +207,7 @@ fn description(a: &KernelArgs) -> Result<(String, LoopKernel, bool)> {
             a.windowed_reuse.clone()
         },
         segment_iterations: a.segment.or(file.segment),
+        segment_stride_iterations: a.segment_stride.or(file.segment_stride),
         sort_loops: if a.sort_loops.is_empty() {
             file.sort_loops
         } else {

@@ -111,6 +111,7 @@ pub struct DescriptionFile {
     #[serde(default)]
     pub windowed_reuse: Vec<models::kernel::Reuse>,
     pub segment: Option<f64>,
+    pub segment_stride: Option<f64>,
     #[serde(default)]
     pub sort_loops: Vec<models::kernel::SortLoop>,
     pub huge_pages: Option<bool>,

@@ -93,6 +93,7 @@ pub fn loop_work(k: &LoopKernel, build: Build) -> Work {
         demands.push(Demand::Restarts {
             runs_per_thread,
             segment_bytes,
+            runs_per_row: k.runs_per_row(),
             per_thread_bytes: k.per_thread_bytes(lines),
         });
     }
@@ -163,12 +164,14 @@ pub fn loops_work(loops: &[LoopKernel], build: Build, per_thread_bytes: f64) -> 
                 Demand::Restarts {
                     runs_per_thread,
                     segment_bytes,
+                    runs_per_row,
                     ..
                 },
                 _,
             ) => rest.push(Demand::Restarts {
                 runs_per_thread,
                 segment_bytes,
+                runs_per_row,
                 per_thread_bytes,
             }),
             (

@@ -93,7 +93,8 @@ impl Variant {
     /// above and the update's own row, when the window fits, from lines a
     /// row's traffic back (`windowed_reuse`, Kerncraft's layer condition on
     /// the traversed width). Tiles narrower than the row restart the
-    /// thread's streams at every row of every tile (`segment_iterations`).
+    /// thread's streams at every row of every tile (`segment_iterations`),
+    /// each run a row after the last (`segment_stride_iterations`).
     /// The MPI ghost stencil's sweep of a rank's block is the row-major
     /// sweep of f64 (`crate::mpi_stencil::model`).
     pub fn described(self, shape: Shape, threads: usize, cache_bytes: f64) -> LoopKernel {
@@ -132,6 +133,8 @@ impl Variant {
             reused_bytes: (STENCIL_LOADS * e - old - windowed).max(0.0),
             windowed_reuse,
             segment_iterations: (width + 2 < w).then_some(width as f64),
+            // A tile's next run is the next row's, a row of w further on.
+            segment_stride_iterations: (width + 2 < w).then_some(w as f64),
             ..LoopKernel::streaming(
                 (rows * w.saturating_sub(2) * threads) as f64,
                 threads,

@@ -6,14 +6,24 @@
 //! next row's tile starts elsewhere) waits while the prefetchers find the
 //! new stream; a contiguous stream pays that once. Per thread,
 //!
-//! t_restart(S) = (t_segments(S) − t_contiguous) / runs, runs = ⌈n / S⌉,
+//! t_restart(S, k) = (t_segments(S, k) − t_contiguous) / runs, runs = ⌈n / S⌉,
 //!
-//! S the run length of each array in bytes, both times the capability
+//! S the run length of each array in bytes, k the runs to a row (a tile
+//! column's runs start k·S bytes apart), both times the capability
 //! estimates (low quantile) of their clean timings. Each run length is
-//! timed in [`PAIRS`] pairs, the contiguous copy right before the
-//! segmented one ([`super::pairs`]). Measured at
+//! timed at [`RUNS_PER_ROW`], each in [`PAIRS`] pairs, the contiguous copy
+//! right before the segmented one ([`super::pairs`]). Measured at
 //! [`SEGMENT_BYTES`] (every other one with `--quick`), a predicted loop
-//! reads the curve between them (`StreamSection::restart_s`).
+//! reads the curves between them (`StreamSection::restart_s`).
+//!
+//! Why two row lengths: the prefetchers run past a run's end, and when the
+//! next run of the row starts right there they fetch lines the sweep
+//! takes only a tile column later, from DRAM again. On the Zen 4 VM (2
+//! vCPUs, huge pages, one thread, a plain C copy of 128 MiB per array, two
+//! passes over the row lengths) runs of 1 KiB lost 142–149 ns each at two
+//! runs to a row and 49–76 ns at 64 and 128, falling steadily between (in
+//! log k); runs of 2 KiB lost 175–210 ns against 106–132 ns; runs of 4 KiB
+//! lost 244–263 ns either way, and longer runs the same either way too.
 
 use std::hint::black_box;
 
@@ -45,6 +55,10 @@ pub const SEGMENT_BYTES: [usize; 7] = [
 ];
 /// Kept timings per measurement (each a whole DRAM-sized copy).
 pub const REPS: usize = 5;
+/// Runs to a row measured: the next run right past the last one's end,
+/// and far from it (each at most half the runs of a thread's arrays, so
+/// that a tile column has two runs at least).
+pub const RUNS_PER_ROW: [usize; 2] = [2, 64];
 
 /// The restart curve on each team, each thread copying its share of the
 /// DRAM working set `dram_total`, at every `octaves`-th of
@@ -60,40 +74,55 @@ pub fn measure_restarts(
     let lengths: Vec<usize> = SEGMENT_BYTES.into_iter().step_by(octaves).collect();
     let bar = ctx.progress.bar(
         "stream restarts",
-        (teams.len() * lengths.len() * PAIRS) as u64,
+        (teams.len() * lengths.len() * RUNS_PER_ROW.len() * PAIRS) as u64,
     );
     let mut out = Vec::new();
     for team in teams {
         let per_thread = dram_total / team.threads() as u64;
         let n = Kernel::Copy.elems_for(per_thread as usize);
         let regions = regions(team, per_thread, Pages::Huge)?;
-        let time = |seg: usize| -> Result<f64> {
+        let time = |seg: usize, runs_per_row: usize| -> Result<f64> {
             bar.set_message(format!(
-                "{} × runs of {}",
+                "{} × runs of {}, {runs_per_row} a row",
                 team.threads(),
                 binary_bytes(8.0 * seg as f64)
             ));
             let m = measure(&plan, |inner, count| {
                 team.time_batch(&regions, inner, count, |r, sweeps| {
-                    black_box(copy_segments(isa, r.f64s_mut(), n, seg, sweeps));
+                    black_box(copy_segments(
+                        isa,
+                        r.f64s_mut(),
+                        n,
+                        seg,
+                        runs_per_row,
+                        sweeps,
+                    ));
                 })
             })?;
             Ok(m.per_unit.summary().capability(Better::Lower).point)
         };
         for &bytes in &lengths {
-            let runs = n.div_ceil(bytes / 8) as f64;
-            let per_segment_s = over_pairs(|| {
-                let contiguous = time(n)?;
-                let lost = ((time(bytes / 8)? - contiguous) / runs).max(0.0);
-                bar.inc(1);
-                Ok(lost)
-            })?;
-            out.push(StreamRestart {
-                threads: team.threads(),
-                segment_bytes: bytes as f64,
-                per_thread_bytes: per_thread as f64,
-                per_segment_s,
-            });
+            let seg = bytes / 8;
+            let runs = n.div_ceil(seg);
+            for k in RUNS_PER_ROW.map(|k| k.min(runs / 2)) {
+                if k < 2 {
+                    bar.inc(PAIRS as u64);
+                    continue;
+                }
+                let per_segment_s = over_pairs(|| {
+                    let contiguous = time(n, 1)?;
+                    let lost = ((time(seg, k)? - contiguous) / runs as f64).max(0.0);
+                    bar.inc(1);
+                    Ok(lost)
+                })?;
+                out.push(StreamRestart {
+                    threads: team.threads(),
+                    segment_bytes: bytes as f64,
+                    runs_per_row: k as f64,
+                    per_thread_bytes: per_thread as f64,
+                    per_segment_s,
+                });
+            }
         }
     }
     bar.finish_and_clear();

@@ -8,6 +8,7 @@ fn restarts_read_the_curve_of_the_nearest_thread_count() {
     let r = |threads, kib: f64, ns: f64| StreamRestart {
         threads,
         segment_bytes: kib * 1024.0,
+        runs_per_row: 2.0,
         per_thread_bytes: 64e6,
         per_segment_s: Estimate::new(ns * 1e-9, 0.5 * ns * 1e-9, 2.0 * ns * 1e-9),
     };
@@ -20,16 +21,52 @@ fn restarts_read_the_curve_of_the_nearest_thread_count() {
         ],
         ..Default::default()
     };
-    let ns = |threads, kib: f64| s.restart_s(threads, kib * 1024.0).unwrap().point * 1e9;
+    let ns = |threads, kib: f64| s.restart_s(threads, kib * 1024.0, None).unwrap().point * 1e9;
     // Halfway in log size between 1 and 4 KiB.
     assert!((ns(1, 2.0) - 200.0).abs() < 1e-9);
     assert!((ns(2, 2.0) - 250.0).abs() < 1e-9);
     // Flat beyond the ends; 4 threads read the 2-thread curve.
     assert!((ns(1, 64.0) - 300.0).abs() < 1e-9);
     assert!((ns(4, 0.5) - 50.0).abs() < 1e-9);
-    let e = s.restart_s(1, 4096.0).unwrap();
+    let e = s.restart_s(1, 4096.0, Some(2.0)).unwrap();
     assert!((e.lo - 150e-9).abs() < 1e-18 && (e.hi - 600e-9).abs() < 1e-18);
-    assert_eq!(StreamSection::default().restart_s(1, 4096.0), None);
+    assert_eq!(StreamSection::default().restart_s(1, 4096.0, None), None);
+}
+
+#[test]
+fn restarts_interpolate_in_log_runs_per_row_and_default_to_the_farthest() {
+    let r = |runs_per_row, kib: f64, ns: f64| StreamRestart {
+        threads: 1,
+        segment_bytes: kib * 1024.0,
+        runs_per_row,
+        per_thread_bytes: 64e6,
+        per_segment_s: Estimate::new(ns * 1e-9, ns * 1e-9, ns * 1e-9),
+    };
+    let s = StreamSection {
+        restarts: vec![
+            r(2.0, 1.0, 150.0),
+            r(2.0, 4.0, 250.0),
+            r(64.0, 1.0, 50.0),
+            r(64.0, 4.0, 250.0),
+        ],
+        ..Default::default()
+    };
+    let ns = |kib: f64, rows| s.restart_s(1, kib * 1024.0, rows).unwrap().point * 1e9;
+    assert!((ns(1.0, Some(2.0)) - 150.0).abs() < 1e-9);
+    // 8 runs a row: two fifths of the way from 2 to 64 in log.
+    assert!((ns(1.0, Some(8.0)) - 110.0).abs() < 1e-9);
+    assert!((ns(1.0, Some(1000.0)) - 50.0).abs() < 1e-9);
+    assert!((ns(1.0, None) - 50.0).abs() < 1e-9);
+    // Halfway in log size on each curve, then between them.
+    assert!((ns(2.0, Some(2.0)) - 200.0).abs() < 1e-9);
+    assert!((ns(2.0, None) - 150.0).abs() < 1e-9);
+    // A profile from before the key holds the near curve only.
+    let old: StreamRestart = serde_json::from_value(serde_json::json!({
+        "threads": 1, "segment_bytes": 1024.0, "per_thread_bytes": 64e6,
+        "per_segment_s": {"point": 1e-7, "lo": 1e-7, "hi": 1e-7}
+    }))
+    .unwrap();
+    assert_eq!(old.runs_per_row, 2.0);
 }
 
 #[test]

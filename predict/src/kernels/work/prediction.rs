@@ -187,11 +187,13 @@ pub fn predict_at(
             Demand::Restarts {
                 runs_per_thread,
                 segment_bytes,
+                runs_per_row,
                 per_thread_bytes,
             } => terms::restarts(
                 m,
                 *runs_per_thread,
                 *segment_bytes,
+                *runs_per_row,
                 threads,
                 *per_thread_bytes,
                 bound,

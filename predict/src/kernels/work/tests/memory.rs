@@ -206,6 +206,7 @@ fn streams_that_restart_at_dram_lose_the_measured_time_per_run() {
         demands: vec![Demand::Restarts {
             runs_per_thread: 1000.0,
             segment_bytes: 8192.0,
+            runs_per_row: None,
             per_thread_bytes,
         }],
     };
@@ -247,6 +248,30 @@ fn streams_that_restart_at_dram_lose_the_measured_time_per_run() {
         "{}",
         pr.seconds
     );
+    // With runs measured far apart too, a loop that says how far apart its
+    // runs start reads between the two; one that does not, the far runs.
+    stream["restarts"] = json!([
+        {"threads": 2, "segment_bytes": 8192.0, "runs_per_row": 2.0, "per_thread_bytes": 64e6,
+         "per_segment_s": {"point": 200e-9, "lo": 200e-9, "hi": 200e-9}},
+        {"threads": 2, "segment_bytes": 8192.0, "runs_per_row": 32.0, "per_thread_bytes": 64e6,
+         "per_segment_s": {"point": 100e-9, "lo": 100e-9, "hi": 100e-9}}
+    ]);
+    p.sections.insert_json("stream", stream).unwrap();
+    let m = Machine::new(&p);
+    let apart = |runs_per_row| Work {
+        demands: vec![Demand::Restarts {
+            runs_per_thread: 1000.0,
+            segment_bytes: 8192.0,
+            runs_per_row,
+            per_thread_bytes: 64e6,
+        }],
+    };
+    let ns_per_run = |k| predict(&apart(k), &m, 2).unwrap().seconds / 1000.0 * 1e9;
+    assert!((ns_per_run(Some(2.0)) - 200.0).abs() < 1e-6);
+    assert!((ns_per_run(Some(8.0)) - 150.0).abs() < 1e-6);
+    assert!((ns_per_run(None) - 100.0).abs() < 1e-6);
+    let pr = predict(&apart(Some(8.0)), &m, 2).unwrap();
+    assert!(pr.terms[0].explain.contains("starts 8 runs apart"));
 }
 
 #[test]
