@@ -23,7 +23,8 @@
 //! passes over the row lengths) runs of 1 KiB lost 142–149 ns each at two
 //! runs to a row and 49–76 ns at 64 and 128, falling steadily between (in
 //! log k); runs of 2 KiB lost 175–210 ns against 106–132 ns; runs of 4 KiB
-//! lost 244–263 ns either way, and longer runs the same either way too.
+//! 250–268 ns either way; runs of 16 KiB 579 ns at two runs to a row
+//! against 436–460 ns at 8 and 16; runs of 64 KiB the same either way.
 
 use std::hint::black_box;
 
@@ -56,8 +57,8 @@ pub const SEGMENT_BYTES: [usize; 7] = [
 /// Kept timings per measurement (each a whole DRAM-sized copy).
 pub const REPS: usize = 5;
 /// Runs to a row measured: the next run right past the last one's end,
-/// and far from it (each at most half the runs of a thread's arrays, so
-/// that a tile column has two runs at least).
+/// and far from it (each where a thread's arrays hold two rows at least,
+/// so that a tile column has two runs).
 pub const RUNS_PER_ROW: [usize; 2] = [2, 64];
 
 /// The restart curve on each team, each thread copying its share of the
@@ -104,8 +105,8 @@ pub fn measure_restarts(
         for &bytes in &lengths {
             let seg = bytes / 8;
             let runs = n.div_ceil(seg);
-            for k in RUNS_PER_ROW.map(|k| k.min(runs / 2)) {
-                if k < 2 {
+            for k in RUNS_PER_ROW {
+                if 2 * k > runs {
                     bar.inc(PAIRS as u64);
                     continue;
                 }
