@@ -51,8 +51,9 @@
 //! A thread's streams run contiguously through its share of the
 //! iterations, unless the loop jumps every `segment_iterations` (a tile's
 //! row): then each run starts its streams anew, at a cost the machine's
-//! profile holds, which depends on how far apart the runs start
-//! (`segment_stride_iterations`, a row of the array the tile runs over).
+//! profile holds, which depends on how much a tile column holds
+//! (`segment_stride_iterations`, a row of the array the tile runs over,
+//! gives the runs to a row).
 
 use serde::{Deserialize, Serialize};
 
@@ -233,7 +234,7 @@ pub struct LoopKernel {
     pub segment_iterations: Option<f64>,
     /// Iterations from one run's start to the next run's, in memory (the
     /// row of the array a tile runs over); `None`: far apart, many runs to
-    /// a row.
+    /// a row, so small tile columns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub segment_stride_iterations: Option<f64>,
     /// Items of the counting sort's loops each iteration runs, at their
@@ -428,9 +429,25 @@ impl LoopKernel {
 
     /// How many runs apart in memory consecutive runs start
     /// (`segment_stride_iterations` / `segment_iterations`), when the loop
-    /// says.
+    /// says: a tile's runs to a row.
     pub fn runs_per_row(&self) -> Option<f64> {
         Some(self.segment_stride_iterations? / self.segment_iterations?)
+    }
+
+    /// Bytes of one tile column of a thread's contiguous arrays, what it
+    /// sweeps before it comes back for the next column's runs: their bytes
+    /// over the runs to a row (`None` when the loop does not say how far
+    /// apart its runs start).
+    pub fn column_bytes(&self) -> Option<f64> {
+        let contiguous: f64 = self
+            .arrays
+            .iter()
+            .filter(
+                |a| matches!(a.access, Access::Strided { stride_bytes } if stride_bytes == a.bytes),
+            )
+            .map(|a| a.bytes)
+            .sum();
+        Some(self.iterations_per_thread() * contiguous / self.runs_per_row()?)
     }
 }
 

@@ -41,7 +41,7 @@
 //! arrays are not on huge pages streams at.
 //!
 //! At the DRAM working set the copy also runs in segments of 1 to 64 KiB,
-//! their starts 2 and 64 runs apart, against the contiguous copy, for what
+//! 2 and 64 runs to a row, against the contiguous copy, for what
 //! a stream's restart costs (`restarts`, [`crate::kernels::segments`]), and, on one thread, reading
 //! its source again two lags behind, for what a read from a reuse window
 //! costs beside streams from DRAM (`windows`, [`crate::kernels::lagged`]).

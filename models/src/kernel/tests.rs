@@ -234,6 +234,8 @@ fn bad_descriptions_are_named() {
     k.segment_stride_iterations = Some(8192.0);
     assert_eq!(k.validate(), Ok(()));
     assert_eq!(k.runs_per_row(), Some(64.0));
+    // 500 iterations of 8 B per thread: columns of 4000 / 64 B.
+    assert_eq!(k.column_bytes(), Some(62.5));
     k.segment_stride_iterations = Some(64.0);
     assert!(k
         .validate()

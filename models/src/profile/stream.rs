@@ -133,15 +133,20 @@ pub struct StreamWindow {
 /// tile column) against the contiguous copy of the same arrays timed right
 /// before it, in pairs: what each thread loses per run, as the
 /// prefetchers find each new stream again.
+///
+/// The prefetchers also run past each run's end, into lines of the next
+/// tile column; whether those are still cached when the sweep comes back
+/// for that column depends on how much a column holds
+/// ([`Self::column_bytes`]): a column larger than the caches has them
+/// fetched twice.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct StreamRestart {
     pub threads: usize,
     /// Bytes of one array per run.
     pub segment_bytes: f64,
-    /// Runs to a row: how far apart in memory consecutive runs start, in
-    /// runs. Two: the next run starts one run past the end of the last,
-    /// and the prefetchers, running past that end, fetch lines the sweep
-    /// leaves for later (profiles before this key measured only that).
+    /// Runs to a row: a tile column's runs start this many runs apart, and
+    /// a column holds this fraction of the thread's arrays (profiles
+    /// before this key measured two).
     #[serde(default = "StreamRestart::near_runs_per_row")]
     pub runs_per_row: f64,
     /// Working set of each thread (both arrays), bytes.
@@ -157,6 +162,13 @@ impl StreamRestart {
     /// record it: the even runs, then the odd ones.
     pub fn near_runs_per_row() -> f64 {
         2.0
+    }
+
+    /// Bytes of one tile column of the thread's arrays (both arrays),
+    /// what the sweep takes before it comes back for the next column:
+    /// `per_thread_bytes / runs_per_row`.
+    pub fn column_bytes(&self) -> f64 {
+        self.per_thread_bytes / self.runs_per_row
     }
 }
 
@@ -290,46 +302,59 @@ fn log_curve(points: impl Iterator<Item = (f64, Estimate)>, x: f64) -> Option<Es
 
 impl StreamSection {
     /// Seconds a thread loses per restart of its streams, runs of
-    /// `segment_bytes` on `threads` threads whose starts lie
-    /// `runs_per_row` runs apart (`None`: far apart, the most runs to a row
-    /// measured): the measured curves on the nearest measured thread count
-    /// at most `threads` (else the nearest), each linear in log segment
+    /// `segment_bytes` on `threads` threads whose tile columns hold
+    /// `column_bytes` of the thread's arrays (`None`: the smallest column
+    /// measured, as for a tile over long rows): the measured curves of the
+    /// team [`Self::restart_columns`] reads, each linear in log segment
     /// length between its points and flat beyond them, and between the
-    /// curves linear in log runs per row, flat beyond the measured ones;
+    /// curves linear in log column bytes, flat beyond the measured ones;
     /// `None` without restart points.
     pub fn restart_s(
         &self,
         threads: usize,
         segment_bytes: f64,
-        runs_per_row: Option<f64>,
+        column_bytes: Option<f64>,
     ) -> Option<Estimate> {
+        let on = self.restart_team(threads)?;
+        let columns = self.restart_columns(threads);
+        let x = column_bytes.unwrap_or(*columns.first()?);
+        let curves = columns.into_iter().filter_map(|column| {
+            let pts = self
+                .restarts
+                .iter()
+                .filter(|r| r.threads == on && r.column_bytes() == column)
+                .map(|r| (r.segment_bytes, r.per_segment_s));
+            Some((column, log_curve(pts, segment_bytes)?))
+        });
+        log_curve(curves, x)
+    }
+
+    /// The thread count whose restart points a run on `threads` threads
+    /// reads: the nearest measured at most `threads`, else the nearest.
+    fn restart_team(&self, threads: usize) -> Option<usize> {
         let counts = self.restarts.iter().map(|r| r.threads);
-        let on = counts
+        counts
             .clone()
             .filter(|&t| t <= threads)
             .max()
-            .or_else(|| counts.min())?;
-        let on_team = || self.restarts.iter().filter(move |r| r.threads == on);
-        let rows = self.restart_rows();
-        let k = runs_per_row.unwrap_or(*rows.last()?);
-        let curves = rows.iter().map(|&rows| {
-            let pts = on_team()
-                .filter(|r| r.runs_per_row == rows)
-                .map(|r| (r.segment_bytes, r.per_segment_s));
-            (
-                rows,
-                log_curve(pts, segment_bytes).expect("a curve of one point at least"),
-            )
-        });
-        log_curve(curves, k)
+            .or_else(|| counts.min())
     }
 
-    /// The runs to a row the restart points were measured at, ascending.
-    pub fn restart_rows(&self) -> Vec<f64> {
-        let mut rows: Vec<f64> = self.restarts.iter().map(|r| r.runs_per_row).collect();
-        rows.sort_by(f64::total_cmp);
-        rows.dedup();
-        rows
+    /// The tile columns (bytes per thread) the restart points read on
+    /// `threads` threads were measured at, ascending.
+    pub fn restart_columns(&self, threads: usize) -> Vec<f64> {
+        let Some(on) = self.restart_team(threads) else {
+            return Vec::new();
+        };
+        let mut columns: Vec<f64> = self
+            .restarts
+            .iter()
+            .filter(|r| r.threads == on)
+            .map(StreamRestart::column_bytes)
+            .collect();
+        columns.sort_by(f64::total_cmp);
+        columns.dedup();
+        columns
     }
 
     /// Seconds one thread pays per byte it reads again from a reuse window

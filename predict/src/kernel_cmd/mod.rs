@@ -92,9 +92,11 @@ pub struct KernelArgs {
     #[arg(long, value_parser = crate::args::number)]
     pub segment: Option<f64>,
     /// Iterations from one run's start to the next's, in memory (the row of
-    /// the array a tile runs over): with runs close together the
-    /// prefetchers fetch lines of the next run the loop takes later, and a
-    /// restart costs more (default: far apart, as a tile over long rows)
+    /// the array a tile runs over): with the thread's share it gives a tile
+    /// column's bytes, and a column larger than the caches costs more per
+    /// restart, as the lines the prefetchers fetch past each run's end are
+    /// evicted before the loop comes back for them (default: far apart,
+    /// small columns, as a tile over long rows)
     #[arg(long = "segment-stride", value_parser = crate::args::number)]
     pub segment_stride: Option<f64>,
     /// One item of the counting sort's histogram or scatter loop per

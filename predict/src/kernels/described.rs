@@ -89,11 +89,16 @@ pub fn loop_work(k: &LoopKernel, build: Build) -> Work {
             window_bytes: 0.0,
         });
     }
-    if let Some((runs_per_thread, segment_bytes)) = k.segments_per_thread() {
+    // Runs that start one right after another (a stride of one run) are
+    // one stream.
+    let restarts = k
+        .segments_per_thread()
+        .filter(|_| k.runs_per_row() != Some(1.0));
+    if let Some((runs_per_thread, segment_bytes)) = restarts {
         demands.push(Demand::Restarts {
             runs_per_thread,
             segment_bytes,
-            runs_per_row: k.runs_per_row(),
+            column_bytes: k.column_bytes(),
             per_thread_bytes: k.per_thread_bytes(lines),
         });
     }
@@ -164,14 +169,14 @@ pub fn loops_work(loops: &[LoopKernel], build: Build, per_thread_bytes: f64) -> 
                 Demand::Restarts {
                     runs_per_thread,
                     segment_bytes,
-                    runs_per_row,
+                    column_bytes,
                     ..
                 },
                 _,
             ) => rest.push(Demand::Restarts {
                 runs_per_thread,
                 segment_bytes,
-                runs_per_row,
+                column_bytes,
                 per_thread_bytes,
             }),
             (

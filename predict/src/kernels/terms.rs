@@ -8,7 +8,7 @@
 use models::kernel::{RandomAccesses, Traffic};
 use models::profile::lock::{two_states, HandOff};
 use models::profile::CeilingKernel;
-use models::units::{exact, Si};
+use models::units::Si;
 
 use super::work::{SortLoop, Term, CHAIN, SPAN};
 use crate::loop_figures::Bound;
@@ -409,32 +409,40 @@ pub fn reused_from_memory(m: &Machine, window_bytes: f64, threads: usize) -> boo
     window_bytes > 0.0 && m.beyond_caches(window_bytes, threads)
 }
 
-/// T_restart = s × runs × t_restart(S, k): each time a thread's streams
+/// T_restart = s × runs × t_restart(S, C): each time a thread's streams
 /// jump to a new place (a tile's next row) the prefetchers must find them
 /// again, and the thread loses what STREAM's copy run in segments of S
-/// bytes, their starts k runs apart, lost per run against the contiguous
-/// copy, on as many threads (`StreamSection::restart_s`; a loop that does
-/// not give k is taken to jump far, as a tile over long rows does).
-/// Measured at the DRAM working set, it is charged in the share s of the
-/// working set's lines that come from DRAM ([`Machine::dram_share`]).
+/// bytes, in tile columns of C bytes per thread, lost per run against the
+/// contiguous copy, on as many threads (`StreamSection::restart_s`). The
+/// prefetchers also fetch, past each run's end, lines of the next column,
+/// which a column larger than the caches has evicted by the time the
+/// sweep comes back for them; a loop that does not give C is read at the
+/// smallest column measured, as a tile over long rows. Measured at the
+/// DRAM working set, it is charged in the share s of the working set's
+/// lines that come from DRAM ([`Machine::dram_share`]).
 pub fn restarts(
     m: &Machine,
     runs_per_thread: f64,
     segment_bytes: f64,
-    runs_per_row: Option<f64>,
+    column_bytes: Option<f64>,
     threads: usize,
     per_thread_bytes: f64,
     bound: Bound,
 ) -> Result<Term, Missing> {
     let (share, how) = m.dram_share(per_thread_bytes, threads);
     let (seconds, explain) = if share > 0.0 {
-        let t = m.restart_s(threads, segment_bytes, runs_per_row, bound)?;
-        let measured: Vec<String> = m.stream()?.restart_rows().into_iter().map(exact).collect();
+        let t = m.restart_s(threads, segment_bytes, column_bytes, bound)?;
+        let measured: Vec<String> = m
+            .stream()?
+            .restart_columns(threads)
+            .into_iter()
+            .map(|c| Si(c, "B").to_string())
+            .collect();
         let apart = format!(
-            "{} (measured {} runs apart)",
-            match runs_per_row {
-                Some(k) => format!("their starts {} runs apart", exact(k)),
-                None => "far apart".to_string(),
+            "{} (copies measured in columns of {})",
+            match column_bytes {
+                Some(c) => format!("tile columns of {} per thread", Si(c, "B")),
+                None => "far apart, the smallest column".to_string(),
             },
             measured.join(" and ")
         );

@@ -108,15 +108,15 @@ pub enum Demand {
         window_bytes: f64,
     },
     /// Runs of `segment_bytes` each thread's streams make before jumping
-    /// elsewhere (`models::kernel::LoopKernel::segment_iterations`), their
-    /// starts `runs_per_row` runs apart when the loop says, over a working
-    /// set of `per_thread_bytes`: each run restarts the streams, a stall
-    /// that adds to the core's transfers as [`Demand::BinLoop`]'s work
-    /// does.
+    /// elsewhere (`models::kernel::LoopKernel::segment_iterations`), tile
+    /// columns of `column_bytes` per thread when the loop says how far apart
+    /// its runs start (`LoopKernel::column_bytes`), over a working set of
+    /// `per_thread_bytes`: each run restarts the streams, a stall that adds
+    /// to the core's transfers as [`Demand::BinLoop`]'s work does.
     Restarts {
         runs_per_thread: f64,
         segment_bytes: f64,
-        runs_per_row: Option<f64>,
+        column_bytes: Option<f64>,
         per_thread_bytes: f64,
     },
     /// Parallel regions the run starts and joins on the pinned team, each

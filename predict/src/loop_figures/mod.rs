@@ -230,18 +230,18 @@ impl<'a> Machine<'a> {
     }
 
     /// Seconds a thread loses per restart of its streams, runs of
-    /// `segment_bytes` on `threads` threads, their starts `runs_per_row`
-    /// runs apart (`None`: far apart; the stream section's restart curves,
-    /// `StreamSection::restart_s`).
+    /// `segment_bytes` on `threads` threads in tile columns of
+    /// `column_bytes` per thread (`None`: the smallest measured; the stream
+    /// section's restart curves, `StreamSection::restart_s`).
     pub fn restart_s(
         &self,
         threads: usize,
         segment_bytes: f64,
-        runs_per_row: Option<f64>,
+        column_bytes: Option<f64>,
         bound: Bound,
     ) -> Result<f64, Missing> {
         self.stream()?
-            .restart_s(threads, segment_bytes, runs_per_row)
+            .restart_s(threads, segment_bytes, column_bytes)
             .map(|e| bound.of_time(&e))
             .ok_or_else(|| missing("the cost of a stream's restart", "stream"))
     }

@@ -16,15 +16,22 @@
 //! [`SEGMENT_BYTES`] (every other one with `--quick`), a predicted loop
 //! reads the curves between them (`StreamSection::restart_s`).
 //!
-//! Why two row lengths: the prefetchers run past a run's end, and when the
-//! next run of the row starts right there they fetch lines the sweep
-//! takes only a tile column later, from DRAM again. On the Zen 4 VM (2
+//! Why two row lengths: the prefetchers run past a run's end, into the
+//! next tile column's lines, which the sweep takes once it has finished
+//! this column. A column holds 1/k of the thread's arrays: at k = 2 more
+//! than the caches, so those lines are evicted and fetched again; at
+//! k = 64 (a few MB) they are still cached. A loop reads the curves at its
+//! own column's bytes (`StreamSection::restart_s`). On the Zen 4 VM (2
 //! vCPUs, huge pages, one thread, a plain C copy of 128 MiB per array, two
 //! passes over the row lengths) runs of 1 KiB lost 142–149 ns each at two
 //! runs to a row and 49–76 ns at 64 and 128, falling steadily between (in
 //! log k); runs of 2 KiB lost 175–210 ns against 106–132 ns; runs of 4 KiB
 //! 250–268 ns either way; runs of 16 KiB 579 ns at two runs to a row
 //! against 436–460 ns at 8 and 16; runs of 64 KiB the same either way.
+//! With 2 GiB per array, 64 runs of 1 KiB to a row (columns of 32 MiB per
+//! array) took as long as two to a row: 216–227 ns per run, copy and
+//! restart together, against 213–218 ns, where with 128 MiB per array
+//! (columns of 2 MiB) 64 to a row took 131–145 ns and two 214 ns.
 
 use std::hint::black_box;
 
@@ -56,9 +63,9 @@ pub const SEGMENT_BYTES: [usize; 7] = [
 ];
 /// Kept timings per measurement (each a whole DRAM-sized copy).
 pub const REPS: usize = 5;
-/// Runs to a row measured: the next run right past the last one's end,
-/// and far from it (each where a thread's arrays hold two rows at least,
-/// so that a tile column has two runs).
+/// Runs to a row measured: tile columns of half the thread's arrays, more
+/// than the caches hold, and of a 64th (each where a thread's arrays hold
+/// two rows at least, so that a tile column has two runs).
 pub const RUNS_PER_ROW: [usize; 2] = [2, 64];
 
 /// The restart curve on each team, each thread copying its share of the

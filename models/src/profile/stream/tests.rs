@@ -34,9 +34,9 @@ fn restarts_read_the_curve_of_the_nearest_thread_count() {
 }
 
 #[test]
-fn restarts_interpolate_in_log_runs_per_row_and_default_to_the_farthest() {
-    let r = |runs_per_row, kib: f64, ns: f64| StreamRestart {
-        threads: 1,
+fn restarts_interpolate_in_log_column_bytes_and_default_to_the_smallest() {
+    let r = |threads, runs_per_row, kib: f64, ns: f64| StreamRestart {
+        threads,
         segment_bytes: kib * 1024.0,
         runs_per_row,
         per_thread_bytes: 64e6,
@@ -44,29 +44,38 @@ fn restarts_interpolate_in_log_runs_per_row_and_default_to_the_farthest() {
     };
     let s = StreamSection {
         restarts: vec![
-            r(2.0, 1.0, 150.0),
-            r(2.0, 4.0, 250.0),
-            r(64.0, 1.0, 50.0),
-            r(64.0, 4.0, 250.0),
+            r(1, 2.0, 1.0, 150.0),
+            r(1, 2.0, 4.0, 250.0),
+            r(1, 64.0, 1.0, 50.0),
+            r(1, 64.0, 4.0, 250.0),
+            // Another team, measured two to a row only.
+            r(2, 2.0, 1.0, 120.0),
         ],
         ..Default::default()
     };
-    let ns = |kib: f64, rows| s.restart_s(1, kib * 1024.0, rows).unwrap().point * 1e9;
-    assert!((ns(1.0, Some(2.0)) - 150.0).abs() < 1e-9);
-    // 8 runs a row: two fifths of the way from 2 to 64 in log.
-    assert!((ns(1.0, Some(8.0)) - 110.0).abs() < 1e-9);
-    assert!((ns(1.0, Some(1000.0)) - 50.0).abs() < 1e-9);
+    // Columns of 64e6 / 64 = 1 MB and 64e6 / 2 = 32 MB.
+    assert_eq!(s.restart_columns(1), vec![1e6, 32e6]);
+    assert_eq!(s.restart_columns(2), vec![32e6]);
+    let ns = |kib: f64, column| s.restart_s(1, kib * 1024.0, column).unwrap().point * 1e9;
+    assert!((ns(1.0, Some(32e6)) - 150.0).abs() < 1e-9);
+    // 4 MB: two fifths of the way from 1 to 32 MB in log.
+    assert!((ns(1.0, Some(4e6)) - 90.0).abs() < 1e-9);
+    assert!((ns(1.0, Some(1e3)) - 50.0).abs() < 1e-9);
+    assert!((ns(1.0, Some(1e9)) - 150.0).abs() < 1e-9);
     assert!((ns(1.0, None) - 50.0).abs() < 1e-9);
     // Halfway in log size on each curve, then between them.
-    assert!((ns(2.0, Some(2.0)) - 200.0).abs() < 1e-9);
+    assert!((ns(2.0, Some(32e6)) - 200.0).abs() < 1e-9);
     assert!((ns(2.0, None) - 150.0).abs() < 1e-9);
-    // A profile from before the key holds the near curve only.
+    // A team with one column reads it whatever the loop's column.
+    let two = s.restart_s(2, 1024.0, Some(1e3)).unwrap().point;
+    assert!((two - 120e-9).abs() < 1e-18);
+    // A profile from before the key measured two runs to a row.
     let old: StreamRestart = serde_json::from_value(serde_json::json!({
         "threads": 1, "segment_bytes": 1024.0, "per_thread_bytes": 64e6,
         "per_segment_s": {"point": 1e-7, "lo": 1e-7, "hi": 1e-7}
     }))
     .unwrap();
-    assert_eq!(old.runs_per_row, 2.0);
+    assert_eq!(old.column_bytes(), 32e6);
 }
 
 #[test]

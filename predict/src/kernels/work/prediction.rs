@@ -187,13 +187,13 @@ pub fn predict_at(
             Demand::Restarts {
                 runs_per_thread,
                 segment_bytes,
-                runs_per_row,
+                column_bytes,
                 per_thread_bytes,
             } => terms::restarts(
                 m,
                 *runs_per_thread,
                 *segment_bytes,
-                *runs_per_row,
+                *column_bytes,
                 threads,
                 *per_thread_bytes,
                 bound,

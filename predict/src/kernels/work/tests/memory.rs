@@ -206,7 +206,7 @@ fn streams_that_restart_at_dram_lose_the_measured_time_per_run() {
         demands: vec![Demand::Restarts {
             runs_per_thread: 1000.0,
             segment_bytes: 8192.0,
-            runs_per_row: None,
+            column_bytes: None,
             per_thread_bytes,
         }],
     };
@@ -248,8 +248,9 @@ fn streams_that_restart_at_dram_lose_the_measured_time_per_run() {
         "{}",
         pr.seconds
     );
-    // With runs measured far apart too, a loop that says how far apart its
-    // runs start reads between the two; one that does not, the far runs.
+    // With the copy measured in small tile columns too, a loop that says
+    // how large its columns are reads between the two; one that does not,
+    // the smallest column.
     stream["restarts"] = json!([
         {"threads": 2, "segment_bytes": 8192.0, "runs_per_row": 2.0, "per_thread_bytes": 64e6,
          "per_segment_s": {"point": 200e-9, "lo": 200e-9, "hi": 200e-9}},
@@ -258,20 +259,25 @@ fn streams_that_restart_at_dram_lose_the_measured_time_per_run() {
     ]);
     p.sections.insert_json("stream", stream).unwrap();
     let m = Machine::new(&p);
-    let apart = |runs_per_row| Work {
+    let columns = |column_bytes| Work {
         demands: vec![Demand::Restarts {
             runs_per_thread: 1000.0,
             segment_bytes: 8192.0,
-            runs_per_row,
+            column_bytes,
             per_thread_bytes: 64e6,
         }],
     };
-    let ns_per_run = |k| predict(&apart(k), &m, 2).unwrap().seconds / 1000.0 * 1e9;
-    assert!((ns_per_run(Some(2.0)) - 200.0).abs() < 1e-6);
-    assert!((ns_per_run(Some(8.0)) - 150.0).abs() < 1e-6);
+    let ns_per_run = |c| predict(&columns(c), &m, 2).unwrap().seconds / 1000.0 * 1e9;
+    // Columns of 2 MB and 32 MB; 8 MB lies halfway in log.
+    assert!((ns_per_run(Some(32e6)) - 200.0).abs() < 1e-6);
+    assert!((ns_per_run(Some(8e6)) - 150.0).abs() < 1e-6);
     assert!((ns_per_run(None) - 100.0).abs() < 1e-6);
-    let pr = predict(&apart(Some(8.0)), &m, 2).unwrap();
-    assert!(pr.terms[0].explain.contains("starts 8 runs apart"));
+    let pr = predict(&columns(Some(8e6)), &m, 2).unwrap();
+    assert!(
+        pr.terms[0].explain.contains("tile columns of 8.00 MB"),
+        "{}",
+        pr.terms[0].explain
+    );
 }
 
 #[test]
