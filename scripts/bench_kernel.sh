@@ -66,6 +66,8 @@ polyspan=16
 [ "${PERFMODEL_MAX_ISA:-}" = scalar ] && polyspan=32
 
 # name | loop | n (cache) | n (DRAM) | region bytes (cache, DRAM; gather only) | description
+# (tiled: rows of 8192 doubles, so its cache size has 8 rows and describes
+# its runs as the C loop makes them up to 4 threads)
 cases=(
   "sum-chain|sum-chain|131072|33554432|0 0|--array x:load:8 --flops 1 --chain 1"
   "sum|sum|131072|33554432|0 0|--array x:load:8 --flops 1 --chain VCHAIN"

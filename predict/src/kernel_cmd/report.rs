@@ -312,7 +312,7 @@ fn extras_phrase(k: &models::kernel::LoopKernel) -> String {
     if let Some(seg) = k.segment_iterations {
         s += &format!(", contiguous runs of {} iterations", exact(seg));
         if let Some(stride) = k.segment_stride_iterations {
-            s += &format!(" starting {} apart", exact(stride));
+            s += &format!(" starting every {} iterations", exact(stride));
         }
     }
     for l in &k.sort_loops {
