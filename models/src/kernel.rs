@@ -411,19 +411,23 @@ impl LoopKernel {
         self.n / self.threads as f64
     }
 
-    /// Runs of contiguous iterations of one thread, and the bytes of one
-    /// run of its narrowest contiguous array (`None` without
-    /// `segment_iterations`, or without a contiguous array).
-    pub fn segments_per_thread(&self) -> Option<(f64, f64)> {
-        let s = self.segment_iterations?;
-        let narrowest = self
-            .arrays
+    /// Bytes per iteration of each array whose elements lie end to end
+    /// (stride equal to its bytes): the streams a run restarts.
+    fn contiguous_bytes(&self) -> impl Iterator<Item = f64> + '_ {
+        self.arrays
             .iter()
             .filter(
                 |a| matches!(a.access, Access::Strided { stride_bytes } if stride_bytes == a.bytes),
             )
             .map(|a| a.bytes)
-            .reduce(f64::min)?;
+    }
+
+    /// Runs of contiguous iterations of one thread, and the bytes of one
+    /// run of its narrowest contiguous array (`None` without
+    /// `segment_iterations`, or without a contiguous array).
+    pub fn segments_per_thread(&self) -> Option<(f64, f64)> {
+        let s = self.segment_iterations?;
+        let narrowest = self.contiguous_bytes().reduce(f64::min)?;
         Some(((self.iterations_per_thread() / s).ceil(), s * narrowest))
     }
 
@@ -439,14 +443,7 @@ impl LoopKernel {
     /// over the runs to a row (`None` when the loop does not say how far
     /// apart its runs start).
     pub fn column_bytes(&self) -> Option<f64> {
-        let contiguous: f64 = self
-            .arrays
-            .iter()
-            .filter(
-                |a| matches!(a.access, Access::Strided { stride_bytes } if stride_bytes == a.bytes),
-            )
-            .map(|a| a.bytes)
-            .sum();
+        let contiguous: f64 = self.contiguous_bytes().sum();
         Some(self.iterations_per_thread() * contiguous / self.runs_per_row()?)
     }
 }
