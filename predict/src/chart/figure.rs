@@ -136,7 +136,9 @@ impl Stroke {
     }
 }
 
-/// Marker shapes.
+/// Marker shapes: closed outlines, so that each reads filled (measured)
+/// and hollow (predicted), with silhouettes that stay apart at a marker's
+/// size (a pentagon or a hexagon there reads as a circle).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Shape {
     Circle,
@@ -144,16 +146,29 @@ pub enum Shape {
     Triangle,
     Diamond,
     InvertedTriangle,
+    /// A thick upright cross.
+    Plus,
+    /// A five-pointed star.
+    Star,
+    /// A thick diagonal cross.
+    Cross,
 }
 
-/// The `i`-th marker shape, cycling.
+/// The `i`-th marker shape, cycling. Series beyond the first few are told
+/// apart by their shape even in print without colour, and a series that
+/// comes back to a shape gets another colour ([`palette`], whose six
+/// colours cycle against these eight shapes, so no two of the first 24
+/// series share both).
 pub fn shape(i: usize) -> Shape {
-    const ALL: [Shape; 5] = [
+    const ALL: [Shape; 8] = [
         Shape::Circle,
         Shape::Square,
         Shape::Triangle,
         Shape::Diamond,
         Shape::InvertedTriangle,
+        Shape::Plus,
+        Shape::Star,
+        Shape::Cross,
     ];
     ALL[i % ALL.len()]
 }
@@ -277,4 +292,24 @@ pub struct Figure {
     pub legend: Vec<LegendEntry>,
     /// Width in inches (3.5 for one column of a two-column paper).
     pub width_in: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn eight_series_differ_in_shape_and_twenty_four_in_shape_or_colour() {
+        let shapes: Vec<Shape> = (0..8).map(shape).collect();
+        for (i, a) in shapes.iter().enumerate() {
+            assert!(
+                !shapes[i + 1..].contains(a),
+                "{a:?} repeats among the first 8"
+            );
+        }
+        let marks: Vec<(Shape, Color)> = (0..24).map(|i| (shape(i), palette(i))).collect();
+        for (i, a) in marks.iter().enumerate() {
+            assert!(!marks[i + 1..].contains(a), "series {i} repeats {a:?}");
+        }
+    }
 }

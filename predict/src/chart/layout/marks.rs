@@ -178,6 +178,22 @@ pub(super) fn draw_marker_point(
     obs.markers.push(bbox);
 }
 
+/// A cross of arms `s` long from `c` and 0.36·`s` wide, turned by
+/// `angle` (0: upright), as the 12 corners of its outline.
+fn cross(c: (f64, f64), s: f64, angle: f64) -> Vec<(f64, f64)> {
+    let w = 0.36 * s;
+    // One arm's three outer corners, going round; the other arms turned.
+    let arm = [(s, -w), (s, w), (w, w)];
+    let (sin, cos) = angle.sin_cos();
+    (0..4)
+        .flat_map(|q| {
+            let (qs, qc) = (f64::from(q) * std::f64::consts::FRAC_PI_2).sin_cos();
+            arm.map(move |(u, v)| (u * qc - v * qs, u * qs + v * qc))
+        })
+        .map(|(u, v)| (c.0 + u * cos - v * sin, c.1 + u * sin + v * cos))
+        .collect()
+}
+
 /// The primitives of one marker centred at `c`.
 pub(super) fn marker_prims(marker: &Marker, c: (f64, f64), r: f64) -> Vec<Prim> {
     // Hollow markers have no fill, so a measured point under its
@@ -218,6 +234,16 @@ pub(super) fn marker_prims(marker: &Marker, c: (f64, f64), r: f64) -> Vec<Prim> 
             let s = 1.15 * r;
             vec![(x, y + s), (x + s, y - 0.75 * s), (x - s, y - 0.75 * s)]
         }
+        Shape::Plus => cross(c, 1.1 * r, 0.0),
+        Shape::Cross => cross(c, 1.2 * r, std::f64::consts::FRAC_PI_4),
+        Shape::Star => (0..10)
+            .map(|k| {
+                // Points up: the first vertex at the top (screen y grows down).
+                let a = std::f64::consts::PI * f64::from(k) / 5.0;
+                let rk = if k % 2 == 0 { 1.35 * r } else { 0.55 * r };
+                (x + rk * a.sin(), y - rk * a.cos())
+            })
+            .collect(),
     };
     let mut out: Vec<Prim> = fill
         .map(|fill| Prim::Polygon {
@@ -232,4 +258,35 @@ pub(super) fn marker_prims(marker: &Marker, c: (f64, f64), r: f64) -> Vec<Prim> 
         out.push(line(closed, color, w, None));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Twice the signed area of a polygon (positive: one way round).
+    fn area2(p: &[(f64, f64)]) -> f64 {
+        (0..p.len())
+            .map(|i| {
+                let (a, b) = (p[i], p[(i + 1) % p.len()]);
+                a.0 * b.1 - b.0 * a.1
+            })
+            .sum()
+    }
+
+    #[test]
+    fn a_cross_is_a_simple_twelve_cornered_outline_around_its_centre() {
+        for angle in [0.0, std::f64::consts::FRAC_PI_4] {
+            let p = cross((10.0, 20.0), 5.0, angle);
+            assert_eq!(p.len(), 12);
+            // Its area is the five squares of arm width (0.36·s each way)
+            // plus the four arms' rectangles beyond them: the outline goes
+            // round once, without folding over itself.
+            let w = 0.36 * 5.0;
+            let expected = 4.0 * w * w + 4.0 * (2.0 * w) * (5.0 - w);
+            assert!((area2(&p).abs() / 2.0 - expected).abs() < 1e-9, "{p:?}");
+            let (cx, cy) = p.iter().fold((0.0, 0.0), |a, q| (a.0 + q.0, a.1 + q.1));
+            assert!((cx / 12.0 - 10.0).abs() < 1e-9 && (cy / 12.0 - 20.0).abs() < 1e-9);
+        }
+    }
 }
