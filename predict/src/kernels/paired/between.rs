@@ -246,7 +246,8 @@ fn migrations_drift(
 }
 
 /// Lock `kind`'s throughput on `threads` threads now against the
-/// profile's (medians of the rounds, as the lock terms read them), with the
+/// profile's (each the median of the benchmark's own rounds, as the lock
+/// terms read the profile's), with the
 /// profile's critical section and the quick benchmark's 3 ms rounds; none
 /// on one thread or without the profile's figure.
 fn lock_drift(
