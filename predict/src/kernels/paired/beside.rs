@@ -160,8 +160,8 @@ impl<'a> Beside<'a> {
 
     /// The drifts: each of `between`'s and the memory figure read from its
     /// rounds as the kernel's time is from its timings (if no round ran,
-    /// one quick re-measure), then
-    /// compute measured now. None when there was nothing to re-measure.
+    /// one quick re-measure), then compute measured now. None when there
+    /// was nothing to re-measure.
     pub fn finish(self) -> Result<Option<Paired>> {
         let (work, profile, team, rounds, memory) = match self.state {
             State::Off => return Ok(None),
@@ -195,13 +195,13 @@ impl<'a> Beside<'a> {
 /// (`models::stats::CAPABILITY_QUANTILE`), so that the pair takes the
 /// same moments of the run. Until 2026-12-06 it was the median of the
 /// rounds, which paired a time from the fastest fifth of the timings with
-/// a figure from the middle of the rounds. On the Zen 4 VM the adjacent
-/// counters' rounds read 0.40 to 0.95 of the profile's increments in a run
-/// whose two vCPUs sat on one core's siblings, and the median round put
-/// the paired prediction +40% off; in six runs of the false-sharing
-/// kernel the adjacent counters read +1% to +43% paired with the median
-/// and −12% to 0% in six runs with this quantile, the padded and local
-/// ones −1% to −2% and −2% to −8%.
+/// a figure from the middle of the rounds. On the Zen 4 VM, in a run
+/// whose two vCPUs sat on one chiplet, the adjacent counters' rounds read
+/// 0.40 to 0.95 of the profile's increments, and the median round put the
+/// paired prediction +40% off; in six runs of the false-sharing kernel each
+/// way the adjacent counters read +1% to +43% paired with the median and
+/// −12% to 0% with this quantile, and the padded and local counters, whose
+/// figures did not move, −1% to −2% and −2% to −8%.
 fn as_timed(rates: &[f64]) -> f64 {
     let mut sorted = rates.to_vec();
     sorted.sort_by(f64::total_cmp);
