@@ -98,7 +98,7 @@ impl Memory {
             self.target.drift(now, &on)
         } else {
             let what = of_rounds(&on, self.now.len());
-            self.target.drift(as_timed(&self.now), &what)
+            self.target.drift(as_timed(self.now.clone()), &what)
         })
     }
 }
@@ -202,10 +202,9 @@ impl<'a> Beside<'a> {
 /// way the adjacent counters read +1% to +43% paired with the median and
 /// −12% to 0% with this quantile, and the padded and local counters, whose
 /// figures did not move, −1% to −2% and −2% to −8%.
-fn as_timed(rates: &[f64]) -> f64 {
-    let mut sorted = rates.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    capability(&sorted, Better::Higher).point
+fn as_timed(mut rates: Vec<f64>) -> f64 {
+    rates.sort_by(f64::total_cmp);
+    capability(&rates, Better::Higher).point
 }
 
 /// Each figure of `rounds` read from its rounds ([`as_timed`]); where the
@@ -214,10 +213,9 @@ fn of_the_rounds(rounds: &[Paired]) -> Paired {
     let of = |field: fn(&Paired) -> &Option<Drift>| -> Option<Drift> {
         let drifts: Vec<&Drift> = rounds.iter().filter_map(|r| field(r).as_ref()).collect();
         let first = drifts.first()?;
-        let now: Vec<f64> = drifts.iter().map(|d| d.now).collect();
         Some(Drift {
             what: of_rounds(&first.what, drifts.len()),
-            now: as_timed(&now),
+            now: as_timed(drifts.iter().map(|d| d.now).collect()),
             ..(*first).clone()
         })
     };
