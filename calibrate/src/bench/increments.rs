@@ -18,8 +18,9 @@
 //!   counting sort ([`crate::kernels::bins`]), a histogram increment and a
 //!   scatter store per item over 256 bins, timed per item on an L1-resident
 //!   sequence, all threads at once; and the scatter again with each
-//!   thread's output at the DRAM working set, where its 256 output streams
-//!   are more than the prefetchers follow.
+//!   thread's output in each cache beyond L1 ([`scatter_cache_sizes`]) and
+//!   at the DRAM working set, where its 256 output streams are more than
+//!   the prefetchers follow and their write-allocates wait on the level.
 
 use std::sync::atomic::AtomicU64;
 
@@ -29,7 +30,7 @@ use models::stats::{Sample, Summary as Stats};
 use models::units::{binary_bytes, Si};
 
 use super::bursts::pool;
-use super::{sample, Context};
+use super::{sample, Context, NamedSize};
 use crate::kernels::bins::{BinBench, Layout, BINS, SEQUENCE};
 use crate::kernels::increment::{bump, LocalTable, OwnLine, SharedLine};
 use crate::mem::{Pages, Region};
@@ -49,6 +50,9 @@ pub struct Measured {
     /// Per item of the scatter loop with its output at the DRAM working
     /// set, all threads, and the output bytes per thread.
     pub scatter_dram: Option<(u64, Stats)>,
+    /// The same with its output in each cache beyond L1, nearest first:
+    /// the cache's name, the output bytes per thread and the figure.
+    pub scatter_caches: Vec<(String, u64, Stats)>,
     /// Per increment with counters sharing a line, by thread count; the
     /// most sharers' figure pooled with the run's bursts of it.
     pub shared: Vec<(usize, Stats)>,
@@ -71,7 +75,14 @@ pub fn measure_all(
     let local = local_sum_steps(&ctx.all, plan)?;
     let hist = bin_items(&ctx.all, plan, false)?;
     let scatter = bin_items(&ctx.all, plan, true)?;
-    let largest = ctx.known_caches().iter().map(|c| c.1).fold(0.0, f64::max);
+    let caches = ctx.known_caches();
+    let mut scatter_caches = Vec::new();
+    for (name, bytes) in scatter_cache_sizes(&caches, ctx.all.threads()) {
+        if let Some(s) = scatter_items_beyond_caches(&ctx.all, plan, bytes)? {
+            scatter_caches.push((name, bytes, s));
+        }
+    }
+    let largest = caches.iter().map(|c| c.1).fold(0.0, f64::max);
     let per_thread = ctx.dram_bytes(largest) / ctx.all.threads() as u64;
     let scatter_dram =
         scatter_items_beyond_caches(&ctx.all, plan, per_thread)?.map(|s| (per_thread, s));
@@ -98,9 +109,33 @@ pub fn measure_all(
         hist,
         scatter,
         scatter_dram,
+        scatter_caches,
         shared,
         pooled,
     })
+}
+
+/// The output per thread at which the scatter is timed in each cache
+/// beyond L1 (`caches`, nearest first, the last one shared by the
+/// `threads` threads): the geometric mean of the level's capacity per
+/// thread and the capacity of the level before it, well inside the level
+/// on a logarithmic scale, whatever its size. A level that holds no more
+/// per thread than the one before it has none.
+pub fn scatter_cache_sizes(caches: &[NamedSize], threads: usize) -> Vec<(String, u64)> {
+    let last = caches.len().saturating_sub(1);
+    caches
+        .windows(2)
+        .enumerate()
+        .filter_map(|(i, pair)| {
+            let (before, (name, size)) = (pair[0].1, &pair[1]);
+            let per_thread = if i + 1 == last && last > 0 {
+                size / threads.max(1) as f64
+            } else {
+                *size
+            };
+            (per_thread > before).then(|| (name.clone(), (before * per_thread).sqrt() as u64))
+        })
+        .collect()
 }
 
 /// A burst of the shared-line increments on the run's most sharers
@@ -153,6 +188,14 @@ impl Measured {
                 output_bytes: Some(*bytes),
                 ..one("item", s, Some(BINS))
             }),
+            scatter_caches: self
+                .scatter_caches
+                .iter()
+                .map(|(_, bytes, s)| Increment {
+                    output_bytes: Some(*bytes),
+                    ..one("item", s, Some(BINS))
+                })
+                .collect(),
         }
     }
 
@@ -177,6 +220,13 @@ impl Measured {
             Si(self.hist.median, "s"),
             Si(self.scatter.median, "s"),
         );
+        for (name, bytes, s) in &self.scatter_caches {
+            t += &format!(
+                "  scatter with {} of output per thread ({name}): {} per item\n",
+                binary_bytes(*bytes as f64),
+                Si(s.median, "s"),
+            );
+        }
         if let Some((bytes, s)) = &self.scatter_dram {
             t += &format!(
                 "  scatter with {} of output per thread (DRAM): {} per item\n",
@@ -321,6 +371,31 @@ mod tests {
         assert!(local_sum_steps(&team, &plan).unwrap().median > 0.0);
         assert!(bin_items(&team, &plan, false).unwrap().median > 0.0);
         assert!(bin_items(&team, &plan, true).unwrap().median > 0.0);
+    }
+
+    #[test]
+    fn the_scatter_sits_inside_each_cache_beyond_l1() {
+        let caches = |sizes: &[(&str, f64)]| -> Vec<NamedSize> {
+            sizes.iter().map(|(n, b)| (n.to_string(), *b)).collect()
+        };
+        let kib = 1024.0;
+        // L2 between 32 KiB and 512 KiB; the shared 32 MiB L3 holds 16 MiB
+        // per thread on 2, between 512 KiB and that.
+        let three = caches(&[
+            ("L1", 32.0 * kib),
+            ("L2", 512.0 * kib),
+            ("L3", 32768.0 * kib),
+        ]);
+        assert_eq!(
+            scatter_cache_sizes(&three, 2),
+            [("L2".to_string(), 128 << 10), ("L3".to_string(), 2_965_820)]
+        );
+        // On 64 threads the L3 holds less per thread than an L2: none there.
+        assert_eq!(scatter_cache_sizes(&three, 64).len(), 1);
+        // Without a shared level beyond L2, L2 is the last, shared one.
+        let two = caches(&[("L1", 32.0 * kib), ("L2", 512.0 * kib)]);
+        assert_eq!(scatter_cache_sizes(&two, 2), [("L2".to_string(), 92_681)]);
+        assert!(scatter_cache_sizes(&two[..1], 2).is_empty());
     }
 
     #[test]

@@ -33,6 +33,18 @@ pub struct C2cSection {
     pub regions: Vec<TeamRegion>,
 }
 
+/// A scatter loop's time per item with its output beyond L1
+/// ([`C2cSection::scatter_beyond_l1`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ScatterPoint {
+    /// Seconds per item per thread, all threads at once.
+    pub item_s: f64,
+    /// Bytes of output each thread wrote.
+    pub output_bytes: u64,
+    /// Threads that scattered at once.
+    pub threads: usize,
+}
+
 /// An empty parallel region on `threads` pinned threads, timed back to
 /// back as `predict run` times its kernels: the calling thread hands each
 /// thread of the team its call and waits for the last one to finish (the
@@ -87,6 +99,13 @@ pub struct Increments {
     /// follow 256 of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scatter_dram: Option<Increment>,
+    /// The same scatter loop with each thread's `output_bytes` in a cache
+    /// beyond L1, one figure per such cache: a size between the level's
+    /// capacity per thread and the capacity of the level before it. Where
+    /// the output's lines come from the L3, each of the 256 streams'
+    /// write-allocates waits on that level's latency as well.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scatter_caches: Vec<Increment>,
 }
 
 /// One increment-like figure; the time sits under a key naming its unit.
@@ -105,7 +124,7 @@ pub struct Increment {
     /// Seconds per item (binning loops).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub per_item_s: Option<Sample>,
-    /// Bytes of output each thread scattered into (the scatter at DRAM).
+    /// Bytes of output each thread scattered into (the scatter beyond L1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_bytes: Option<u64>,
 }
@@ -191,16 +210,25 @@ impl C2cSection {
         Some(l.per_item_s.as_ref()?.time().point)
     }
 
-    /// Time per item of the scatter loop writing its output at the DRAM
-    /// working set, per thread with all threads at once, the bytes each
-    /// thread wrote, and how many threads ran it.
-    pub fn scatter_dram_item_s(&self) -> Option<(f64, u64, usize)> {
-        let l = self.increments.as_ref()?.scatter_dram.as_ref()?;
-        Some((
-            l.per_item_s.as_ref()?.time().point,
-            l.output_bytes?,
-            l.threads,
-        ))
+    /// The scatter loop's figures beyond L1, in the caches and at the DRAM
+    /// working set: per item and per thread with all threads at once, the
+    /// bytes each thread wrote, and how many threads ran it; nearest level
+    /// first.
+    pub fn scatter_beyond_l1(&self) -> Vec<ScatterPoint> {
+        let Some(inc) = self.increments.as_ref() else {
+            return Vec::new();
+        };
+        inc.scatter_caches
+            .iter()
+            .chain(&inc.scatter_dram)
+            .filter_map(|l| {
+                Some(ScatterPoint {
+                    item_s: l.per_item_s.as_ref()?.time().point,
+                    output_bytes: l.output_bytes?,
+                    threads: l.threads,
+                })
+            })
+            .collect()
     }
 }
 
@@ -235,8 +263,32 @@ mod tests {
         assert_eq!(typical(7), Some((8.0, 8)));
         assert_eq!(s.local_step_s(), None);
         assert_eq!(s.bin_item_s("histogram"), None);
-        assert_eq!(s.scatter_dram_item_s(), None);
+        assert!(s.scatter_beyond_l1().is_empty());
         assert_eq!(s.region_s(2), None);
+    }
+
+    #[test]
+    fn the_scatter_beyond_l1_lists_the_caches_then_dram() {
+        let scatter = |t: f64, bytes| Increment {
+            per_increment_s: None,
+            per_item_s: Some(Sample::new(t, t, t)),
+            output_bytes: Some(bytes),
+            ..inc(2, 0.0)
+        };
+        let s = C2cSection {
+            increments: Some(Increments {
+                scatter_dram: Some(scatter(5e-9, 1 << 28)),
+                scatter_caches: vec![scatter(1e-9, 1 << 18), scatter(2e-9, 1 << 23)],
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let got: Vec<(f64, u64)> = s
+            .scatter_beyond_l1()
+            .iter()
+            .map(|p| (p.item_s, p.output_bytes))
+            .collect();
+        assert_eq!(got, [(1e-9, 1 << 18), (2e-9, 1 << 23), (5e-9, 1 << 28)]);
     }
 
     #[test]

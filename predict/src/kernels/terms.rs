@@ -413,9 +413,8 @@ pub fn reused_from_memory(m: &Machine, window_bytes: f64, threads: usize) -> boo
 
 /// A counting sort's histogram or scatter loop at its calibrated time per
 /// item in L1 (§2.9); a scatter adds, per item, what its 256 output
-/// streams cost beyond the caches over one stream
-/// ([`Machine::scatter_streams_s`]), in the share of its working set's
-/// lines that come from DRAM ([`Machine::dram_share`]).
+/// streams cost over one stream in the level that holds its working set
+/// ([`Machine::scatter_streams_s`]).
 pub fn bin_loop(
     m: &Machine,
     kind: SortLoop,
@@ -427,23 +426,19 @@ pub fn bin_loop(
     let key = kind.key();
     let t = m.bin_item_s(key)?;
     let level = m.holding_level_name(working_set_per_thread, threads);
-    let share = match kind {
-        SortLoop::Scatter => Some(m.dram_share(working_set_per_thread, threads)),
+    let streams = match kind {
+        SortLoop::Scatter => m.scatter_streams_s(working_set_per_thread, threads, bound)?,
         SortLoop::Histogram => None,
     };
-    let (extra, how) = match share {
-        Some((share, how_share)) if share > 0.0 => {
-            let (excess, how) = m.scatter_streams_s(bound)?;
-            (share * excess, format!(" + s·Δ, {how_share}; {how}"))
-        }
-        _ => (0.0, String::new()),
-    };
+    let (extra, how) = streams.map_or((0.0, String::new()), |(excess, how)| {
+        (excess, format!(" + Δ, {how}"))
+    });
     Ok(Term {
         resource: "load/store",
         seconds: items_per_thread * (t + extra),
         explain: format!(
             "items × {} = {items_per_thread:.3e} × {:.3e} s (calibrated {key} loop in L1{how}; working set in {level}; §2.9)",
-            if how.is_empty() { "t_item" } else { "(t_item + s·Δ)" },
+            if how.is_empty() { "t_item" } else { "(t_item + Δ)" },
             t + extra
         ),
     })

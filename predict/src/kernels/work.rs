@@ -88,10 +88,9 @@ pub enum Demand {
     /// to the core's own transfers instead of competing with them (the ECM
     /// model's T = T_nOL + T_data, for the non-overlapping load/store
     /// cycles; see [`predict`]).
-    /// A scatter also pays what its 256 output streams cost beyond the
-    /// caches over one stream (`Machine::scatter_streams_s`), in the share
-    /// of its loop's working set that comes from DRAM
-    /// (`Machine::dram_share`), as a stream's restarts do.
+    /// A scatter also pays what its 256 output streams cost over one
+    /// stream in the level that holds its loop's working set, beyond L1
+    /// (`Machine::scatter_streams_s`).
     BinLoop {
         kind: SortLoop,
         items_per_thread: f64,

@@ -36,7 +36,7 @@ impl<'a> Machine<'a> {
     }
 
     /// The index of [`Machine::holding_level`]'s level.
-    fn holding_index(&self, bytes: f64, threads: usize) -> Option<usize> {
+    pub(super) fn holding_index(&self, bytes: f64, threads: usize) -> Option<usize> {
         (0..self.profile.levels.len())
             .find(|&i| self.capacity(i, threads).map_or(true, |c| bytes <= c))
     }
@@ -123,8 +123,8 @@ impl<'a> Machine<'a> {
     /// capacities, the last cache shared by the threads), else 0. A sweep
     /// over more than a cache holds evicts each line before its next use
     /// (LRU). What is charged in this share was measured beside streams
-    /// from DRAM (a stream's restarts, a scatter's 256 streams, reads from a
-    /// reuse window): what the core pays for streams that miss the caches.
+    /// from DRAM (a stream's restarts, reads from a reuse window): what the
+    /// core pays for streams that miss the caches.
     /// STREAM's read-only load kernel keeps part of such an array (on the
     /// Zen 4 VM one thread's loads at twice its 32 MiB L3 ran 35% faster
     /// than at DRAM), but a C Jacobi sweep there took as long per update at

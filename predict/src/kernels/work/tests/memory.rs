@@ -156,6 +156,62 @@ fn sort_loops_add_to_the_memory_time() {
 }
 
 #[test]
+fn a_scatter_pays_its_streams_in_the_cache_that_holds_it() {
+    // A 32 MiB L3 beyond the 1 MiB cache, the scatter timed there at
+    // 1.5 ns per item with 8 MiB of output per thread on 2 threads.
+    let mut p = machine();
+    p.levels.push(MemoryLevel {
+        name: "L3".into(),
+        size_bytes: Some(32.0 * 1048576.0),
+        latency_s: None,
+        bandwidth_1t_Bps: None,
+        bandwidth_Bps: None,
+    });
+    let loops = p
+        .sections
+        .c2c
+        .as_mut()
+        .unwrap()
+        .increments
+        .as_mut()
+        .unwrap();
+    let mut point = loops.scatter_dram.clone().unwrap();
+    point.per_item_s = Some(models::profile::Sample::new(1.5e-9, 1.5e-9, 1.5e-9));
+    point.output_bytes = Some(8 << 20);
+    loops.scatter_caches = vec![point];
+    let m = Machine::new(&p);
+    let scatter = |working_set_per_thread| Work {
+        demands: vec![Demand::BinLoop {
+            kind: SortLoop::Scatter,
+            items_per_thread: 1e6,
+            working_set_per_thread,
+        }],
+    };
+    // 4 MB per thread is in the L3 (16 MiB per thread on 2): 1.5 ns there,
+    // less 0.5 ns in L1, less each thread's 4 B at the rate the memory
+    // term reads at 8 MiB per thread.
+    let (streamed, _) = m
+        .traffic_time(
+            &Traffic::streaming(0.0, 8.0),
+            2,
+            8.0 * 1048576.0,
+            None,
+            Bound::Point,
+        )
+        .unwrap();
+    let want = 1e6 * (1.5e-9 - streamed);
+    let got = predict(&scatter(4e6), &m, 2).unwrap().seconds;
+    assert!((got - want).abs() < 1e-12, "{got} against {want}");
+    assert!(want > 0.5e-3 && want < 1e-3);
+    // In the first cache, the calibrated loop's own level, nothing more.
+    let got = predict(&scatter(512e3), &m, 2).unwrap().seconds;
+    assert!((got - 0.5e-3).abs() < 1e-12, "{got}");
+    // Beyond the L3, the DRAM figure's 2 ns.
+    let got = predict(&scatter(64e6), &m, 2).unwrap().seconds;
+    assert!(got > 1e-3 && got < 2e-3, "{got}");
+}
+
+#[test]
 fn loads_that_hit_l1_again_add_to_the_memory_time() {
     let mut p = machine();
     let memory = Demand::Memory {
