@@ -128,7 +128,7 @@ pub fn scatter_cache_sizes(caches: &[NamedSize], threads: usize) -> Vec<(String,
         .enumerate()
         .filter_map(|(i, pair)| {
             let (before, (name, size)) = (pair[0].1, &pair[1]);
-            let per_thread = if i + 1 == last && last > 0 {
+            let per_thread = if i + 1 == last {
                 size / threads.max(1) as f64
             } else {
                 *size
