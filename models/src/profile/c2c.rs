@@ -102,8 +102,8 @@ pub struct Increments {
     /// The same scatter loop with each thread's `output_bytes` in a cache
     /// beyond L1, one figure per such cache: a size between the level's
     /// capacity per thread and the capacity of the level before it. Where
-    /// the output's lines come from the L3, each of the 256 streams'
-    /// write-allocates waits on that level's latency as well.
+    /// the output's lines come from a cache beyond L1, each of the 256
+    /// streams' write-allocates waits on that level's latency, as at DRAM.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub scatter_caches: Vec<Increment>,
 }
