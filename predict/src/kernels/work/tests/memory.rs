@@ -161,11 +161,8 @@ fn a_scatter_pays_its_streams_in_the_cache_that_holds_it() {
     // 1.5 ns per item with 8 MiB of output per thread on 2 threads.
     let mut p = machine();
     p.levels.push(MemoryLevel {
-        name: "L3".into(),
-        size_bytes: Some(32.0 * 1048576.0),
-        latency_s: None,
         bandwidth_1t_Bps: None,
-        bandwidth_Bps: None,
+        ..MemoryLevel::cache("L3", 32.0 * 1048576.0, 0.0)
     });
     let loops = p
         .sections
