@@ -11,6 +11,9 @@
 #     and is shown for reference only;
 #   - the update (a = s*a, 16 B) and store (a = s, 8 B) kernels, DRAM-sized,
 #     against likwid-bench update_<isa> and store_<isa> (same byte counts);
+#   - the read-only load kernel in L1 (16 kB, one thread and all), against
+#     likwid-bench load_<isa> (8 B per element): the L1 read bandwidth the
+#     model charges loads that hit L1 at;
 #   - peak f64 FLOP/s against likwid-bench peakflops_<isa> on 32 kB;
 #   - pointer-chase latency at the DRAM size and in L1 (16 KiB) against
 #     scripts/chase.c, with 4 KiB pages and with huge pages;
@@ -60,6 +63,7 @@ PEAK_K=peakflops_$ISA
 # likwid's update and store kernels carry no _fma suffix.
 UPDATE_K=update_${ISA%_fma}
 STORE_K=store_${ISA%_fma}
+LOAD_K=load_${ISA%_fma}
 
 likwid_bw() { likwid-bench -t "$1" -W "N:$2:$3" 2>/dev/null | awk '/^MByte\/s:/ { print $2 * 1e6 }'; }
 likwid_flops() { likwid-bench -t "$1" -W "N:$2:$3" 2>/dev/null | awk '/^MFlops\/s:/ { print $2 * 1e6 }'; }
@@ -214,6 +218,11 @@ compare "update DRAM $DRAM_SIZE ${THREADS}t vs $UPDATE_K" B/s ">= 0.95" \
 compare "store DRAM $DRAM_SIZE ${THREADS}t vs $STORE_K" B/s ">= 0.95" \
     "cal_point store --size $DRAM_SIZE --threads $THREADS --pages small" \
     "likwid_bw $STORE_K $DRAM_SIZE $THREADS"
+for t in 1 "$THREADS"; do
+    compare "load L1 16kB ${t}t vs $LOAD_K" B/s ">= 0.95" \
+        "cal_point load --size $((16 * 1024 * t)) --threads $t --pages small" \
+        "likwid_bw $LOAD_K $((16 * t))kB $t"
+done
 compare "(info) triad DRAM ${THREADS}t vs 4-stream $TRIAD4_K" B/s "-" \
     "cal_point triad --size $DRAM_SIZE --threads $THREADS --pages small" \
     "likwid_bw $TRIAD4_K $DRAM_SIZE $THREADS"
