@@ -379,17 +379,41 @@ impl<'a> Machine<'a> {
             .ok_or_else(|| missing(format!("the time per item of a {loop_name} loop"), "c2c"))
     }
 
-    /// Bytes per second one thread loads from L1: the L1 level's read
-    /// bandwidth on one thread (the STREAM load kernel on its plateau),
-    /// at `bound`, scaled by the loads' drift.
-    pub fn l1_read_bandwidth(&self, bound: Bound) -> Result<f64, Missing> {
-        self.profile
-            .levels
-            .iter()
-            .find(|l| l.name == "L1")
-            .and_then(|l| l.bandwidth_1t_Bps)
-            .map(|e| bound.rate(e.point, Some(e.lo), Some(e.hi)) * self.now.loads)
-            .ok_or_else(|| missing("the L1 read bandwidth on one thread", "stream"))
+    /// Bytes per second one thread loads from L1 in code built for `isa`,
+    /// and the instruction set the figure was measured in: the L1 level's
+    /// read bandwidth on one thread (the STREAM load kernel on its
+    /// plateau), measured in `isa` when the stream section has it
+    /// (`StreamSection::level_read_in`: a core loads a fixed number of
+    /// vectors per cycle, so narrower loads move fewer bytes), else in the
+    /// section's widest set; at `bound`, scaled by the loads' drift.
+    pub fn l1_read_bandwidth(
+        &self,
+        bound: Bound,
+        isa: Option<&str>,
+    ) -> Result<(f64, String), Missing> {
+        let stream = self.profile.sections.stream.as_ref();
+        let widest = stream.map_or("the widest set", |s| s.isa.as_str());
+        let in_isa = stream
+            .zip(isa)
+            .and_then(|(s, i)| Some((s.level_read_in("L1", 1, i)?, i)));
+        let (e, set) = match in_isa {
+            Some((e, i)) => (Some(e), i),
+            None => (
+                self.profile
+                    .levels
+                    .iter()
+                    .find(|l| l.name == "L1")
+                    .and_then(|l| l.bandwidth_1t_Bps),
+                widest,
+            ),
+        };
+        e.map(|e| {
+            (
+                bound.rate(e.point, Some(e.lo), Some(e.hi)) * self.now.loads,
+                set.to_string(),
+            )
+        })
+        .ok_or_else(|| missing("the L1 read bandwidth on one thread", "stream"))
     }
 
     /// The core clock.

@@ -292,6 +292,7 @@ fn rates_in(
 }
 
 /// A level's plateau in per-thread bytes, and the points on it.
+#[derive(Clone)]
 struct Plateau {
     name: String,
     from: f64,
@@ -299,6 +300,64 @@ struct Plateau {
     threads: usize,
     points: Vec<f64>,
     bandwidth: Estimate,
+    /// The instruction set of its load kernel when not the widest.
+    isa: Option<Isa>,
+}
+
+/// The bandwidth of a plateau from its load points: the median of their
+/// capability estimates, or the one point's own.
+fn plateau_bandwidth(on: &[&KernelPoint]) -> Option<Estimate> {
+    let bests: Vec<f64> = on.iter().map(|p| p.best()).collect();
+    match Sample::new(bests) {
+        Ok(s) => Some(s.summary().estimate()),
+        Err(_) => on.first().map(|p| p.bandwidth.capability(Better::Higher)),
+    }
+}
+
+/// One thread's L1 plateau (the first of `plateaus`) measured again in
+/// each narrower vector instruction set, at the same working sets. A core
+/// loads a fixed number of vectors per cycle from L1 whatever their width
+/// (the Xeon VM's Golden Cove cores two of 64 bytes or three of 32), so
+/// a loop built for AVX2 loads at about half the AVX-512 kernel's bytes
+/// per second there; its loads that hit L1 again are charged at its own
+/// set's figure (`StreamSection::level_read_in`).
+fn narrower_l1(ctx: &Context, plateaus: &[Plateau]) -> Result<Vec<Plateau>> {
+    let Some(l1) = plateaus.iter().find(|p| p.threads == 1) else {
+        return Ok(Vec::new());
+    };
+    let largest = l1.points.iter().copied().fold(0.0, f64::max) as u64;
+    let regions = regions(&ctx.one, largest, Pages::Huge)?;
+    let plan = ctx.config.plan.capped(SWEEP_REPS);
+    let mut out = Vec::new();
+    for isa in Isa::narrower_vectors() {
+        let mut points = Vec::new();
+        for &bytes in &l1.points {
+            let rates = rates_in(
+                &ctx.one,
+                &regions,
+                bytes as u64,
+                &[Kernel::Load],
+                isa,
+                &plan,
+            )?;
+            points.push(KernelPoint::new(
+                Kernel::Load,
+                bytes as u64,
+                &ctx.one,
+                &rates[0],
+                isa,
+            ));
+        }
+        let on: Vec<&KernelPoint> = points.iter().collect();
+        if let Some(bandwidth) = plateau_bandwidth(&on) {
+            out.push(Plateau {
+                isa: Some(isa),
+                bandwidth,
+                ..l1.clone()
+            });
+        }
+    }
+    Ok(out)
 }
 
 /// The load kernel's bandwidth on each cache plateau (see the module docs).
@@ -341,13 +400,8 @@ fn plateaus(
                 (from, to) = (p.per_thread_bytes as f64, p.per_thread_bytes as f64);
             }
         }
-        let bests: Vec<f64> = on.iter().map(|p| p.best()).collect();
-        let bandwidth = match Sample::new(bests) {
-            Ok(s) => s.summary().estimate(),
-            Err(_) => match on.first() {
-                Some(p) => p.bandwidth.capability(Better::Higher),
-                None => continue,
-            },
+        let Some(bandwidth) = plateau_bandwidth(&on) else {
+            continue;
         };
         out.push(Plateau {
             name: name.clone(),
@@ -356,6 +410,7 @@ fn plateaus(
             threads,
             points: on.iter().map(|p| p.per_thread_bytes as f64).collect(),
             bandwidth,
+            isa: None,
         });
     }
     out
@@ -436,6 +491,19 @@ impl Bench for Stream {
             levels.extend(plateaus(ctx, &caches, sweep, team.threads()));
         }
         memory_levels(ctx, &mut out, &caches, &levels, &dram);
+        let narrower_levels = narrower_l1(ctx, &levels)?;
+        if let Some(l1) = levels.iter().find(|p| p.threads == 1) {
+            out.notes.extend(narrower_levels.iter().map(|p| {
+                format!(
+                    "stream L1 in {}: one thread's load kernel reads {} ({} in {})",
+                    p.isa.map_or("?", |i| i.name()),
+                    models::units::Si(p.bandwidth.point, "B/s"),
+                    models::units::Si(l1.bandwidth.point, "B/s"),
+                    Isa::detect().name()
+                )
+            }));
+        }
+        levels.extend(narrower_levels);
         out.notes.extend(restarts.iter().filter(|r| r.segment_bytes == 4096.0).map(|r| {
             format!(
                 "stream restarts: a thread of {} loses {} per run of 4 KiB, {} runs to a row (segmented copy of {} per thread against the contiguous one)",

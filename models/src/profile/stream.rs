@@ -205,6 +205,13 @@ pub struct StreamLevel {
     /// Working sets on the plateau, bytes per thread.
     pub points: Vec<f64>,
     pub read_bandwidth_Bps: Estimate,
+    /// The instruction set the level's load kernel ran in when not the
+    /// section's `isa`: one thread's L1 is also measured in each narrower
+    /// vector set the CPU has, since a core loads a fixed number of
+    /// vectors per cycle from L1, whatever their width
+    /// ([`StreamSection::level_read_in`]). Absent: the section's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub isa: Option<String>,
 }
 
 impl StreamPoint {
@@ -282,6 +289,21 @@ impl StreamSection {
         self.dram
             .iter()
             .filter(move |p| p.threads == Some(threads) && p.isa.is_none())
+    }
+
+    /// The read bandwidth of level `name` on `threads` threads measured
+    /// in `isa`: the level's plateau in that instruction set, the
+    /// section's own when `isa` is the section's; `None` when the level
+    /// was not measured in it.
+    pub fn level_read_in(&self, name: &str, threads: usize, isa: &str) -> Option<Estimate> {
+        self.levels
+            .iter()
+            .find(|l| {
+                l.name == name
+                    && l.threads == threads
+                    && l.isa.as_deref().unwrap_or(&self.isa) == isa
+            })
+            .map(|l| l.read_bandwidth_Bps)
     }
 
     /// The DRAM points on `threads` threads for code built for `isa`: those

@@ -333,15 +333,16 @@ pub fn reuse(
     window_bytes: f64,
     threads: usize,
     streamed_per_thread_bytes: f64,
+    isa: Option<&str>,
     bound: Bound,
 ) -> Result<Term, Missing> {
-    let b1 = m.l1_read_bandwidth(bound)?;
+    let (b1, set) = m.l1_read_bandwidth(bound, isa)?;
     let ports = bytes_per_thread / b1;
     let in_l1 = |why: String| Term {
         resource: "load/store",
         seconds: ports,
         explain: format!(
-            "reused bytes / B_L1 = {} / {} ({why}, one thread's L1 read bandwidth; \
+            "reused bytes / B_L1 = {} / {} ({why}, one thread's L1 read bandwidth in {set}; \
              ECM's in-core time)",
             Si(bytes_per_thread, "B"),
             Si(b1, "B/s")

@@ -73,7 +73,7 @@ pub(super) fn memory_levels(
     for (name, size) in caches {
         let mut l = level(name);
         l.size_bytes = Some(*size);
-        for p in levels.iter().filter(|p| &p.name == name) {
+        for p in levels.iter().filter(|p| &p.name == name && p.isa.is_none()) {
             if p.threads == 1 {
                 l.bandwidth_1t_Bps = Some(p.bandwidth);
             }
@@ -159,6 +159,7 @@ pub(super) fn section(
                 to_bytes: p.to,
                 points: p.points.clone(),
                 read_bandwidth_Bps: p.bandwidth,
+                isa: p.isa.map(|i| i.name().into()),
             })
             .collect(),
         dram: dram.iter().map(|p| p.record(Some(p.threads))).collect(),

@@ -109,6 +109,8 @@ pub fn predict_at(
     // The two states of the lock or shared line a term hands off, if any.
     let mut line_states = None;
     let working_set = served.memory().map(|(_, bytes, _)| bytes).reduce(f64::max);
+    // The instruction set its loops are built for, as its streams name it.
+    let loop_isa = served.memory().find_map(|(.., isa)| isa);
     for d in &served.demands {
         let term = match d {
             Demand::Flops {
@@ -182,6 +184,7 @@ pub fn predict_at(
                 *window_bytes,
                 threads,
                 working_set.unwrap_or(0.0),
+                loop_isa,
                 bound,
             )?,
             Demand::Restarts {

@@ -357,7 +357,7 @@ fn reuse_beyond_l1_brings_its_lines_back_from_the_level_that_holds_them() {
         .to_vec();
     let m = Machine::new(&p);
     let reuse = |window| {
-        terms::reuse(&m, 16e6, window, 2, 0.0, Bound::Point)
+        terms::reuse(&m, 16e6, window, 2, 0.0, None, Bound::Point)
             .unwrap()
             .seconds
     };
@@ -375,7 +375,7 @@ fn reuse_beyond_l1_brings_its_lines_back_from_the_level_that_holds_them() {
     };
     let half = Machine::paired(&p, now);
     let slow = |window| {
-        terms::reuse(&half, 16e6, window, 2, 0.0, Bound::Point)
+        terms::reuse(&half, 16e6, window, 2, 0.0, None, Bound::Point)
             .unwrap()
             .seconds
     };
@@ -384,7 +384,7 @@ fn reuse_beyond_l1_brings_its_lines_back_from_the_level_that_holds_them() {
     // L2 is the last cache, shared by the 2 threads (512 KiB each);
     // beyond it the lines are memory traffic, and only their L1 time is
     // left here (no DRAM read bandwidth needed).
-    let far = terms::reuse(&m, 16e6, 4e6, 2, 0.0, Bound::Point).unwrap();
+    let far = terms::reuse(&m, 16e6, 4e6, 2, 0.0, None, Bound::Point).unwrap();
     assert!((far.seconds - 16e6 / 160e9).abs() < 1e-15);
     assert!(
         far.explain.contains("exceeds every cache"),
@@ -559,7 +559,7 @@ fn reused_lines_beside_streams_from_dram_cost_the_measured_window_read() {
     p.levels[1].bandwidth_1t_Bps = Some(Estimate::exact(100e9));
     let m = Machine::new(&p);
     let reuse = |m: &Machine, streamed| {
-        terms::reuse(m, 16e6, 131072.0, 1, streamed, Bound::Point)
+        terms::reuse(m, 16e6, 131072.0, 1, streamed, None, Bound::Point)
             .unwrap()
             .seconds
     };
@@ -840,6 +840,37 @@ fn streams_reusing(window_bytes: f64) -> Work {
                 window_bytes,
             },
         ],
+    }
+}
+
+#[test]
+fn loads_that_hit_l1_are_charged_at_the_l1_figure_of_their_instruction_set() {
+    use models::profile::stream::StreamLevel;
+    let mut p = machine();
+    p.levels.insert(0, MemoryLevel::cache("L1", 48e3, 400e9));
+    // The widest set's L1 figure is the level's; one thread's load kernel
+    // built for AVX2 read half of it.
+    let stream = p.sections.stream.as_mut().unwrap();
+    stream.isa = "avx512".into();
+    stream.levels = vec![StreamLevel {
+        name: "L1".into(),
+        threads: 1,
+        from_bytes: 0.0,
+        to_bytes: 24e3,
+        points: vec![16384.0],
+        read_bandwidth_Bps: Estimate::exact(200e9),
+        isa: Some("avx2".into()),
+    }];
+    let m = Machine::new(&p);
+    let reuse = |isa| terms::reuse(&m, 16e6, 0.0, 2, 0.0, isa, Bound::Point).unwrap();
+    assert!((reuse(Some("avx2")).seconds - 16e6 / 200e9).abs() < 1e-15);
+    assert!(reuse(Some("avx2")).explain.contains("in avx2"));
+    // The widest set, or a set the profile did not measure L1 in, reads
+    // the level's figure.
+    for isa in [None, Some("avx512"), Some("sse2")] {
+        let t = reuse(isa);
+        assert!((t.seconds - 16e6 / 400e9).abs() < 1e-15, "{isa:?}");
+        assert!(t.explain.contains("in avx512"), "{}", t.explain);
     }
 }
 
