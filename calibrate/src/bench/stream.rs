@@ -36,6 +36,10 @@
 //! median burst of the placement most bursts saw and the interval the two
 //! placements' median bursts.
 //!
+//! One thread's L1 plateau is measured again in each narrower vector
+//! instruction set (`narrower_l1`): a core loads a fixed number of vectors
+//! per cycle from L1, so the bytes per second follow the loads' width.
+//!
 //! From the largest private cache to the DRAM working set the sweep runs
 //! again on 4 KiB pages (`base_pages`, module `base_pages`): what a loop whose
 //! arrays are not on huge pages streams at.
@@ -58,7 +62,8 @@
 //!       "kernel": "triad", "bandwidth_Bps": {"median": .., "ci_lo": .., ...},
 //!       "bandwidth_write_allocate_Bps": .. } ] } ],
 //!   "levels": [ { "name": "L1", "threads": 1, "from_bytes": .., "to_bytes": .., "points": 2,
-//!                 "read_bandwidth_Bps": {"point": .., "lo": .., "hi": ..} } ],
+//!                 "read_bandwidth_Bps": {"point": .., "lo": .., "hi": ..} },
+//!               { "name": "L1", "threads": 1, ..., "isa": "avx2" } ],
 //!   "dram": [ { "threads": 2, "kernel": "triad", "total_bytes": .., "bandwidth_Bps": {..},
 //!               "bandwidth_write_allocate_Bps": .. } ],
 //!   "restarts": [ { "threads": 2, "segment_bytes": 8192, "runs_per_row": 64, "per_thread_bytes": ..,
