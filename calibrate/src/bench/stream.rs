@@ -94,11 +94,13 @@ use crate::timer::{measure, Plan};
 mod base_pages;
 mod edge;
 mod pairs;
+mod plateaus;
 mod report;
 mod restarts;
 mod sweep;
 mod windows;
 use base_pages::{base_page_dram, base_page_note, base_page_sweeps, largest_private_cache};
+use plateaus::{narrower_l1, plateaus};
 use report::{bound_warnings, dram_headlines, dram_table, memory_levels, section, sweep_records};
 use restarts::measure_restarts;
 pub use sweep::DRAM_BURSTS;
@@ -296,131 +298,6 @@ fn rates_in(
         .collect()
 }
 
-/// A level's plateau in per-thread bytes, and the points on it.
-#[derive(Clone)]
-struct Plateau {
-    name: String,
-    from: f64,
-    to: f64,
-    threads: usize,
-    points: Vec<f64>,
-    bandwidth: Estimate,
-    /// The instruction set of its load kernel when not the widest.
-    isa: Option<Isa>,
-}
-
-/// The bandwidth of a plateau from its load points: the median of their
-/// capability estimates, or the one point's own.
-fn plateau_bandwidth(on: &[&KernelPoint]) -> Option<Estimate> {
-    let bests: Vec<f64> = on.iter().map(|p| p.best()).collect();
-    match Sample::new(bests) {
-        Ok(s) => Some(s.summary().estimate()),
-        Err(_) => on.first().map(|p| p.bandwidth.capability(Better::Higher)),
-    }
-}
-
-/// One thread's L1 plateau (the first of `plateaus`) measured again in
-/// each narrower vector instruction set, at the same working sets. A core
-/// loads a fixed number of vectors per cycle from L1 whatever their width,
-/// so a loop's loads move bytes at its own set's rate: on the Xeon VM the
-/// AVX2 load kernel read 227 GB/s where the AVX-512 one read 399 GB/s. A
-/// loop's loads that hit L1 again are charged at the figure of its set
-/// (`StreamSection::level_read_in`).
-fn narrower_l1(ctx: &Context, plateaus: &[Plateau]) -> Result<Vec<Plateau>> {
-    let Some(l1) = plateaus.iter().find(|p| p.threads == 1) else {
-        return Ok(Vec::new());
-    };
-    let largest = l1.points.iter().copied().fold(0.0, f64::max) as u64;
-    let regions = regions(&ctx.one, largest, Pages::Huge)?;
-    let plan = ctx.config.plan.capped(SWEEP_REPS);
-    let mut out = Vec::new();
-    for isa in Isa::narrower_vectors() {
-        let mut points = Vec::new();
-        for &bytes in &l1.points {
-            let rates = rates_in(
-                &ctx.one,
-                &regions,
-                bytes as u64,
-                &[Kernel::Load],
-                isa,
-                &plan,
-            )?;
-            points.push(KernelPoint::new(
-                Kernel::Load,
-                bytes as u64,
-                &ctx.one,
-                &rates[0],
-                isa,
-            ));
-        }
-        let on: Vec<&KernelPoint> = points.iter().collect();
-        if let Some(bandwidth) = plateau_bandwidth(&on) {
-            out.push(Plateau {
-                isa: Some(isa),
-                bandwidth,
-                ..l1.clone()
-            });
-        }
-    }
-    Ok(out)
-}
-
-/// The load kernel's bandwidth on each cache plateau (see the module docs).
-fn plateaus(
-    ctx: &Context,
-    caches: &[(String, f64)],
-    sweep: &[KernelPoint],
-    threads: usize,
-) -> Vec<Plateau> {
-    let cpus = ctx.cpu_ids(threads);
-    let loads: Vec<&KernelPoint> = sweep.iter().filter(|p| p.kernel == Kernel::Load).collect();
-    let mut out = Vec::new();
-    let mut prev = 0.0;
-    for (i, (name, size)) in caches.iter().enumerate() {
-        let share = if threads > 1 {
-            ctx.sys.sharing(i as u32 + 1, &cpus) as f64
-        } else {
-            1.0
-        };
-        let (mut from, mut to) = (2.0 * prev, size / (2.0 * share));
-        prev = *size;
-        let mut on: Vec<&KernelPoint> = loads
-            .iter()
-            .copied()
-            .filter(|p| (p.per_thread_bytes as f64) >= from && (p.per_thread_bytes as f64) <= to)
-            .collect();
-        if on.is_empty() {
-            // No point on a narrow (or, for a small shared level, empty)
-            // plateau: the one nearest its middle, which then is the
-            // plateau.
-            let mid = (from.max(FIRST_BYTES as f64) * to.max(FIRST_BYTES as f64))
-                .sqrt()
-                .log2();
-            on.extend(loads.iter().copied().min_by(|a, b| {
-                let da = ((a.per_thread_bytes as f64).log2() - mid).abs();
-                let db = ((b.per_thread_bytes as f64).log2() - mid).abs();
-                da.total_cmp(&db)
-            }));
-            if let Some(p) = on.first() {
-                (from, to) = (p.per_thread_bytes as f64, p.per_thread_bytes as f64);
-            }
-        }
-        let Some(bandwidth) = plateau_bandwidth(&on) else {
-            continue;
-        };
-        out.push(Plateau {
-            name: name.clone(),
-            from,
-            to,
-            threads,
-            points: on.iter().map(|p| p.per_thread_bytes as f64).collect(),
-            bandwidth,
-            isa: None,
-        });
-    }
-    out
-}
-
 impl Bench for Stream {
     fn name(&self) -> &'static str {
         "stream"
@@ -496,19 +373,10 @@ impl Bench for Stream {
             levels.extend(plateaus(ctx, &caches, sweep, team.threads()));
         }
         memory_levels(ctx, &mut out, &caches, &levels, &dram);
-        let narrower_levels = narrower_l1(ctx, &levels)?;
         if let Some(l1) = levels.iter().find(|p| p.threads == 1) {
-            out.notes.extend(narrower_levels.iter().map(|p| {
-                format!(
-                    "stream L1 in {}: one thread's load kernel reads {} ({} in {})",
-                    p.isa.map_or("?", |i| i.name()),
-                    models::units::Si(p.bandwidth.point, "B/s"),
-                    models::units::Si(l1.bandwidth.point, "B/s"),
-                    Isa::detect().name()
-                )
-            }));
+            let narrower = narrower_l1(ctx, &mut out, l1)?;
+            levels.extend(narrower);
         }
-        levels.extend(narrower_levels);
         out.notes.extend(restarts.iter().filter(|r| r.segment_bytes == 4096.0).map(|r| {
             format!(
                 "stream restarts: a thread of {} loses {} per run of 4 KiB, {} runs to a row (segmented copy of {} per thread against the contiguous one)",

@@ -8,8 +8,9 @@ use models::profile::stream::{
 use models::stats::median;
 use models::units::{binary_bytes, Si};
 
+use super::plateaus::Plateau;
 use super::windows::Windows;
-use super::{KernelPoint, Plateau, MAX_VECTORS_PER_CYCLE};
+use super::{KernelPoint, MAX_VECTORS_PER_CYCLE};
 use crate::bench::{level, noisy_warning, Context, Outcome};
 use crate::kernels::stream::Kernel;
 use crate::kernels::Isa;
