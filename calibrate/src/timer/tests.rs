@@ -251,3 +251,38 @@ fn serial_batches_time_each_call() {
     drop(b);
     assert_eq!(calls, [5, 5, 5]);
 }
+
+#[test]
+fn timings_still_falling_are_warm_up_and_taken_again() {
+    let plan = Plan {
+        warmup: 0,
+        reps: 6,
+        ..Plan::quick()
+    };
+    // A working set winning back its cache: each pass faster, then flat.
+    let mut paces = [6.0, 5.5, 4.9, 4.2, 3.6, 3.1, 3.0, 3.0, 3.1, 3.0, 3.0, 3.0].into_iter();
+    let mut taken = 0;
+    let r = measure_with(&plan, 1, |_, count| {
+        taken += count;
+        (0..count)
+            .map(|_| quiet(paces.next().unwrap() * 1e-3))
+            .collect()
+    })
+    .unwrap();
+    assert_eq!(taken, 12, "the falling half taken again, twice");
+    assert!(
+        r.per_unit.values().iter().all(|&v| v < 3.15e-3),
+        "{:?}",
+        r.per_unit.values()
+    );
+
+    // A flat series with noise is kept as it is.
+    let mut calls = 0;
+    let flat = [3.0, 3.2, 2.9, 3.1, 3.0, 2.95];
+    measure_with(&plan, 1, |_, count| {
+        calls += 1;
+        flat[..count].iter().map(|&d| quiet(d * 1e-3)).collect()
+    })
+    .unwrap();
+    assert_eq!(calls, 1);
+}

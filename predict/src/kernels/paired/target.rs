@@ -16,6 +16,7 @@ use models::profile::Profile;
 use super::Drift;
 use crate::kernels::work::{Demand, Work};
 use crate::loop_figures::mix_of;
+use crate::machine::Machine;
 
 /// The STREAM figure a memory or loads drift re-measures: a profile
 /// point's kernel and size, and its bandwidth there.
@@ -28,6 +29,9 @@ pub struct StreamTarget {
     /// Whether the point was measured on huge pages (else 4 KiB pages),
     /// as it is measured again.
     pub huge_pages: bool,
+    /// Whether a cache holds the working set whose point this is, as the
+    /// model's levels count it (`crate::machine::Machine::beyond_caches`).
+    pub cached: bool,
 }
 
 impl StreamTarget {
@@ -52,6 +56,7 @@ impl StreamTarget {
             per_thread_bytes: p.per_thread_bytes,
             profile_bandwidth: p.bandwidth_write_allocate_Bps,
             huge_pages: !on_base_pages,
+            cached: !Machine::new(profile).beyond_caches(bytes, threads),
         })
     }
 
@@ -75,6 +80,7 @@ impl StreamTarget {
             per_thread_bytes: p.per_thread_bytes,
             profile_bandwidth: p.bandwidth_write_allocate_Bps,
             huge_pages: true,
+            cached: true,
         })
     }
 

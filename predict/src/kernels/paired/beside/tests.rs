@@ -6,7 +6,7 @@ use super::*;
 use crate::kernels::paired::tests::section;
 use crate::kernels::work::Demand;
 use models::kernel::Traffic;
-use models::profile::CeilingKernel;
+use models::profile::{CeilingKernel, MemoryLevel};
 
 #[test]
 fn rounds_between_the_timings_are_read_as_the_kernels_timings_are() {
@@ -102,8 +102,10 @@ fn an_untimed_call_follows_every_round() {
     let State::On { timings, .. } = &beside.state else {
         panic!("the re-measure is on");
     };
-    // One call per timing and one warm-up after each round.
+    // One call per timing and one warm-up after each round: the kernel
+    // streams nothing a cache holds, so nothing to win back.
     assert!(*timings > 0);
+    assert!(!beside.streams_from_a_cache());
     assert_eq!(calls, 2 * *timings);
     // Without a re-measure there is nothing to warm up after.
     let (calls, kept) = calls_of_a_slow_kernel(&mut Beside::new(None, Some(&work), 1));
@@ -114,7 +116,20 @@ fn an_untimed_call_follows_every_round() {
 fn the_memory_figure_is_measured_after_every_other_timing() {
     let mut profile = Profile::new(Default::default());
     profile.sections.stream = Some(section());
-    // A copy-like loop at 20 KB per thread: the copy at 32 KiB, cheap.
+    profile.levels = [
+        ("L1", Some(32768.0)),
+        ("L2", Some(1048576.0)),
+        ("DRAM", None),
+    ]
+    .map(|(name, size_bytes)| MemoryLevel {
+        name: name.into(),
+        size_bytes,
+        latency_s: None,
+        bandwidth_1t_Bps: None,
+        bandwidth_Bps: None,
+    })
+    .to_vec();
+    // A copy-like loop at 20 KB per thread, in L1: the copy at 32 KiB, cheap.
     let work = Work {
         demands: vec![Demand::Memory {
             traffic: Traffic {
@@ -149,6 +164,7 @@ fn the_memory_figure_is_measured_after_every_other_timing() {
         panic!("the memory target is the copy at 32 KiB");
     };
     assert_eq!(m.target.per_thread_bytes, 32 << 10);
+    assert!(beside.streams_from_a_cache(), "20 KB per thread is in L1");
     assert_eq!(m.now.len(), timings.div_ceil(2).min(MEMORY_ROUNDS));
     let paired = beside.finish().unwrap().unwrap();
     let memory = paired.memory.unwrap();
