@@ -38,11 +38,11 @@ pub fn team(threads: usize) -> Result<Team> {
 /// needs more, since the host's other guests take back their share of the
 /// last cache while the round runs, and winning it back takes passes
 /// ([`Pace::restore`], against the pace of [`RESTORE_MAX`] calls back to
-/// back before the first round). On the Xeon VM the 4096×4096 stencil (64 MiB per
-/// thread on two threads) swept after a round in 5.0–6.6 ms, then in less
-/// and less over five more sweeps, to 3.3–4.1 ms; without the rounds it
-/// swept in 2.9–3.3 ms, and with one untimed sweep after each round its
-/// timings read 5.1–5.9 ms. Without an untimed call the first call of each
+/// back before the first round). On the Xeon VM the 4096×4096 stencil
+/// (64 MiB per thread on two threads) swept after a round in 5.0–6.6 ms,
+/// then in less and less over five more sweeps, to 3.3–4.1 ms; without
+/// the rounds it swept in 2.9–3.3 ms, and with one untimed sweep after
+/// each round its timings read 5.1–5.9 ms. Without an untimed call the first call of each
 /// timing found its data gone:
 /// the data-parallel sort of 1 Mi particles (16 MiB, in the L3 of the
 /// Zen 4 VM; three sorts per timing) read 943–1152 µs in four `predict
@@ -85,7 +85,7 @@ pub fn time(plan: &Plan, beside: &mut Beside, mut run: impl FnMut()) -> Result<S
     Ok(m.per_unit)
 }
 
-/// Untimed passes the first [`Pace::restore`] runs at most.
+/// Untimed passes a [`Pace::restore`] runs at most.
 pub const RESTORE_MAX: usize = 8;
 
 /// How near its fastest pace a pass must run to count as the steady

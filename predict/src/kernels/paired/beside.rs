@@ -153,9 +153,9 @@ impl<'a> Beside<'a> {
     }
 
     /// Whether the kernel streams a working set that a cache holds, as
-    /// the model's levels count it: a round
-    /// then displaces it from a cache the host's other guests share, and
-    /// winning it back takes the kernel passes (`crate::kernels::team::time`).
+    /// the model's levels count it: a round then displaces it from a cache
+    /// the host's other guests share, and winning it back takes the kernel
+    /// passes (`crate::kernels::team::time`).
     pub fn streams_from_a_cache(&self) -> bool {
         matches!(&self.state, State::On { memory: Some(m), .. } if m.pace.is_some())
     }
