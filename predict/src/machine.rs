@@ -392,28 +392,18 @@ impl<'a> Machine<'a> {
         isa: Option<&str>,
     ) -> Result<(f64, String), Missing> {
         let stream = self.profile.sections.stream.as_ref();
-        let widest = stream.map_or("the widest set", |s| s.isa.as_str());
         let in_isa = stream
             .zip(isa)
             .and_then(|(s, i)| Some((s.level_read_in("L1", 1, i)?, i)));
-        let (e, set) = match in_isa {
-            Some((e, i)) => (Some(e), i),
-            None => (
-                self.profile
-                    .levels
-                    .iter()
-                    .find(|l| l.name == "L1")
-                    .and_then(|l| l.bandwidth_1t_Bps),
-                widest,
-            ),
+        let widest = || {
+            let l1 = self.profile.levels.iter().find(|l| l.name == "L1")?;
+            let set = stream.map_or("the widest set", |s| s.isa.as_str());
+            Some((l1.bandwidth_1t_Bps?, set))
         };
-        e.map(|e| {
-            (
-                bound.rate(e.point, Some(e.lo), Some(e.hi)) * self.now.loads,
-                set.to_string(),
-            )
-        })
-        .ok_or_else(|| missing("the L1 read bandwidth on one thread", "stream"))
+        in_isa
+            .or_else(widest)
+            .map(|(e, set)| (bound.of_rate(&e) * self.now.loads, set.to_string()))
+            .ok_or_else(|| missing("the L1 read bandwidth on one thread", "stream"))
     }
 
     /// The core clock.
