@@ -185,12 +185,13 @@ impl Bench for Flops {
         out.warnings.extend(precision_warnings(&out.ceilings));
         set_peaks(ctx, &mut out, &mut f64s)?;
         let (chain, chain_overlap) = chains::figures(ctx, &mut out)?;
-        let span = span::figures(ctx, &mut out)?;
+        let (span, span_loads) = span::figures(ctx, &mut out)?;
         out.section = Some(Section::Flops(FlopsSection {
             kernels: rows,
             chain,
             chain_overlap,
             span,
+            span_loads,
         }));
         let best = best_f64(&f64s, ctx.all.threads()).map(|(k, _, _)| *k);
         out.table = match (out.summary.peak_flops_f64, ctx.cycles(1.0), best) {

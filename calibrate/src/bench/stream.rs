@@ -48,7 +48,10 @@
 //! 2 and 64 runs to a row, against the contiguous copy, for what
 //! a stream's restart costs (`restarts`, [`crate::kernels::segments`]), and, on one thread, reading
 //! its source again two lags behind, for what a read from a reuse window
-//! costs beside streams from DRAM (`windows`, [`crate::kernels::lagged`]).
+//! costs beside streams from DRAM (`windows`, [`crate::kernels::lagged`]);
+//! and with a window in L1, beside one thread's copy at half of each cache
+//! beyond L1 and at DRAM, for what a read of lines L1 holds costs beside
+//! streams from each level (`l1_rereads`).
 //!
 //! # Section `stream`
 //!
@@ -69,7 +72,9 @@
 //!   "restarts": [ { "threads": 2, "segment_bytes": 8192, "runs_per_row": 64, "per_thread_bytes": ..,
 //!                   "per_segment_s": {"point": .., "lo": .., "hi": ..} } ],
 //!   "windows": [ { "threads": 1, "window_bytes": 131072, "per_thread_bytes": ..,
-//!                  "per_byte_s": {"point": .., "lo": .., "hi": ..} } ]
+//!                  "per_byte_s": {"point": .., "lo": .., "hi": ..} } ],
+//!   "l1_rereads": [ { "threads": 1, "window_bytes": 12288, "per_thread_bytes": 1048576,
+//!                     "per_byte_s": {"point": .., "lo": .., "hi": ..} } ]
 //! }
 //! ```
 
@@ -93,7 +98,7 @@ use crate::timer::{measure, Plan};
 
 mod base_pages;
 mod edge;
-mod pairs;
+pub(crate) mod pairs;
 mod plateaus;
 mod report;
 mod restarts;
@@ -335,9 +340,10 @@ impl Bench for Stream {
         let private = largest_private_cache(ctx, &caches, ctx.all.threads()) as u64;
         let base = base_page_sweeps(ctx, &teams, &grids, kernels, private)?;
         let restarts = measure_restarts(ctx, &teams, dram_total, ctx.octave_step())?;
-        let first = caches.iter().map(|c| c.1).reduce(f64::min).unwrap_or(0.0);
-        let windows = if first > 0.0 {
-            measure_windows(ctx, dram_total, first, largest, ctx.octave_step())?
+        let mut cache_sizes: Vec<f64> = caches.iter().map(|c| c.1).collect();
+        cache_sizes.sort_by(f64::total_cmp);
+        let windows = if cache_sizes.first().is_some_and(|&b| b > 0.0) {
+            measure_windows(ctx, dram_total, &cache_sizes, ctx.octave_step())?
         } else {
             Windows::default()
         };
@@ -400,6 +406,24 @@ impl Bench for Stream {
                 .collect();
             out.notes.push(format!(
                 "stream windows: one thread reads lines again from a reuse window, beside its copy from DRAM, at {} (window, bytes per second of the added time)",
+                curve.join(", ")
+            ));
+        }
+        if !windows.l1_rereads.is_empty() {
+            let curve: Vec<String> = windows
+                .l1_rereads
+                .iter()
+                .map(|w| {
+                    format!(
+                        "{} {}",
+                        binary_bytes(w.per_thread_bytes),
+                        models::units::Si(w.per_byte_s.point, "s/B")
+                    )
+                })
+                .collect();
+            out.notes.push(format!(
+                "stream L1 rereads: one thread reads lines again from a {} window in L1 beside its copy of {} (streams per thread, seconds per byte of the added time)",
+                binary_bytes(windows.l1_rereads[0].window_bytes),
                 curve.join(", ")
             ));
         }

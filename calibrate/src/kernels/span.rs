@@ -32,6 +32,54 @@ pub const ELEMENTS: usize = 1024;
 /// normal.
 const C: f64 = 0.5;
 
+/// Steps of [`run_loaded`] whose coefficient is loaded: a 5-point
+/// stencil's four loads beside the one of its own point.
+pub const LOADED: usize = 4;
+
+/// The depth [`run_loaded`] runs at: its loaded steps and no more.
+pub const LOADED_DEPTH: usize = LOADED;
+
+/// Elements of [`run_loaded`]'s coefficient array: one more vector than
+/// the inputs, for the shifted loads.
+pub const COEFFICIENTS: usize = ELEMENTS + 8;
+
+/// Runs `sweeps` sweeps of [`run`]'s `y = p(x)` at depth [`LOADED_DEPTH`]
+/// with the coefficient of step `s` loaded from `c[i + s]`: the same
+/// chain and the same FMAs, and [`LOADED`] more loads per element, which
+/// hit L1 at every offset from its lines (a stencil's neighbours). Against
+/// [`run`] at the same depth it gives what a load costs beside a chain of
+/// arithmetic in the core. Returns a value of `y`.
+///
+/// # Panics
+/// As [`run`], or if `c` is shorter than `x` by less than a vector.
+pub fn run_loaded(isa: Isa, x: &[f64], c: &[f64], y: &mut [f64], sweeps: u64) -> f64 {
+    assert!(isa.supported(), "{isa} is not available on this CPU");
+    assert_eq!(x.len(), y.len());
+    assert_eq!(x.len() % 8, 0, "a whole number of 512-bit vectors");
+    assert!(c.len() >= x.len() + 8, "the coefficients' shifted loads");
+    for _ in 0..sweeps {
+        match isa {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY (both x86 arms): checked just above that the CPU
+            // supports `isa`, the features each function is compiled for.
+            Isa::Avx512 => unsafe { x86::loaded_pd512(x, c, y) },
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => unsafe { x86::loaded_pd256(x, c, y) },
+            _ => loaded_scalar(x, c, y),
+        }
+        black_box(&mut *y);
+    }
+    black_box(y[y.len() / 2])
+}
+
+/// Scalar loaded steps, one fused multiply-add each (`calibrate` runs
+/// the loaded form on the vector sets only).
+fn loaded_scalar(x: &[f64], c: &[f64], y: &mut [f64]) {
+    for (i, (y, &v)) in y.iter_mut().zip(x).enumerate() {
+        *y = (0..LOADED).fold(1.0, |p, s| p.mul_add(v, c[i + s]));
+    }
+}
+
 /// Runs `sweeps` sweeps of `y = p(x)` with `depth` dependent steps per
 /// element on `isa` and returns a value of `y` (through [`black_box`]).
 ///
@@ -148,7 +196,7 @@ mod one_lane {
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::C;
+    use super::{C, LOADED};
     use std::arch::x86_64::*;
 
     #[target_feature(enable = "avx512f")]
@@ -161,6 +209,32 @@ mod x86 {
                 p = _mm512_fmadd_pd(p, v, c);
             }
             _mm512_storeu_pd(y.as_mut_ptr(), p);
+        }
+    }
+
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn loaded_pd512(x: &[f64], c: &[f64], y: &mut [f64]) {
+        for (i, (y, x)) in y.chunks_exact_mut(8).zip(x.chunks_exact(8)).enumerate() {
+            let v = _mm512_loadu_pd(x.as_ptr());
+            let at = c[8 * i..8 * i + 8 + LOADED].as_ptr();
+            let mut p = _mm512_set1_pd(1.0);
+            for s in 0..LOADED {
+                p = _mm512_fmadd_pd(p, v, _mm512_loadu_pd(at.add(s)));
+            }
+            _mm512_storeu_pd(y.as_mut_ptr(), p);
+        }
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn loaded_pd256(x: &[f64], c: &[f64], y: &mut [f64]) {
+        for (i, (y, x)) in y.chunks_exact_mut(4).zip(x.chunks_exact(4)).enumerate() {
+            let v = _mm256_loadu_pd(x.as_ptr());
+            let at = c[4 * i..4 * i + 4 + LOADED].as_ptr();
+            let mut p = _mm256_set1_pd(1.0);
+            for s in 0..LOADED {
+                p = _mm256_fmadd_pd(p, v, _mm256_loadu_pd(at.add(s)));
+            }
+            _mm256_storeu_pd(y.as_mut_ptr(), p);
         }
     }
 
@@ -208,6 +282,23 @@ mod tests {
                 let fma = isa != Isa::Scalar || Isa::scalar_fma();
                 let degree = if fma { depth } else { depth / 2 };
                 check(&format!("{isa} depth {depth}"), &x, &y, degree);
+            }
+        }
+    }
+
+    #[test]
+    fn the_loaded_steps_add_the_shifted_coefficients() {
+        let x = input();
+        let c: Vec<f64> = (0..x.len() + 8).map(|i| 0.5 + i as f64 / 256.0).collect();
+        for isa in Isa::available() {
+            let mut y = vec![0.0; x.len()];
+            run_loaded(isa, &x, &c, &mut y, 1);
+            for (i, (&v, &got)) in x.iter().zip(&y).enumerate() {
+                let want = (0..LOADED).fold(1.0, |p, s| p * v + c[i + s]);
+                assert!(
+                    (got - want).abs() <= 1e-12 * want,
+                    "{isa} at {i}: {got} against {want}"
+                );
             }
         }
     }

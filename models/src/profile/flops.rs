@@ -30,6 +30,33 @@ pub struct FlopsSection {
     /// ([`SpanPoint`]); older profiles have none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub span: Vec<SpanPoint>,
+    /// What a load that hits L1 costs beside a chain of arithmetic, per
+    /// vector instruction set ([`SpanLoads`]); older profiles have none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub span_loads: Vec<SpanLoads>,
+}
+
+/// The Horner loop of [`SpanPoint`] at `depth` with the coefficient of
+/// each step loaded at a shifted offset (`loads_per_element` more loads
+/// per element that hit L1, as a stencil's neighbours do, and the same
+/// FMAs) against the plain loop at that depth, timed in pairs on one
+/// thread in L1: what one thread pays per byte of such loads beside the
+/// arithmetic, (t_loaded − t_plain) / (8 · loads per element), at least
+/// 0. ECM counts loads and arithmetic as in-core work that overlaps
+/// (T_core = max(T_OL, T_nOL)); a core whose loads take issue slots or
+/// pipes the arithmetic needs pays part of their time on top, up to all
+/// of it, which is 8 bytes at its L1 read bandwidth.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SpanLoads {
+    /// "avx2", "avx512".
+    pub isa: String,
+    #[serde(deserialize_with = "whole")]
+    pub depth: u64,
+    #[serde(deserialize_with = "whole")]
+    pub loads_per_element: u64,
+    /// Seconds per loaded byte: the median over the pairs, the interval
+    /// their range.
+    pub per_byte_s: Estimate,
 }
 
 /// `y[i] = p(x[i])` by Horner's scheme in L1 on one thread, `depth`
@@ -158,6 +185,17 @@ impl FlopsSection {
         isa.or_else(|| self.span_isas().first().copied())
     }
 
+    /// Seconds per byte of loads that hit L1 beside a chain of arithmetic
+    /// in code built for `isa` (`None`: the widest measured), and the set
+    /// measured ([`SpanLoads`]); `None` without that set's figure.
+    pub fn span_load_s(&self, isa: Option<&str>) -> Option<(Estimate, String)> {
+        let isa = self.span_set(isa)?;
+        self.span_loads
+            .iter()
+            .find(|l| l.isa == isa)
+            .map(|l| (l.per_byte_s, l.isa.clone()))
+    }
+
     /// The span curve's points of the set `isa`.
     pub fn span_points<'a>(&'a self, isa: &'a str) -> impl Iterator<Item = &'a SpanPoint> {
         self.span.iter().filter(move |p| p.isa == isa)
@@ -202,6 +240,30 @@ fn isa_width(isa: &str) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn span_loads_are_read_in_the_loops_set_or_the_widest() {
+        let loads = |isa: &str, ps: f64| SpanLoads {
+            isa: isa.into(),
+            depth: 4,
+            loads_per_element: 4,
+            per_byte_s: Estimate::new(ps * 1e-12, 0.0, 2.0 * ps * 1e-12),
+        };
+        let span = |isa: &str| SpanPoint {
+            isa: isa.into(),
+            depth: 4,
+            element: Sample::new(1e-10, 1e-10, 1e-10),
+        };
+        let s = FlopsSection {
+            span: vec![span("avx2"), span("avx512")],
+            span_loads: vec![loads("avx2", 3.0), loads("avx512", 1.0)],
+            ..Default::default()
+        };
+        let ps = |isa| s.span_load_s(isa).map(|(e, set)| (e.point * 1e12, set));
+        assert_eq!(ps(Some("avx2")), Some((3.0, "avx2".to_string())));
+        assert_eq!(ps(None), Some((1.0, "avx512".to_string())));
+        assert_eq!(ps(Some("scalar")), None);
+    }
 
     #[test]
     fn a_chain_hidden_by_its_loads_overlaps_fully_and_one_added_not_at_all() {

@@ -61,6 +61,12 @@ pub struct StreamSection {
     /// lack it).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub windows: Vec<StreamWindow>,
+    /// What a read of lines L1 holds costs while the streams come from
+    /// beyond L1, by the streams' working set (half of each cache beyond
+    /// L1, and DRAM), on one thread: the same lagged copy with its window
+    /// in L1 (profiles from before it lack it).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub l1_rereads: Vec<StreamWindow>,
     /// How one core's time and the shared memory system's combine on all
     /// threads, from the same lagged copies on all of them (profiles from
     /// before it, and one-thread runs, lack it).
@@ -111,12 +117,12 @@ impl KneePoint {
     }
 }
 
-/// STREAM's copy at the DRAM working set that reads its source again two
-/// lags behind (`a[j] = b[j] + (b[j−d] + b[j−2d])`, a row-major stencil's
-/// streams) against the plain copy of the same arrays timed right before
-/// it, in pairs: what one thread pays per byte read again from a reuse
-/// window of `window_bytes` (4·d·8: two lags of both arrays) while its
-/// streams come from DRAM.
+/// STREAM's copy that reads its source again two lags behind
+/// (`a[j] = b[j] + (b[j−d] + b[j−2d])`, a row-major stencil's streams)
+/// against the plain copy of the same arrays timed right before it, in
+/// pairs: what one thread pays per byte read again from a reuse window of
+/// `window_bytes` (4·d·8: two lags of both arrays) while its streams,
+/// `per_thread_bytes` of them, come from the level that holds them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct StreamWindow {
     pub threads: usize,
@@ -273,6 +279,19 @@ impl StreamSection {
     pub fn window_read_s(&self, window_bytes: f64) -> Option<Estimate> {
         let pts = self.windows.iter().map(|w| (w.window_bytes, w.per_byte_s));
         log_curve(pts, window_bytes)
+    }
+
+    /// Seconds one thread pays per byte it reads again from lines L1
+    /// holds while its streams, `per_thread_bytes` of them, come from
+    /// beyond L1: the measured curve ([`Self::l1_rereads`]), linear in log
+    /// working set between its points and flat beyond them; `None` without
+    /// its points.
+    pub fn l1_reread_s(&self, per_thread_bytes: f64) -> Option<Estimate> {
+        let pts = self
+            .l1_rereads
+            .iter()
+            .map(|w| (w.per_thread_bytes, w.per_byte_s));
+        log_curve(pts, per_thread_bytes)
     }
 
     /// The sweep's points on `threads` threads, of every kernel and size.

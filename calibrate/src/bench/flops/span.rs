@@ -5,22 +5,39 @@
 use std::sync::Mutex;
 
 use anyhow::Result;
-use models::profile::flops::SpanPoint;
+use models::profile::flops::{SpanLoads, SpanPoint};
 use models::stats::{Better, Summary};
 use models::units::Si;
 
+use super::super::stream::pairs::over_pairs;
 use super::super::{noisy_warning, sample, Context, Outcome};
-use crate::kernels::span::{self, DEPTHS, ELEMENTS};
+use crate::kernels::span::{self, COEFFICIENTS, DEPTHS, ELEMENTS, LOADED, LOADED_DEPTH};
 use crate::kernels::Isa;
 use crate::pin::Team;
 use crate::timer::{measure, Plan};
 
 /// Seconds per element of `y = p(x)` at every depth of [`DEPTHS`] on every
 /// instruction set the CPU runs, on one pinned thread in L1, with a note
-/// per set.
-pub(super) fn figures(ctx: &Context, out: &mut Outcome) -> Result<Vec<SpanPoint>> {
+/// per set; and on each vector set what a load costs beside the chains
+/// ([`span_loads`]).
+pub(super) fn figures(
+    ctx: &Context,
+    out: &mut Outcome,
+) -> Result<(Vec<SpanPoint>, Vec<SpanLoads>)> {
     let mut points = Vec::new();
+    let mut loads = Vec::new();
     for isa in Isa::available() {
+        if isa != Isa::Scalar {
+            let l = span_loads(&ctx.one, isa, &ctx.config.plan)?;
+            out.notes.push(format!(
+                "{isa} loads beside a chain of FMAs in L1: {} per byte ({}–{}; {} bytes at the L1 load kernel's rate would be all of them)",
+                Si(l.per_byte_s.point, "s"),
+                Si(l.per_byte_s.lo, "s"),
+                Si(l.per_byte_s.hi, "s"),
+                8 * l.loads_per_element
+            ));
+            loads.push(l);
+        }
         let mut curve = Vec::new();
         for depth in DEPTHS {
             let s = measure_span(&ctx.one, isa, depth, &ctx.config.plan)?;
@@ -37,18 +54,53 @@ pub(super) fn figures(ctx: &Context, out: &mut Outcome) -> Result<Vec<SpanPoint>
         }
         out.notes.push(note(isa, &curve));
     }
-    Ok(points)
+    Ok((points, loads))
+}
+
+/// The Horner loop at [`LOADED_DEPTH`] with its coefficients loaded
+/// ([`span::run_loaded`]) against the plain loop at that depth, in
+/// pairs right after each other ([`over_pairs`]) on the one thread of `one`:
+/// seconds per loaded byte (`SpanLoads`).
+fn span_loads(one: &Team, isa: Isa, plan: &Plan) -> Result<SpanLoads> {
+    let state = [Mutex::new((
+        inputs(),
+        (0..COEFFICIENTS)
+            .map(|i| 0.5 + i as f64 / (4 * COEFFICIENTS) as f64)
+            .collect::<Vec<f64>>(),
+        vec![0.0; ELEMENTS],
+    ))];
+    let loaded = || -> Result<f64> {
+        let m = measure(plan, |inner, count| {
+            one.time_batch(&state, inner, count, |(x, c, y), sweeps| {
+                span::run_loaded(isa, x, c, y, sweeps);
+            })
+        })?;
+        Ok(m.per_unit.summary().capability(Better::Lower).point / ELEMENTS as f64)
+    };
+    let bytes = (8 * LOADED) as f64;
+    let per_byte_s = over_pairs(|| {
+        let plain = measure_span(one, isa, LOADED_DEPTH, plan)?.capability(Better::Lower);
+        Ok(((loaded()? - plain.point) / bytes).max(0.0))
+    })?;
+    Ok(SpanLoads {
+        isa: isa.name().into(),
+        depth: LOADED_DEPTH as u64,
+        loads_per_element: LOADED as u64,
+        per_byte_s,
+    })
+}
+
+/// The inputs x of `y = p(x)`, in (0.25, 0.75).
+fn inputs() -> Vec<f64> {
+    (0..ELEMENTS)
+        .map(|i| 0.25 + i as f64 / (2 * ELEMENTS) as f64)
+        .collect()
 }
 
 /// Seconds per element of `y = p(x)` `depth` steps deep on `isa`, on the
 /// one thread of `one`, over [`ELEMENTS`] elements in L1.
 pub fn measure_span(one: &Team, isa: Isa, depth: usize, plan: &Plan) -> Result<Summary> {
-    let state = [Mutex::new((
-        (0..ELEMENTS)
-            .map(|i| 0.25 + i as f64 / (2 * ELEMENTS) as f64)
-            .collect::<Vec<f64>>(),
-        vec![0.0; ELEMENTS],
-    ))];
+    let state = [Mutex::new((inputs(), vec![0.0; ELEMENTS]))];
     let m = measure(plan, |inner, count| {
         one.time_batch(&state, inner, count, |(x, y), sweeps| {
             span::run(isa, depth, x, y, sweeps);

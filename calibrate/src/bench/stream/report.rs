@@ -167,6 +167,7 @@ pub(super) fn section(
         restarts,
         windows: windows.curve,
         knee: windows.knee,
+        l1_rereads: windows.l1_rereads,
         // The 4 KiB-page sweeps are the caller's to add.
         base_pages: Vec::new(),
     }

@@ -17,6 +17,16 @@
 //! window in L2 costs 2–3 times the L2 load kernel's time per byte while
 //! the copy streams from DRAM, and less once the window is in L3.
 //!
+//! The same pairs with a window of a quarter of L1 ([`l1_window`]) beside
+//! one thread's copy at half of each cache beyond L1 and at DRAM
+//! ([`reread_streams`]) give what a read of lines L1 holds costs while
+//! the streams come from each level: the part of the loads' port time the
+//! core does not overlap with its line transfers. ECM adds all of it on
+//! Intel's older cores and none on AMD's; a core that overlaps part of it
+//! reads in between. On the Xeon VM (family 6, model 207) the two rereads
+//! of each element cost 0.0–0.4 ps per byte beside copies from L2, L3 and
+//! DRAM, against the 4.6 ps of its L1 load kernel's rate.
+//!
 //! How the two bounds combine is measured with the same pairs on all
 //! threads, each thread on its share of the DRAM working set, right after
 //! the one-thread pair: the lagged copy is a loop with in-core work beside
@@ -50,12 +60,32 @@ use crate::timer::measure;
 /// Kept timings per measurement (each a whole DRAM-sized copy).
 pub const REPS: usize = 5;
 
-/// The window curve on one thread and the knee from the same copies on
-/// all threads.
+/// The window curve on one thread, the knee from the same copies on all
+/// threads, and the L1 window beside streams from each level.
 #[derive(Debug, Default)]
 pub struct Windows {
     pub curve: Vec<StreamWindow>,
     pub knee: Option<StreamKnee>,
+    pub l1_rereads: Vec<StreamWindow>,
+}
+
+/// The working sets per thread the L1 window is measured beside: half of
+/// each cache beyond the first (`caches`, bytes, nearest first), where
+/// one thread's streams come from that cache, and `dram_per_thread`.
+pub fn reread_streams(caches: &[f64], dram_per_thread: f64) -> Vec<f64> {
+    caches
+        .iter()
+        .skip(1)
+        .map(|c| c / 2.0)
+        .filter(|&b| b < dram_per_thread)
+        .chain([dram_per_thread])
+        .collect()
+}
+
+/// The L1 window: a quarter of the first cache `first` (bytes), which it
+/// holds beside the streams passing through it.
+pub fn l1_window(first: f64) -> f64 {
+    window_bytes(lag_for(first / 4.0))
 }
 
 /// The windows measured between the first cache `first` and the last
@@ -78,14 +108,47 @@ struct Copies<'a> {
 }
 
 impl<'a> Copies<'a> {
-    /// `team`'s threads on their shares of `dram_total` bytes.
-    fn new(team: &'a Team, dram_total: u64) -> Result<Self> {
-        let per_thread = dram_total / team.threads() as u64;
+    /// `team`'s threads on their shares of `total` bytes.
+    fn new(team: &'a Team, total: u64) -> Result<Self> {
+        let per_thread = total / team.threads() as u64;
         Ok(Self {
             team,
             regions: regions(team, per_thread, Pages::Huge)?,
             n: Kernel::Copy.elems_for(per_thread as usize),
         })
+    }
+
+    /// What a thread of the team pays per byte it reads again with lag
+    /// `d` beside its streams on these arrays, `per_thread_bytes`, from the
+    /// pairs' times, seconds per element of a thread.
+    fn per_byte(
+        &self,
+        copy: &[f64],
+        lagged: &[f64],
+        d: usize,
+        per_thread_bytes: f64,
+    ) -> StreamWindow {
+        let n = self.n;
+        let per_byte =
+            |copy: &f64, lagged: &f64| ((lagged - copy) * n as f64 / reread_bytes(n, d)).max(0.0);
+        StreamWindow {
+            threads: self.team.threads(),
+            window_bytes: window_bytes(d),
+            per_thread_bytes,
+            per_byte_s: median_range(
+                copy.iter()
+                    .zip(lagged)
+                    .map(|(c, l)| per_byte(c, l))
+                    .collect(),
+            ),
+        }
+    }
+
+    /// The plain copy and the copy with lag `d` right after each other,
+    /// seconds per element of a thread.
+    fn pairs_once(&self, ctx: &Context, d: usize) -> Result<[f64; 2]> {
+        let per_element = |d| Ok::<_, anyhow::Error>(self.time(ctx, d)? / self.n as f64);
+        Ok([per_element(0)?, per_element(d)?])
     }
 
     /// Seconds per copy with lag `d` (0: the plain copy), the capability
@@ -103,16 +166,17 @@ impl<'a> Copies<'a> {
 }
 
 /// The window curve on one thread copying the DRAM working set
-/// `dram_total`, with the detected caches from `first` to `last` bytes,
-/// windows `octaves` apart, and the knee from the same pairs on all
-/// threads.
+/// `dram_total`, with the detected caches `caches` (bytes, nearest first),
+/// windows `octaves` apart, the knee from the same pairs on all threads,
+/// and the L1 window beside one thread's streams from each level
+/// ([`reread_streams`]).
 pub fn measure_windows(
     ctx: &Context,
     dram_total: u64,
-    first: f64,
-    last: f64,
+    caches: &[f64],
     octaves: usize,
 ) -> Result<Windows> {
+    let (first, last) = (caches[0], caches.iter().copied().fold(0.0, f64::max));
     let one = Copies::new(&ctx.one, dram_total)?;
     // Both teams' arrays are held at once, so the knee needs twice the
     // DRAM working set within the budget.
@@ -121,9 +185,10 @@ pub fn measure_windows(
         .transpose()?;
     let shortest = all.as_ref().map_or(one.n, |a| a.n.min(one.n));
     let sizes = windows(first, last, shortest, octaves);
+    let streams = reread_streams(caches, dram_total as f64);
     let bar = ctx
         .progress
-        .bar("stream windows", (sizes.len() * PAIRS) as u64);
+        .bar("stream windows", (sizes.len() + streams.len()) as u64);
     let mut out = Windows::default();
     let mut points = Vec::new();
     for w in sizes {
@@ -133,40 +198,45 @@ pub fn measure_windows(
         // all threads, seconds per element of a thread.
         let mut times: [Vec<f64>; 4] = Default::default();
         for _ in 0..PAIRS {
-            let (copy, lagged) = (one.time(ctx, 0)?, one.time(ctx, d)?);
-            times[0].push(copy / one.n as f64);
-            times[1].push(lagged / one.n as f64);
+            let [copy, lagged] = one.pairs_once(ctx, d)?;
+            times[0].push(copy);
+            times[1].push(lagged);
             if let Some(all) = &all {
-                times[2].push(all.time(ctx, 0)? / all.n as f64);
-                times[3].push(all.time(ctx, d)? / all.n as f64);
+                let [copy, lagged] = all.pairs_once(ctx, d)?;
+                times[2].push(copy);
+                times[3].push(lagged);
             }
-            bar.inc(1);
         }
-        let per_byte = |copy: &f64, lagged: &f64| {
-            ((lagged - copy) * one.n as f64 / reread_bytes(one.n, d)).max(0.0)
-        };
-        out.curve.push(StreamWindow {
-            threads: 1,
-            window_bytes: window_bytes(d),
-            per_thread_bytes: dram_total as f64,
-            per_byte_s: median_range(
-                times[0]
-                    .iter()
-                    .zip(&times[1])
-                    .map(|(c, l)| per_byte(c, l))
-                    .collect(),
-            ),
-        });
+        bar.inc(1);
+        out.curve
+            .push(one.per_byte(&times[0], &times[1], d, dram_total as f64));
+        let [c1, l1, cp, lp] = times;
         if all.is_some() {
-            let [c1, l1, cp, lp] = times.map(median_range);
             points.push(KneePoint {
                 window_bytes: window_bytes(d),
-                copy_one_s: c1,
-                lagged_one_s: l1,
-                copy_all_s: cp,
-                lagged_all_s: lp,
+                copy_one_s: median_range(c1),
+                lagged_one_s: median_range(l1),
+                copy_all_s: median_range(cp),
+                lagged_all_s: median_range(lp),
             });
         }
+    }
+    let d = lag_for(l1_window(first));
+    for bytes in streams {
+        bar.set_message(format!("L1 window beside {}", binary_bytes(bytes)));
+        let near = (bytes < dram_total as f64)
+            .then(|| Copies::new(&ctx.one, bytes as u64))
+            .transpose()?;
+        let copies = near.as_ref().unwrap_or(&one);
+        let mut times: [Vec<f64>; 2] = Default::default();
+        for _ in 0..PAIRS {
+            let [copy, lagged] = copies.pairs_once(ctx, d)?;
+            times[0].push(copy);
+            times[1].push(lagged);
+        }
+        out.l1_rereads
+            .push(copies.per_byte(&times[0], &times[1], d, bytes));
+        bar.inc(1);
     }
     bar.finish_and_clear();
     let measured: Vec<_> = points.iter().map(KneePoint::measurement).collect();
@@ -181,6 +251,22 @@ pub fn measure_windows(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_l1_window_sits_beside_half_of_each_later_cache_and_dram() {
+        let mib = 1024.0 * 1024.0;
+        let caches = [48.0 * 1024.0, 2.0 * mib, 64.0 * mib];
+        assert_eq!(
+            reread_streams(&caches, 512.0 * mib),
+            vec![mib, 32.0 * mib, 512.0 * mib]
+        );
+        // A cache whose half is not below the DRAM working set is left out.
+        assert_eq!(reread_streams(&caches, 16.0 * mib), vec![mib, 16.0 * mib]);
+        assert_eq!(reread_streams(&caches[..1], 8.0 * mib), vec![8.0 * mib]);
+        // A quarter of L1, in whole lags.
+        assert_eq!(l1_window(48.0 * 1024.0), 12.0 * 1024.0);
+        assert_eq!(l1_window(32.0 * 1024.0), 8.0 * 1024.0);
+    }
 
     #[test]
     fn windows_run_an_octave_apart_between_the_caches() {

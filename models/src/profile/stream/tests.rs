@@ -99,6 +99,28 @@ fn window_reads_interpolate_in_log_window_and_stay_flat_beyond() {
 }
 
 #[test]
+fn l1_rereads_interpolate_in_log_working_set_and_stay_flat_beyond() {
+    let w = |mib: f64, ps: f64| StreamWindow {
+        threads: 1,
+        window_bytes: 12.0 * 1024.0,
+        per_thread_bytes: mib * 1024.0 * 1024.0,
+        per_byte_s: Estimate::new(ps * 1e-12, 0.0, 2.0 * ps * 1e-12),
+    };
+    let s = StreamSection {
+        l1_rereads: vec![w(256.0, 4.0), w(1.0, 0.0), w(16.0, 2.0)],
+        ..Default::default()
+    };
+    let ps = |mib: f64| s.l1_reread_s(mib * 1024.0 * 1024.0).unwrap().point * 1e12;
+    assert!((ps(4.0) - 1.0).abs() < 1e-9);
+    assert!((ps(64.0) - 3.0).abs() < 1e-9);
+    assert_eq!(ps(0.25), 0.0);
+    assert!((ps(1024.0) - 4.0).abs() < 1e-9);
+    // The DRAM windows are a curve of their own.
+    assert_eq!(s.window_read_s(1e6), None);
+    assert_eq!(StreamSection::default().l1_reread_s(1e6), None);
+}
+
+#[test]
 fn a_point_in_bursts_reads_its_median_burst_with_their_range() {
     // One burst of five caught a fast state: the median ignores it.
     let e = typical_burst(&[50e9, 52e9, 49e9, 101e9, 51e9], &[]).unwrap();
