@@ -10,7 +10,7 @@ use models::profile::lock::{two_states, HandOff};
 use models::profile::CeilingKernel;
 use models::units::Si;
 
-use super::work::{SortLoop, Term, CHAIN, SPAN};
+use super::work::{SortLoop, Term, CHAIN, CHAINS_WITH_LOADS, SPAN};
 use crate::loop_figures::Bound;
 use crate::machine::{Machine, Missing};
 
@@ -202,6 +202,41 @@ pub fn span(
     })
 }
 
+/// The core's own work beside its chains: the chains within iterations
+/// (`span`, [`span`]'s term) and the `reused_bytes` per thread its loads
+/// read again, at t_c, what calibrate's Horner loop paid per byte of
+/// loads at shifted offsets beside the same chain in L1
+/// ([`Machine::span_load_s`], in the set `isa` the span read). ECM lets
+/// in-core arithmetic and loads overlap, T_core = max(T_OL, T_nOL); t_c
+/// measures how much of the loads' time the core pays on top (up to all
+/// of it, 8 bytes at the L1 read rate, and beyond where the shifted loads
+/// split lines). None without reused loads or the figure.
+pub fn chains_with_loads(
+    m: &Machine,
+    span: &Term,
+    reused_bytes: f64,
+    isa: Option<&str>,
+    bound: Bound,
+) -> Option<Term> {
+    if reused_bytes <= 0.0 {
+        return None;
+    }
+    let (t_c, set) = m.span_load_s(isa, bound)?;
+    let loads_s = reused_bytes * t_c;
+    Some(Term {
+        resource: CHAINS_WITH_LOADS,
+        seconds: span.seconds + loads_s,
+        explain: format!(
+            "chains within iterations {} + reused bytes · t_c = {} · {} (t_c: what the Horner loop \
+             paid per byte of loads at shifted offsets beside its chain in L1, {set}; the core's \
+             own work, whichever level the lines come from; §4.2)",
+            Si(span.seconds, "s"),
+            Si(reused_bytes, "B"),
+            Si(t_c, "s/B"),
+        ),
+    })
+}
+
 /// Threads whose counters share one line: `sharers` of the work, at most
 /// the threads that run.
 pub fn line_sharers(sharers: f64, threads: usize) -> usize {
@@ -303,7 +338,14 @@ pub fn local_sum(m: &Machine, steps_per_thread: f64) -> Result<Term, Missing> {
 /// T_reuse: the loads a loop issues again to lines its own traffic brought
 /// in (a stencil's neighbours, §2.7.1). They are load-port work at one
 /// thread's L1 read bandwidth (the STREAM load kernel on the L1 plateau),
-/// like [`bin_loop`]'s: reused bytes / B_L1. When L1 cannot hold the
+/// like [`bin_loop`]'s: reused bytes / B_L1. That is the loads' whole
+/// cost while L1 holds the loop's streams too; while these come from
+/// beyond L1 the core may run the loads beside its line transfers, as
+/// AMD's cores do and Intel's older ones do not (ECM), so a reused byte
+/// costs t_r, what calibrate's lagged copy paid per byte it read again
+/// from an L1 window beside a copy of the loop's streamed working set
+/// ([`Machine::l1_reread_s`]); a profile without that curve charges the
+/// ports' time. When L1 cannot hold the
 /// window between the two uses (`window_bytes` per thread, Kerncraft's
 /// layer condition; 0 for lines of the same or the previous few
 /// iterations), the lines come back from the cache that holds it, and the
@@ -362,7 +404,25 @@ pub fn reuse(
         None
     };
     let Some(l) = level else {
-        return Ok(in_l1("loads that hit L1".into()));
+        return Ok(
+            match m.l1_reread_s(streamed_per_thread_bytes, threads, bound) {
+                Some((t_r, from)) => Term {
+                    resource: "load/store",
+                    seconds: bytes_per_thread * t_r,
+                    explain: format!(
+                        "reused bytes · t_r = {} · {} (loads that hit L1 while the loop's streams \
+                         come from {from}: t_r is what one thread's lagged copy paid per byte it \
+                         read again from an L1 window beside a copy that size, the part of the \
+                         loads the core does not overlap with its line transfers; at one thread's \
+                         L1 read bandwidth in {set} the loads alone take {})",
+                        Si(bytes_per_thread, "B"),
+                        Si(t_r, "s/B"),
+                        Si(ports, "s"),
+                    ),
+                },
+                None => in_l1("loads that hit L1".into()),
+            },
+        );
     };
     let beside_dram = match m.window_read_s(window_bytes, bound) {
         Some(t_w) if streamed_per_thread_bytes > 0.0 => {

@@ -233,6 +233,10 @@ pub const CHAIN: &str = "loop-carried chain";
 /// The resource of a [`Demand::Span`] term.
 pub const SPAN: &str = "chains within iterations";
 
+/// The resource of the chains within iterations with the loads read again
+/// beside them (`terms::chains_with_loads`).
+pub const CHAINS_WITH_LOADS: &str = "chains + loads";
+
 /// The resource of a [`Demand::Regions`] term.
 pub const REGIONS: &str = "team start and join";
 

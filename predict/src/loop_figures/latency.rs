@@ -108,6 +108,16 @@ impl<'a> Machine<'a> {
             })
     }
 
+    /// Seconds one thread pays per byte of loads that hit L1 beside the
+    /// chains of iterations vectorised with `isa` (`None`: the widest
+    /// measured), and the set read
+    /// (`models::profile::flops::FlopsSection::span_load_s`), scaled as
+    /// the span curve is; `None` for a profile without it.
+    pub fn span_load_s(&self, isa: Option<&str>, bound: Bound) -> Option<(f64, String)> {
+        let (e, set) = self.profile.sections.flops.as_ref()?.span_load_s(isa)?;
+        Some((bound.of_time(&e) / self.now.span, set))
+    }
+
     /// The measured overlap ω of a loop-carried chain with its loop's
     /// transfers at a working set of `per_thread_bytes`
     /// (`models::profile::flops::ChainOverlap`); `None` for a profile

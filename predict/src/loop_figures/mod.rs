@@ -197,6 +197,26 @@ impl<'a> Machine<'a> {
         s.window_read_s(window_bytes).map(|e| bound.of_time(&e))
     }
 
+    /// Seconds one thread pays per byte it reads again from lines L1 holds
+    /// while its streams, `streamed_per_thread_bytes` on `threads`
+    /// threads, come from beyond L1 (the stream section's L1 rereads at
+    /// that working set, `StreamSection::l1_reread_s`); `None` when L1
+    /// holds the streams or the profile lacks the curve.
+    pub fn l1_reread_s(
+        &self,
+        streamed_per_thread_bytes: f64,
+        threads: usize,
+        bound: Bound,
+    ) -> Option<(f64, &'a str)> {
+        let from = self.holding_level_name(streamed_per_thread_bytes, threads);
+        if streamed_per_thread_bytes <= 0.0 || from == "L1" {
+            return None;
+        }
+        let s = self.profile.sections.stream.as_ref()?;
+        s.l1_reread_s(streamed_per_thread_bytes)
+            .map(|e| (bound.of_time(&e), from))
+    }
+
     /// Whether the profile's DRAM points on `threads` threads saw the
     /// host's memory path in two states (`StreamSection::dram_two_states`):
     /// then the ends of their intervals are the two states' rates. The

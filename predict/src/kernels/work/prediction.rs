@@ -8,7 +8,7 @@ use models::saturation::saturated_s;
 use models::units::Si;
 use serde::Serialize;
 
-use super::{Demand, Work, CHAIN, MEMORY_BANDWIDTH, REGIONS};
+use super::{Demand, Work, CHAIN, MEMORY_BANDWIDTH, REGIONS, SPAN};
 use crate::kernels::terms;
 use crate::loop_figures::Bound;
 use crate::machine::{Machine, Missing};
@@ -207,6 +207,25 @@ pub fn predict_at(
             load_store_s += term.seconds;
         }
         terms.push(term);
+    }
+    let span_isa = served.demands.iter().find_map(|d| match d {
+        Demand::Span { isa, .. } => Some(*isa),
+        _ => None,
+    });
+    let span = terms.iter().find(|t| t.resource == SPAN);
+    if let (Some(span), Some(isa)) = (span, span_isa) {
+        let reused_bytes: f64 = served
+            .demands
+            .iter()
+            .map(|d| match d {
+                Demand::Reuse {
+                    bytes_per_thread, ..
+                } => *bytes_per_thread,
+                _ => 0.0,
+            })
+            .sum();
+        let beside = terms::chains_with_loads(m, span, reused_bytes, isa, bound);
+        terms.extend(beside);
     }
     let chain_overlap = working_set.and_then(|b| m.chain_overlap(b));
     // One core's transfers, read (and leaned on) only for a sum that uses

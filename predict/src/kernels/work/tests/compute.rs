@@ -3,7 +3,7 @@
 
 use super::*;
 use models::kernel::Traffic;
-use models::profile::flops::ChainOverlap;
+use models::profile::flops::{ChainOverlap, SpanLoads};
 
 #[test]
 fn matmul_runs_at_the_dgemm_ceiling() {
@@ -365,4 +365,53 @@ fn a_region_adds_its_start_and_join_to_what_binds() {
         .terms
         .iter()
         .any(|t| t.resource == REGIONS && t.explain.contains("calibrate --only c2c")));
+}
+
+/// A loop with chains 8 steps deep inside (0.4 ns per element in AVX2,
+/// 1e6 elements per thread) that reads 8 MB per thread again: beside the
+/// chains each reused byte costs t_c, the loaded Horner loop's figure.
+#[test]
+fn loads_read_again_add_their_measured_cost_to_the_chains_beside_them() {
+    let work = Work {
+        demands: vec![
+            Demand::Span {
+                depth: 8.0,
+                elements_per_thread: 1e6,
+                precision: "f64",
+                isa: Some("avx2"),
+            },
+            Demand::Reuse {
+                bytes_per_thread: 8e6,
+                window_bytes: 0.0,
+            },
+        ],
+    };
+    let mut p = machine();
+    p.levels.insert(0, MemoryLevel::cache("L1", 48e3, 400e9));
+    let beside = |p: &Profile| {
+        predict(&work, &Machine::new(p), 2)
+            .unwrap()
+            .terms
+            .into_iter()
+            .find(|t| t.resource == CHAINS_WITH_LOADS)
+    };
+    // A profile without the figure keeps the chains and the loads apart.
+    assert_eq!(beside(&p), None);
+    p.sections.flops.as_mut().unwrap().span_loads = vec![SpanLoads {
+        isa: "avx2".into(),
+        depth: 4,
+        loads_per_element: 4,
+        per_byte_s: Estimate::new(5e-12, 4e-12, 6e-12),
+    }];
+    let t = beside(&p).expect("the chains with their loads");
+    let want = 1e6 * 0.4e-9 + 8e6 * 5e-12;
+    assert!((t.seconds - want).abs() < 1e-15, "{}", t.explain);
+    assert!(t.explain.contains("avx2"), "{}", t.explain);
+    // It binds: more than the chains alone or the loads at any rate.
+    let pr = predict(&work, &Machine::new(&p), 2).unwrap();
+    assert_eq!(pr.binding, CHAINS_WITH_LOADS);
+    // Code built for AVX-512 reads that set's figure, which this profile
+    // lacks.
+    p.sections.flops.as_mut().unwrap().span_loads[0].isa = "avx512".into();
+    assert_eq!(beside(&p), None);
 }

@@ -584,6 +584,36 @@ fn reused_lines_beside_streams_from_dram_cost_the_measured_window_read() {
 }
 
 #[test]
+fn loads_that_hit_l1_beside_streams_from_beyond_it_cost_the_measured_reread() {
+    let mut p = machine();
+    p.levels.insert(0, MemoryLevel::cache("L1", 48e3, 400e9));
+    let reuse = |p: &Profile, streamed| {
+        terms::reuse(&Machine::new(p), 16e6, 0.0, 1, streamed, None, Bound::Point)
+            .unwrap()
+            .seconds
+    };
+    // Without the curve: the ports' time, wherever the streams come from.
+    let ports = reuse(&p, 16e3);
+    assert!(ports > 0.0);
+    assert_eq!(reuse(&p, 8e6), ports);
+    let mut stream = serde_json::to_value(p.sections.stream.as_ref().unwrap()).unwrap();
+    stream["l1_rereads"] = json!([
+        {"threads": 1, "window_bytes": 12288.0, "per_thread_bytes": 1e6,
+         "per_byte_s": {"point": 0.0, "lo": 0.0, "hi": 1e-12}},
+        {"threads": 1, "window_bytes": 12288.0, "per_thread_bytes": 64e6,
+         "per_byte_s": {"point": 2e-12, "lo": 1e-12, "hi": 3e-12}}
+    ]);
+    p.sections.insert_json("stream", stream).unwrap();
+    // Streams of 8 MB per thread lie half-way (in log) from 1 to 64 MB:
+    // 1 ps per byte read again.
+    assert!((reuse(&p, 8e6) - 16e6 * 1e-12).abs() < 1e-15);
+    // Beyond the last point the curve stays flat.
+    assert!((reuse(&p, 1e9) - 16e6 * 2e-12).abs() < 1e-15);
+    // Streams L1 holds leave the loads their ports' time.
+    assert_eq!(reuse(&p, 16e3), ports);
+}
+
+#[test]
 fn a_memory_bound_prediction_names_both_states_of_dram_bursts_apart() {
     let stream_at_dram = Work {
         demands: vec![Demand::Memory {
