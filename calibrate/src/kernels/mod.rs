@@ -41,7 +41,7 @@ pub enum Isa {
 
 impl Isa {
     /// Every level, widest first.
-    const ALL: [Isa; 3] = [Isa::Avx512, Isa::Avx2, Isa::Scalar];
+    pub const ALL: [Isa; 3] = [Isa::Avx512, Isa::Avx2, Isa::Scalar];
 
     /// Every level the running CPU supports and the cap allows, widest
     /// first.

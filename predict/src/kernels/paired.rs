@@ -261,7 +261,7 @@ mod between;
 mod target;
 pub use beside::{Beside, MEMORY_ROUNDS};
 use between::between;
-pub use target::StreamTarget;
+pub use target::{SpanTarget, StreamTarget};
 
 #[cfg(test)]
 mod tests;

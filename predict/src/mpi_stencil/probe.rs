@@ -1,10 +1,13 @@
 //! The ghost stencil's paired re-measure: while a variant runs, every rank
 //! runs the STREAM kernels its sweep's memory time and its reused loads
-//! lean on, all at once, between the variant's sweeps, as `predict run`'s
-//! thread kernels re-measure theirs on their threads
-//! (`crate::kernels::paired`). The ranks of a host share its memory path and
-//! its cores as the threads of the profile's point do, so their bandwidth
-//! together is the figure to hold against that point's.
+//! lean on, and the Horner loop its chains lean on, all at once, between
+//! the variant's sweeps, as `predict run`'s thread kernels re-measure
+//! theirs on their threads (`crate::kernels::paired`). The ranks of a host
+//! share its memory path and its cores as the threads of the profile's
+//! point do, so their bandwidth together is the figure to hold against
+//! that point's; the Horner loop is a core's own figure, one rank's rate
+//! against the profile's one thread, where a rank whose core's sibling
+//! the host gives to other work runs slower.
 //!
 //! The ranks are separate processes, so each timing starts after a barrier
 //! and lasts as long as the slowest rank: a host's bandwidth in a timing is
@@ -17,6 +20,7 @@
 //! and length are agreed first), so no rank waits on a collective another
 //! never reaches.
 
+use calibrate::harness::kernels::span::{self, ELEMENTS};
 use calibrate::harness::kernels::stream::{run, Kernel};
 use calibrate::harness::kernels::Isa;
 use calibrate::harness::mem::{Pages, Region};
@@ -31,13 +35,26 @@ pub const TIMINGS: usize = 9;
 /// Each timing lasts at least this long on the slowest rank.
 const MIN_TIMING_S: f64 = 2e-3;
 
-/// A STREAM kernel ready to be timed on every rank at once.
+/// What a probe times on every rank.
+enum Load {
+    /// A STREAM kernel over `n` elements per array (calibrate's arrays).
+    Stream {
+        kernel: Kernel,
+        region: Region,
+        n: usize,
+    },
+    /// The Horner loop `depth` steps deep over calibrate's elements in L1.
+    Span {
+        depth: usize,
+        x: Vec<f64>,
+        y: Vec<f64>,
+    },
+}
+
+/// A kernel ready to be timed on every rank at once.
 pub struct Probe {
-    kernel: Kernel,
-    region: Region,
+    load: Load,
     isa: Isa,
-    /// Elements per array.
-    n: usize,
     /// Sweeps per timing.
     sweeps: u64,
     /// This rank's time of each timing so far, seconds.
@@ -46,22 +63,44 @@ pub struct Probe {
 
 impl Probe {
     /// `kernel` on a working set of `per_rank_bytes` on every rank
-    /// (calibrate's STREAM arrays), swept once, which sets how many sweeps make a
-    /// timing. A collective: `None` on every rank when a rank could not
-    /// allocate.
+    /// (calibrate's STREAM arrays). A collective: `None` on every rank
+    /// when a rank could not allocate.
     pub fn new(world: &SimpleCommunicator, kernel: Kernel, per_rank_bytes: u64) -> Option<Self> {
-        let region = stream_region(per_rank_bytes, Pages::Huge).ok();
+        let load = stream_region(per_rank_bytes, Pages::Huge)
+            .ok()
+            .map(|region| Load::Stream {
+                kernel,
+                region,
+                n: kernel.elems_for(per_rank_bytes as usize),
+            });
+        Self::ready(world, load, Isa::detect())
+    }
+
+    /// The Horner loop `depth` steps deep on `isa` (calibrate's span
+    /// kernel, one per rank). A collective.
+    pub fn span(world: &SimpleCommunicator, isa: Isa, depth: usize) -> Option<Self> {
+        let load = Load::Span {
+            depth,
+            x: (0..ELEMENTS)
+                .map(|i| 0.25 + i as f64 / (2 * ELEMENTS) as f64)
+                .collect(),
+            y: vec![0.0; ELEMENTS],
+        };
+        Self::ready(world, Some(load), isa)
+    }
+
+    /// The probe of `load` when every rank has one, swept once, which
+    /// sets how many sweeps make a timing (a collective).
+    fn ready(world: &SimpleCommunicator, load: Option<Load>, isa: Isa) -> Option<Self> {
         let mut all_ok = 0i32;
         world.all_reduce_into(
-            &i32::from(region.is_some()),
+            &i32::from(load.is_some()),
             &mut all_ok,
             SystemOperation::min(),
         );
         let mut probe = Self {
-            kernel,
-            region: region.filter(|_| all_ok == 1)?,
-            isa: Isa::detect(),
-            n: kernel.elems_for(per_rank_bytes as usize),
+            load: load.filter(|_| all_ok == 1)?,
+            isa,
             sweeps: 1,
             times: Vec::new(),
         };
@@ -81,24 +120,34 @@ impl Probe {
     fn timed(&mut self, world: &SimpleCommunicator) -> f64 {
         world.barrier();
         let t0 = mpi::time();
-        let mem = self.region.f64s_mut();
-        std::hint::black_box(run(self.isa, self.kernel, mem, self.n, self.sweeps));
+        match &mut self.load {
+            Load::Stream { kernel, region, n } => {
+                std::hint::black_box(run(self.isa, *kernel, region.f64s_mut(), *n, self.sweeps));
+            }
+            Load::Span { depth, x, y } => {
+                std::hint::black_box(span::run(self.isa, *depth, x, y, self.sweeps));
+            }
+        }
         mpi::time() - t0
     }
 
-    /// Bandwidth of the `ranks_per_host` ranks of a host together over the
-    /// timings kept, B/s with write-allocate traffic counted as the profile
-    /// counts it: the capability (high) estimate, each timing's bytes over
-    /// its slowest rank's time (a collective). `None` with fewer than two
-    /// timings.
-    pub fn bandwidth(&self, world: &SimpleCommunicator, ranks_per_host: usize) -> Option<f64> {
+    /// The rate over the timings kept, each timing's units over its
+    /// slowest rank's time, the capability (high) estimate (a collective):
+    /// a STREAM kernel's bytes of the `ranks_per_host` ranks of a host
+    /// together, B/s with write-allocate traffic counted as the profile
+    /// counts it; the Horner loop's elements of one rank, elements/s, as
+    /// the profile's one thread. `None` with fewer than two timings.
+    pub fn rate(&self, world: &SimpleCommunicator, ranks_per_host: usize) -> Option<f64> {
         let mut slowest = vec![0.0f64; self.times.len()];
         world.all_reduce_into(&self.times[..], &mut slowest[..], SystemOperation::max());
-        let bytes = ranks_per_host as f64
-            * self.kernel.bytes_per_elem_write_allocate()
-            * self.n as f64
-            * self.sweeps as f64;
-        let rates = slowest.iter().map(|t| bytes / t).collect();
+        let per_sweep = match &self.load {
+            Load::Stream { kernel, n, .. } => {
+                ranks_per_host as f64 * kernel.bytes_per_elem_write_allocate() * *n as f64
+            }
+            Load::Span { x, .. } => x.len() as f64,
+        };
+        let units = per_sweep * self.sweeps as f64;
+        let rates = slowest.iter().map(|t| units / t).collect();
         Sample::new(rates)
             .ok()
             .map(|s| s.summary().capability(Better::Higher).point)

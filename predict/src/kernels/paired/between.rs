@@ -5,18 +5,16 @@
 use std::time::Duration;
 
 use anyhow::Result;
-use calibrate::harness::kernels::Isa;
 use calibrate::harness::pin::{allowed_cpus, Team};
 use calibrate::harness::timer::Plan;
 use calibrate::harness::{
     bin_items, local_sum_steps, lock_throughput, measure_span, own_line_increments, placement,
     shared_line_increments, LockKind,
 };
-use models::profile::flops::SpanPoint;
 use models::profile::lock::HandOff;
 use models::profile::Profile;
 
-use super::{loads_drift, Drift, Paired};
+use super::{loads_drift, Drift, Paired, SpanTarget};
 use crate::kernels::team::team;
 use crate::kernels::terms::line_sharers;
 use crate::kernels::work::{Demand, LockKindName, SortLoop, Work};
@@ -118,40 +116,17 @@ fn local_sums_drift(
 /// The time per element of the profile's Horner loop at the measured depth
 /// nearest (in log) to the work's chains within iterations, on the set its
 /// term reads, on one thread (a core's own figure, as the profile's), now
-/// against the profile's (as rates); none without such chains or a curve.
+/// against the profile's (as rates); none without such chains or a curve
+/// ([`SpanTarget`]).
 fn span_drift(work: &Work, profile: &Profile, plan: &Plan) -> Result<Option<Drift>> {
-    let Some((depth, isa)) = work.demands.iter().find_map(|d| match d {
-        Demand::Span { depth, isa, .. } => Some((*depth, *isa)),
-        _ => None,
-    }) else {
+    let Some(target) = SpanTarget::of(work, profile) else {
         return Ok(None);
     };
-    let Some(flops) = profile.sections.flops.as_ref() else {
-        return Ok(None);
-    };
-    let Some(isa) = flops.span_set(isa) else {
-        return Ok(None);
-    };
-    let nearest = flops.span_points(isa).min_by(|a, b| {
-        let off = |p: &SpanPoint| (p.depth as f64 / depth).ln().abs();
-        off(a).total_cmp(&off(b))
-    });
-    let (Some(point), Some(level)) = (nearest, Isa::from_name(isa)) else {
-        return Ok(None);
-    };
-    if !level.supported() {
-        return Ok(None);
-    }
     let one = team(1)?;
-    let now = measure_span(&one, level, point.depth as usize, plan)?
+    let now = measure_span(&one, target.isa, target.depth, plan)?
         .low_quantile
         .point;
-    Ok(Some(Drift {
-        what: format!("{isa} chains {} steps deep, 1 thr", point.depth),
-        profile: 1.0 / point.element.time().point,
-        now: 1.0 / now,
-        unit: "elements/s",
-    }))
+    Ok(Some(target.drift(now, "1 thr")))
 }
 
 /// The time per item of the counting sort's loops the work runs (the

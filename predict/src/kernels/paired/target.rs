@@ -1,15 +1,18 @@
-//! Which profile point a STREAM drift re-measures: for a work's memory
-//! time, the kernel nearest its load/store mix at the sweep size nearest
-//! its working set (or at DRAM); for its reused loads, the load kernel in
-//! L1 (see the module docs of [`super`]).
+//! Which profile point a drift re-measures: for a work's memory time, the
+//! STREAM kernel nearest its load/store mix at the sweep size nearest its
+//! working set (or at DRAM); for its reused loads, the load kernel in L1
+//! (see the module docs of [`super`]); for its chains within iterations,
+//! the Horner loop at the measured depth nearest theirs.
 
 use anyhow::Result;
 use calibrate::harness::kernels::stream::Kernel as StreamKernel;
+use calibrate::harness::kernels::Isa;
 use calibrate::harness::mem::Pages;
 use calibrate::harness::pin::Team;
 use calibrate::harness::timer::Plan;
 use calibrate::harness::StreamRegions;
 use models::kernel::Traffic;
+use models::profile::flops::SpanPoint;
 use models::profile::stream::{StreamPoint, StreamSection};
 use models::profile::Profile;
 
@@ -17,6 +20,51 @@ use super::Drift;
 use crate::kernels::work::{Demand, Work};
 use crate::loop_figures::mix_of;
 use crate::machine::Machine;
+
+/// The profile's Horner point a work's chains within iterations lean on:
+/// the measured depth nearest (in log) to theirs, on the set their term
+/// reads, one thread's time per element.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SpanTarget {
+    pub isa: Isa,
+    pub depth: usize,
+    /// The profile's seconds per element there.
+    pub profile_s: f64,
+}
+
+impl SpanTarget {
+    /// The point for `work`; none without chains within iterations, a
+    /// curve in their set, or that set on this CPU.
+    pub fn of(work: &Work, profile: &Profile) -> Option<Self> {
+        let (depth, isa) = work.demands.iter().find_map(|d| match d {
+            Demand::Span { depth, isa, .. } => Some((*depth, *isa)),
+            _ => None,
+        })?;
+        let flops = profile.sections.flops.as_ref()?;
+        let set = flops.span_set(isa)?;
+        let point = flops.span_points(set).min_by(|a, b| {
+            let off = |p: &SpanPoint| (p.depth as f64 / depth).ln().abs();
+            off(a).total_cmp(&off(b))
+        })?;
+        let isa = Isa::from_name(set).filter(|i| i.supported())?;
+        Some(Self {
+            isa,
+            depth: point.depth as usize,
+            profile_s: point.element.time().point,
+        })
+    }
+
+    /// The drift of `now_s` seconds per element on one thread of `on`
+    /// ("1 thr", "each of 2 ranks").
+    pub fn drift(&self, now_s: f64, on: &str) -> Drift {
+        Drift {
+            what: format!("{} chains {} steps deep, {on}", self.isa, self.depth),
+            profile: 1.0 / self.profile_s,
+            now: 1.0 / now_s,
+            unit: "elements/s",
+        }
+    }
+}
 
 /// The STREAM figure a memory or loads drift re-measures: a profile
 /// point's kernel and size, and its bandwidth there.

@@ -16,7 +16,7 @@ use mpi::traits::*;
 
 use super::{load_profile, ProfileSource, RunArgs, VariantChoice};
 use crate::error::BadInput;
-use crate::kernels::paired::{Paired, StreamTarget};
+use crate::kernels::paired::{Paired, SpanTarget, StreamTarget};
 use crate::mpi_stencil::driver::{
     host_names, max_ranks_per_host, run_variant, verify_runs, RunConfig, VariantRun,
 };
@@ -27,6 +27,7 @@ use crate::mpi_stencil::probe::Probe;
 use crate::mpi_stencil::Variant;
 use calibrate::harness::atomic::AtomicFile;
 use calibrate::harness::kernels::stream::Kernel;
+use calibrate::harness::kernels::Isa;
 use calibrate::harness::watchdog::Watchdog;
 use models::profile::Profile;
 
@@ -224,12 +225,14 @@ fn setup(checked: &Checked, grid: ProcessGrid, variant: Variant, ranks_per_host:
 
 /// The paired re-measure of a variant ([`Probe`]): the profile's STREAM
 /// points that the sweep's memory time and its reused loads lean on,
-/// `[memory, loads]`, as rank 0 picks them (`profile` is rank 0's), and
-/// their probes, readied on every rank. A probe is absent on every rank
-/// without its point or when a rank could not allocate its working set.
+/// `[memory, loads]`, and the Horner point its chains lean on, as rank 0
+/// picks them (`profile` is rank 0's), and their probes, readied on every
+/// rank, `[memory, loads, span]`. A probe is absent on every rank without
+/// its point or when a rank could not allocate its working set.
 struct Pair {
     targets: [Option<StreamTarget>; 2],
-    probes: [Option<Probe>; 2],
+    span: Option<SpanTarget>,
+    probes: [Option<Probe>; 3],
 }
 
 impl Pair {
@@ -243,7 +246,8 @@ impl Pair {
                 StreamTarget::loads(w, ranks, p),
             ]
         });
-        let probes = targets.map(|t| {
+        let span = work.as_ref().and_then(|(p, w)| SpanTarget::of(w, p));
+        let [memory, loads] = targets.map(|t| {
             // (kernel's place in Kernel::ALL plus one, or 0 for none; bytes)
             let mut wire: [u64; 2] = t.map_or([0, 0], |t| {
                 let k = Kernel::ALL.iter().position(|&k| k == t.kernel);
@@ -253,20 +257,38 @@ impl Pair {
             let kernel = *Kernel::ALL.get((wire[0] as usize).checked_sub(1)?)?;
             Probe::new(world, kernel, wire[1])
         });
-        Self { targets, probes }
+        // (the set's place in Isa::ALL plus one, or 0 for none; depth)
+        let mut wire: [u64; 2] = span.map_or([0, 0], |t| {
+            let i = Isa::ALL.iter().position(|&i| i == t.isa);
+            [i.map_or(0, |i| i as u64 + 1), t.depth as u64]
+        });
+        world.process_at_rank(0).broadcast_into(&mut wire[..]);
+        let chains = (wire[0] as usize)
+            .checked_sub(1)
+            .and_then(|i| Isa::ALL.get(i))
+            .and_then(|&isa| Probe::span(world, isa, wire[1] as usize));
+        Self {
+            targets,
+            span,
+            probes: [memory, loads, chains],
+        }
     }
 
     /// The drifts the probes found (a collective): on rank 0 when it
     /// re-measured any, `None` elsewhere.
     fn drifts(&self, world: &SimpleCommunicator, s: &Setup) -> Option<Paired> {
         let ranks = s.ranks_per_host.max(1);
-        let [memory, loads] = [0, 1].map(|i| {
-            let now = self.probes[i].as_ref()?.bandwidth(world, ranks)?;
-            Some(self.targets[i]?.drift(now, &format!("{ranks} rank(s)")))
+        let on = format!("{ranks} rank(s)");
+        let [memory, loads, chains] = [0, 1, 2].map(|i| Some((i, self.probes[i].as_ref()?.rate(world, ranks)?)));
+        let [memory, loads] = [memory, loads].map(|m| {
+            let (i, now) = m?;
+            Some(self.targets[i]?.drift(now, &on))
         });
-        (memory.is_some() || loads.is_some()).then(|| Paired {
+        let span = chains.and_then(|(_, now)| Some(self.span?.drift(1.0 / now, &format!("each of {on}"))));
+        (memory.is_some() || loads.is_some() || span.is_some()).then(|| Paired {
             memory,
             loads,
+            span,
             ..Paired::default()
         })
     }
