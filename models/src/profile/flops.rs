@@ -39,8 +39,8 @@ pub struct FlopsSection {
 /// The Horner loop of [`SpanPoint`] at `depth` with the coefficient of
 /// each step loaded at a shifted offset (`loads_per_element` more loads
 /// per element that hit L1, as a stencil's neighbours do, and the same
-/// FMAs) against the plain loop at that depth, timed in pairs on one
-/// thread in L1: what one thread pays per byte of such loads beside the
+/// FMAs) against the plain loop at that depth, timed in pairs on each of
+/// `threads` threads at once in L1: what one thread pays per byte of such loads beside the
 /// arithmetic, (t_loaded − t_plain) / (8 · loads per element), at least
 /// 0. ECM counts loads and arithmetic as in-core work that overlaps
 /// (T_core = max(T_OL, T_nOL)); a core whose loads take issue slots or
@@ -50,6 +50,9 @@ pub struct FlopsSection {
 pub struct SpanLoads {
     /// "avx2", "avx512".
     pub isa: String,
+    /// Threads running the pairs at once.
+    #[serde(default = "one_thread")]
+    pub threads: usize,
     #[serde(deserialize_with = "whole")]
     pub depth: u64,
     #[serde(deserialize_with = "whole")]
@@ -59,7 +62,7 @@ pub struct SpanLoads {
     pub per_byte_s: Estimate,
 }
 
-/// `y[i] = p(x[i])` by Horner's scheme in L1 on one thread, `depth`
+/// `y[i] = p(x[i])` by Horner's scheme in L1 on each of `threads` threads at once, `depth`
 /// dependent steps per element (an FMA each, or a multiply or an add where
 /// the level has no FMA), vectorised with `isa` on f64: seconds per
 /// element. The elements are independent, so the core overlaps as many of
@@ -67,15 +70,24 @@ pub struct SpanLoads {
 /// per iteration, §4.3's Little's law on the chains in flight): at small
 /// depths the FMA throughput binds, beyond the depth where the window
 /// holds too few chains to keep the pipes busy the time grows faster than
-/// the depth.
+/// the depth. On all threads at once the cores' siblings and the host's
+/// placement of the vCPUs share the pipes: on the Xeon VM two threads ran
+/// it at about half one thread's rate when the host put them on one core.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SpanPoint {
     /// "scalar", "avx2", "avx512".
     pub isa: String,
+    /// Threads running it at once (profiles from before it: 1).
+    #[serde(default = "one_thread")]
+    pub threads: usize,
     #[serde(deserialize_with = "whole")]
     pub depth: u64,
-    /// Seconds per element.
+    /// Seconds per element of one thread.
     pub element: Sample,
+}
+
+fn one_thread() -> usize {
+    1
 }
 
 /// A dependent f64 sum over one thread's array of `per_thread_bytes`
@@ -186,23 +198,42 @@ impl FlopsSection {
     }
 
     /// Seconds per byte of loads that hit L1 beside a chain of arithmetic
-    /// in code built for `isa` (`None`: the widest measured), and the set
-    /// measured ([`SpanLoads`]); `None` without that set's figure.
-    pub fn span_load_s(&self, isa: Option<&str>) -> Option<(Estimate, String)> {
+    /// in code built for `isa` (`None`: the widest measured) on each of
+    /// `threads` threads (one thread's figure where that count was not
+    /// measured), and the set measured ([`SpanLoads`]); `None` without
+    /// that set's figure.
+    pub fn span_load_s(&self, isa: Option<&str>, threads: usize) -> Option<(Estimate, String)> {
         let isa = self.span_set(isa)?;
-        self.span_loads
-            .iter()
-            .find(|l| l.isa == isa)
+        let of = |n: usize| {
+            self.span_loads
+                .iter()
+                .find(|l| l.isa == isa && l.threads == n)
+        };
+        of(threads)
+            .or_else(|| of(1))
             .map(|l| (l.per_byte_s, l.isa.clone()))
     }
 
-    /// The span curve's points of the set `isa`.
-    pub fn span_points<'a>(&'a self, isa: &'a str) -> impl Iterator<Item = &'a SpanPoint> {
-        self.span.iter().filter(move |p| p.isa == isa)
+    /// The span curve's points of the set `isa` on `threads` threads, or
+    /// on one thread where that count was not measured.
+    pub fn span_points<'a>(
+        &'a self,
+        isa: &'a str,
+        threads: usize,
+    ) -> impl Iterator<Item = &'a SpanPoint> {
+        let measured = self
+            .span
+            .iter()
+            .any(|p| p.isa == isa && p.threads == threads);
+        let n = if measured { threads } else { 1 };
+        self.span
+            .iter()
+            .filter(move |p| p.isa == isa && p.threads == n)
     }
 
     /// Seconds per element of an iteration whose chain is `depth` steps
-    /// long, vectorised with `isa` (`None`: the widest measured), each
+    /// long, vectorised with `isa` (`None`: the widest measured), on each
+    /// of `threads` threads ([`Self::span_points`]), each
     /// point at `pick` of its estimate: linear in log–log between the
     /// measured depths and along the nearest segment's slope beyond them
     /// (below the first depth, where the throughput binds, that slope is
@@ -211,11 +242,12 @@ impl FlopsSection {
         &self,
         isa: Option<&str>,
         depth: f64,
+        threads: usize,
         pick: impl Fn(&Estimate) -> f64,
     ) -> Option<(f64, String)> {
         let isa = self.span_set(isa)?;
         let mut pts: Vec<(f64, f64)> = self
-            .span_points(isa)
+            .span_points(isa, threads)
             .map(|p| (p.depth as f64, pick(&p.element.time()).ln()))
             .collect();
         pts.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -245,12 +277,14 @@ mod tests {
     fn span_loads_are_read_in_the_loops_set_or_the_widest() {
         let loads = |isa: &str, ps: f64| SpanLoads {
             isa: isa.into(),
+            threads: 1,
             depth: 4,
             loads_per_element: 4,
             per_byte_s: Estimate::new(ps * 1e-12, 0.0, 2.0 * ps * 1e-12),
         };
         let span = |isa: &str| SpanPoint {
             isa: isa.into(),
+            threads: 1,
             depth: 4,
             element: Sample::new(1e-10, 1e-10, 1e-10),
         };
@@ -259,10 +293,22 @@ mod tests {
             span_loads: vec![loads("avx2", 3.0), loads("avx512", 1.0)],
             ..Default::default()
         };
-        let ps = |isa| s.span_load_s(isa).map(|(e, set)| (e.point * 1e12, set));
-        assert_eq!(ps(Some("avx2")), Some((3.0, "avx2".to_string())));
-        assert_eq!(ps(None), Some((1.0, "avx512".to_string())));
-        assert_eq!(ps(Some("scalar")), None);
+        let ps = |isa, threads| {
+            s.span_load_s(isa, threads)
+                .map(|(e, set)| (e.point * 1e12, set))
+        };
+        assert_eq!(ps(Some("avx2"), 1), Some((3.0, "avx2".to_string())));
+        assert_eq!(ps(None, 1), Some((1.0, "avx512".to_string())));
+        assert_eq!(ps(Some("scalar"), 1), None);
+        // No two-thread figure: one thread's stands for it.
+        assert_eq!(ps(Some("avx2"), 2), Some((3.0, "avx2".to_string())));
+        let mut both = s.clone();
+        both.span_loads.push(SpanLoads {
+            threads: 2,
+            ..loads("avx2", 6.0)
+        });
+        let (e, _) = both.span_load_s(Some("avx2"), 2).unwrap();
+        assert!((e.point - 6e-12).abs() < 1e-24);
     }
 
     #[test]
@@ -283,6 +329,7 @@ mod tests {
     fn a_span_is_read_in_log_log_between_and_beyond_the_measured_depths() {
         let point = |isa: &str, depth, t: f64| SpanPoint {
             isa: isa.into(),
+            threads: 1,
             depth,
             element: Sample {
                 median: t,
@@ -300,7 +347,7 @@ mod tests {
             ],
             ..Default::default()
         };
-        let at = |isa, depth| s.span_element_s(isa, depth, |e| e.point).map(|(t, _)| t);
+        let at = |isa, depth| s.span_element_s(isa, depth, 1, |e| e.point).map(|(t, _)| t);
         let near = |a: Option<f64>, b: f64| (a.unwrap() - b).abs() < 1e-12 * b;
         // Proportional to the depth below 8, as its square beyond.
         assert!(near(at(Some("avx2"), 2.0), 0.5e-9));
@@ -311,11 +358,25 @@ mod tests {
         assert_eq!(s.span_isas(), ["avx512", "avx2", "scalar"]);
         assert_eq!(at(None, 8.0), None);
         assert_eq!(at(Some("avx2"), 0.0), None);
+        // Two threads read one thread's curve until their own is measured,
+        // then theirs alone.
+        assert!(near(
+            s.span_element_s(Some("avx2"), 12.0, 2, |e| e.point)
+                .map(|(t, _)| t),
+            4.5e-9
+        ));
+        let mut both = s.clone();
+        both.span.extend([4, 8].map(|d| SpanPoint {
+            threads: 2,
+            ..point("avx2", d, 2.0 * d as f64 / 4.0 * 1e-9)
+        }));
+        let two = both.span_element_s(Some("avx2"), 6.0, 2, |e| e.point);
+        assert!(near(two.map(|(t, _)| t), 3.0e-9));
         let s = FlopsSection {
             span: s.span[..5].to_vec(),
             ..Default::default()
         };
-        let (t, isa) = s.span_element_s(None, 8.0, |e| e.point).unwrap();
+        let (t, isa) = s.span_element_s(None, 8.0, 1, |e| e.point).unwrap();
         assert!(near(Some(t), 2.0e-9) && isa == "avx2", "{t} {isa}");
     }
 

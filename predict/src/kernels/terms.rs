@@ -183,9 +183,10 @@ pub fn span(
     elements_per_thread: f64,
     precision: &str,
     isa: Option<&str>,
+    threads: usize,
     bound: Bound,
 ) -> Result<Term, Missing> {
-    let (t, isa) = m.span_element_s(isa, depth, bound)?;
+    let (t, isa) = m.span_element_s(isa, depth, threads, bound)?;
     let lanes = if precision == "f32" && isa != "scalar" {
         2.0
     } else {
@@ -195,7 +196,7 @@ pub fn span(
         resource: SPAN,
         seconds: elements_per_thread * t / lanes,
         explain: format!(
-            "elements per thread · t_e(depth){} = {elements_per_thread:.4e} · {} (the calibrated Horner loop {depth} steps deep, {isa}, one thread in L1; §4.2, §4.3)",
+            "elements per thread · t_e(depth){} = {elements_per_thread:.4e} · {} (the calibrated Horner loop {depth} steps deep, {isa}, in L1 on {threads} thread(s) at once; §4.2, §4.3)",
             if lanes > 1.0 { " / 2 (f32)" } else { "" },
             Si(t, "s"),
         ),
@@ -205,7 +206,7 @@ pub fn span(
 /// The core's own work beside its chains: the chains within iterations
 /// (`span`, [`span`]'s term) and the `reused_bytes` per thread its loads
 /// read again, at t_c, what calibrate's Horner loop paid per byte of
-/// loads at shifted offsets beside the same chain in L1
+/// loads at shifted offsets beside the same chain in L1 on as many threads
 /// ([`Machine::span_load_s`], in the set `isa` the span read). ECM lets
 /// in-core arithmetic and loads overlap, T_core = max(T_OL, T_nOL); t_c
 /// measures how much of the loads' time the core pays on top (up to all
@@ -216,19 +217,20 @@ pub fn chains_with_loads(
     span: &Term,
     reused_bytes: f64,
     isa: Option<&str>,
+    threads: usize,
     bound: Bound,
 ) -> Option<Term> {
     if reused_bytes <= 0.0 {
         return None;
     }
-    let (t_c, set) = m.span_load_s(isa, bound)?;
+    let (t_c, set) = m.span_load_s(isa, threads, bound)?;
     let loads_s = reused_bytes * t_c;
     Some(Term {
         resource: CHAINS_WITH_LOADS,
         seconds: span.seconds + loads_s,
         explain: format!(
             "chains within iterations {} + reused bytes · t_c = {} · {} (t_c: what the Horner loop \
-             paid per byte of loads at shifted offsets beside its chain in L1, {set}; the core's \
+             paid per byte of loads at shifted offsets beside its chain in L1, {set}, {threads} thread(s); the core's \
              own work, whichever level the lines come from; §4.2)",
             Si(span.seconds, "s"),
             Si(reused_bytes, "B"),

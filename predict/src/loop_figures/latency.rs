@@ -85,19 +85,21 @@ impl<'a> Machine<'a> {
     }
 
     /// Seconds per element of an iteration with a chain `depth` steps deep
-    /// inside, vectorised with `isa` (`None`: the widest measured), and the
-    /// set read (`models::profile::flops::FlopsSection::span_element_s`).
+    /// inside, vectorised with `isa` (`None`: the widest measured), on each
+    /// of `threads` threads, and the set read
+    /// (`models::profile::flops::FlopsSection::span_element_s`).
     pub fn span_element_s(
         &self,
         isa: Option<&str>,
         depth: f64,
+        threads: usize,
         bound: Bound,
     ) -> Result<(f64, String), Missing> {
         self.profile
             .sections
             .flops
             .as_ref()
-            .and_then(|f| f.span_element_s(isa, depth, |e| bound.of_time(e)))
+            .and_then(|f| f.span_element_s(isa, depth, threads, |e| bound.of_time(e)))
             .map(|(t, isa)| (t / self.now.span, isa))
             .ok_or_else(|| Missing {
                 what: format!(
@@ -110,11 +112,21 @@ impl<'a> Machine<'a> {
 
     /// Seconds one thread pays per byte of loads that hit L1 beside the
     /// chains of iterations vectorised with `isa` (`None`: the widest
-    /// measured), and the set read
+    /// measured) on each of `threads` threads, and the set read
     /// (`models::profile::flops::FlopsSection::span_load_s`), scaled as
     /// the span curve is; `None` for a profile without it.
-    pub fn span_load_s(&self, isa: Option<&str>, bound: Bound) -> Option<(f64, String)> {
-        let (e, set) = self.profile.sections.flops.as_ref()?.span_load_s(isa)?;
+    pub fn span_load_s(
+        &self,
+        isa: Option<&str>,
+        threads: usize,
+        bound: Bound,
+    ) -> Option<(f64, String)> {
+        let (e, set) = self
+            .profile
+            .sections
+            .flops
+            .as_ref()?
+            .span_load_s(isa, threads)?;
         Some((bound.of_time(&e) / self.now.span, set))
     }
 

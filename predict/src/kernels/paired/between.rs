@@ -15,7 +15,6 @@ use models::profile::lock::HandOff;
 use models::profile::Profile;
 
 use super::{loads_drift, Drift, Paired, SpanTarget};
-use crate::kernels::team::team;
 use crate::kernels::terms::line_sharers;
 use crate::kernels::work::{Demand, LockKindName, SortLoop, Work};
 
@@ -33,7 +32,7 @@ pub(super) fn between(work: &Work, team: &Team, profile: &Profile, plan: &Plan) 
         handoffs: handoffs_drift(work, threads, profile, plan)?,
         migrations: migrations_drift(work, threads, profile, plan)?,
         loads: loads_drift(work, team, profile, plan)?,
-        span: span_drift(work, profile, plan)?,
+        span: span_drift(work, team, profile, plan)?,
         placement_line_s: placement(&allowed_cpus()[..threads])?,
         ..Paired::default()
     })
@@ -115,18 +114,18 @@ fn local_sums_drift(
 
 /// The time per element of the profile's Horner loop at the measured depth
 /// nearest (in log) to the work's chains within iterations, on the set its
-/// term reads, on one thread (a core's own figure, as the profile's), now
-/// against the profile's (as rates); none without such chains or a curve
-/// ([`SpanTarget`]).
-fn span_drift(work: &Work, profile: &Profile, plan: &Plan) -> Result<Option<Drift>> {
-    let Some(target) = SpanTarget::of(work, profile) else {
+/// term reads, on as many threads at once as the profile's point (the
+/// team's, or one), now against the profile's (as rates); none without
+/// such chains or a curve ([`SpanTarget`]).
+fn span_drift(work: &Work, team: &Team, profile: &Profile, plan: &Plan) -> Result<Option<Drift>> {
+    let Some(target) = SpanTarget::of(work, profile, team.threads()) else {
         return Ok(None);
     };
-    let one = team(1)?;
-    let now = measure_span(&one, target.isa, target.depth, plan)?
+    let on = crate::kernels::team::team(target.threads)?;
+    let now = measure_span(&on, target.isa, target.depth, plan)?
         .low_quantile
         .point;
-    Ok(Some(target.drift(now, "1 thr")))
+    Ok(Some(target.drift(now, &format!("{} thr", target.threads))))
 }
 
 /// The time per item of the counting sort's loops the work runs (the

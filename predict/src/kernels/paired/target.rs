@@ -23,26 +23,30 @@ use crate::machine::Machine;
 
 /// The profile's Horner point a work's chains within iterations lean on:
 /// the measured depth nearest (in log) to theirs, on the set their term
-/// reads, one thread's time per element.
+/// reads, at the threads running at once whose curve their term reads,
+/// one thread's time per element.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SpanTarget {
     pub isa: Isa,
     pub depth: usize,
+    /// Threads of the point: the work's, or one where the profile has no
+    /// curve on as many.
+    pub threads: usize,
     /// The profile's seconds per element there.
     pub profile_s: f64,
 }
 
 impl SpanTarget {
-    /// The point for `work`; none without chains within iterations, a
-    /// curve in their set, or that set on this CPU.
-    pub fn of(work: &Work, profile: &Profile) -> Option<Self> {
+    /// The point for `work` on `threads` threads; none without chains
+    /// within iterations, a curve in their set, or that set on this CPU.
+    pub fn of(work: &Work, profile: &Profile, threads: usize) -> Option<Self> {
         let (depth, isa) = work.demands.iter().find_map(|d| match d {
             Demand::Span { depth, isa, .. } => Some((*depth, *isa)),
             _ => None,
         })?;
         let flops = profile.sections.flops.as_ref()?;
         let set = flops.span_set(isa)?;
-        let point = flops.span_points(set).min_by(|a, b| {
+        let point = flops.span_points(set, threads).min_by(|a, b| {
             let off = |p: &SpanPoint| (p.depth as f64 / depth).ln().abs();
             off(a).total_cmp(&off(b))
         })?;
@@ -50,12 +54,13 @@ impl SpanTarget {
         Some(Self {
             isa,
             depth: point.depth as usize,
+            threads: point.threads,
             profile_s: point.element.time().point,
         })
     }
 
     /// The drift of `now_s` seconds per element on one thread of `on`
-    /// ("1 thr", "each of 2 ranks").
+    /// ("2 thr", "each of 2 rank(s)").
     pub fn drift(&self, now_s: f64, on: &str) -> Drift {
         Drift {
             what: format!("{} chains {} steps deep, {on}", self.isa, self.depth),

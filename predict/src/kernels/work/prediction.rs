@@ -135,7 +135,15 @@ pub fn predict_at(
                 elements_per_thread,
                 precision,
                 isa,
-            } => terms::span(m, *depth, *elements_per_thread, precision, *isa, bound)?,
+            } => terms::span(
+                m,
+                *depth,
+                *elements_per_thread,
+                precision,
+                *isa,
+                threads,
+                bound,
+            )?,
             Demand::Lock {
                 ops,
                 kind,
@@ -224,7 +232,7 @@ pub fn predict_at(
                 _ => 0.0,
             })
             .sum();
-        let beside = terms::chains_with_loads(m, span, reused_bytes, isa, bound);
+        let beside = terms::chains_with_loads(m, span, reused_bytes, isa, threads, bound);
         terms.extend(beside);
     }
     let chain_overlap = working_set.and_then(|b| m.chain_overlap(b));

@@ -246,7 +246,7 @@ impl Pair {
                 StreamTarget::loads(w, ranks, p),
             ]
         });
-        let span = work.as_ref().and_then(|(p, w)| SpanTarget::of(w, p));
+        let span = work.as_ref().and_then(|(p, w)| SpanTarget::of(w, p, ranks));
         let [memory, loads] = targets.map(|t| {
             // (kernel's place in Kernel::ALL plus one, or 0 for none; bytes)
             let mut wire: [u64; 2] = t.map_or([0, 0], |t| {
@@ -279,12 +279,14 @@ impl Pair {
     fn drifts(&self, world: &SimpleCommunicator, s: &Setup) -> Option<Paired> {
         let ranks = s.ranks_per_host.max(1);
         let on = format!("{ranks} rank(s)");
-        let [memory, loads, chains] = [0, 1, 2].map(|i| Some((i, self.probes[i].as_ref()?.rate(world, ranks)?)));
+        let [memory, loads, chains] =
+            [0, 1, 2].map(|i| Some((i, self.probes[i].as_ref()?.rate(world, ranks)?)));
         let [memory, loads] = [memory, loads].map(|m| {
             let (i, now) = m?;
             Some(self.targets[i]?.drift(now, &on))
         });
-        let span = chains.and_then(|(_, now)| Some(self.span?.drift(1.0 / now, &format!("each of {on}"))));
+        let span =
+            chains.and_then(|(_, now)| Some(self.span?.drift(1.0 / now, &format!("each of {on}"))));
         (memory.is_some() || loads.is_some() || span.is_some()).then(|| Paired {
             memory,
             loads,

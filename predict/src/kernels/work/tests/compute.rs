@@ -399,6 +399,7 @@ fn loads_read_again_add_their_measured_cost_to_the_chains_beside_them() {
     assert_eq!(beside(&p), None);
     p.sections.flops.as_mut().unwrap().span_loads = vec![SpanLoads {
         isa: "avx2".into(),
+        threads: 1,
         depth: 4,
         loads_per_element: 4,
         per_byte_s: Estimate::new(5e-12, 4e-12, 6e-12),
@@ -410,6 +411,17 @@ fn loads_read_again_add_their_measured_cost_to_the_chains_beside_them() {
     // It binds: more than the chains alone or the loads at any rate.
     let pr = predict(&work, &Machine::new(&p), 2).unwrap();
     assert_eq!(pr.binding, CHAINS_WITH_LOADS);
+    // With a figure on two threads at once, a loop on two reads it.
+    let mut two = p.clone();
+    let flops = two.sections.flops.as_mut().unwrap();
+    flops.span_loads.push(SpanLoads {
+        threads: 2,
+        per_byte_s: Estimate::exact(10e-12),
+        ..flops.span_loads[0].clone()
+    });
+    let t = beside(&two).unwrap();
+    assert!((t.seconds - (1e6 * 0.4e-9 + 8e6 * 10e-12)).abs() < 1e-15);
+    assert!(t.explain.contains("2 thread(s)"), "{}", t.explain);
     // Code built for AVX-512 reads that set's figure, which this profile
     // lacks.
     p.sections.flops.as_mut().unwrap().span_loads[0].isa = "avx512".into();
