@@ -19,13 +19,18 @@
 //! * the update's other loads, which hit lines fetched before: left and
 //!   right in L1, the row above and the update's own row within the
 //!   layer condition's window of (4·(rx+2) − 2)·8 bytes, in the level that
-//!   holds it (Kerncraft's layer condition); their load-port time adds to
-//!   the rank's own traffic (ECM's non-overlapping in-core part), and
-//!   while the rank's streams come from DRAM the reads from that window
-//!   cost what calibrate's lagged copy measured beside a copy from DRAM;
-//!   the ranks' traffic on the host's shared memory bounds apart (ECM's
-//!   saturation, with the calibrated knee between the core's and the
-//!   shared system's time, `models::saturation`);
+//!   holds it (Kerncraft's layer condition); their cost adds to the
+//!   rank's own traffic: the load-port time while L1 holds the streams,
+//!   what calibrate's lagged copy paid per byte read again from an L1
+//!   window beside streams from further out, and, for a window beyond
+//!   L1 while the streams come from DRAM, what it paid beside a copy from
+//!   DRAM; the ranks' traffic on the host's shared memory bounds apart
+//!   (ECM's saturation, with the calibrated knee between the core's and
+//!   the shared system's time, `models::saturation`);
+//! * the update's chain, five operations deep per element, as the
+//!   calibrated Horner loop of that depth, with the four reused loads
+//!   beside it at what a loaded Horner loop paid per byte (`chains +
+//!   loads`, the core's own work);
 //! * 5 flops per update against the f64 compute ceiling.
 //!
 //! The slowest of these binds; t_comp is that time for the largest block,
