@@ -24,8 +24,9 @@
 //! core does not overlap with its line transfers. ECM adds all of it on
 //! Intel's older cores and none on AMD's; a core that overlaps part of it
 //! reads in between. On the Xeon VM (family 6, model 207) the two rereads
-//! of each element cost 0.0–0.4 ps per byte beside copies from L2, L3 and
-//! DRAM, against the 4.6 ps of its L1 load kernel's rate.
+//! of each element cost 0.0–2.8 ps per byte beside copies from L2 and L3
+//! in the five profiles of a run (0.0–5.5 beside DRAM), against the 4.6 ps
+//! of its AVX2 L1 load kernel's rate.
 //!
 //! How the two bounds combine is measured with the same pairs on all
 //! threads, each thread on its share of the DRAM working set, right after
