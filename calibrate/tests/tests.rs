@@ -275,25 +275,42 @@ fn only_runs_write_a_valid_profile_and_merge_sections() {
         );
     }
     assert!(q.summary.peak_flops_f64_1t.is_some());
-    // Every depth of the span on every set; 64 FMAs an element take far
-    // longer than 4, whatever the window.
+    // Every depth of the span on every set, on one thread and on all at
+    // once; 64 FMAs an element take far longer than 4, whatever the
+    // window. Each vector set has its loads beside the chains on each.
     let flops = q.sections.flops.as_ref().unwrap();
+    let mut counts: Vec<usize> = flops.span.iter().map(|p| p.threads).collect();
+    counts.sort_unstable();
+    counts.dedup();
+    assert_eq!(counts.first(), Some(&1));
     for isa in flops.span_isas() {
-        let at = |depth| {
-            flops
-                .span
+        for &threads in &counts {
+            let at = |depth| {
+                flops
+                    .span
+                    .iter()
+                    .find(|p| p.isa == isa && p.depth == depth && p.threads == threads)
+                    .unwrap_or_else(|| panic!("{isa} at depth {depth}: {:?}", flops.span))
+                    .element
+                    .time()
+                    .point
+            };
+            assert!(at(64) > 4.0 * at(4), "{isa}: {} against {}", at(64), at(4));
+            let on = |p: &&models::profile::flops::SpanPoint| p.isa == isa && p.threads == threads;
+            assert_eq!(
+                flops.span.iter().filter(on).count(),
+                calibrate::kernels::span::DEPTHS.len()
+            );
+            let loads = flops
+                .span_loads
                 .iter()
-                .find(|p| p.isa == isa && p.depth == depth)
-                .unwrap_or_else(|| panic!("{isa} at depth {depth}: {:?}", flops.span))
-                .element
-                .time()
-                .point
-        };
-        assert!(at(64) > 4.0 * at(4), "{isa}: {} against {}", at(64), at(4));
-        assert_eq!(
-            flops.span.iter().filter(|p| p.isa == isa).count(),
-            calibrate::kernels::span::DEPTHS.len()
-        );
+                .filter(|l| l.isa == isa && l.threads == threads);
+            assert_eq!(
+                loads.count(),
+                usize::from(isa != "scalar"),
+                "{isa} on {threads}"
+            );
+        }
     }
     assert!(!q.ceilings.is_empty());
     assert!(

@@ -80,6 +80,14 @@ fn loaded_scalar(x: &[f64], c: &[f64], y: &mut [f64]) {
     }
 }
 
+/// [`ELEMENTS`] inputs x of `y = p(x)`, in [0.25, 0.75): the values stay
+/// normal at every depth.
+pub fn inputs() -> Vec<f64> {
+    (0..ELEMENTS)
+        .map(|i| 0.25 + i as f64 / (2 * ELEMENTS) as f64)
+        .collect()
+}
+
 /// Runs `sweeps` sweeps of `y = p(x)` with `depth` dependent steps per
 /// element on `isa` and returns a value of `y` (through [`black_box`]).
 ///

@@ -229,9 +229,9 @@ pub fn chains_with_loads(
         resource: CHAINS_WITH_LOADS,
         seconds: span.seconds + loads_s,
         explain: format!(
-            "chains within iterations {} + reused bytes · t_c = {} · {} (t_c: what the Horner loop \
-             paid per byte of loads at shifted offsets beside its chain in L1, {set}, {threads} thread(s); the core's \
-             own work, whichever level the lines come from; §4.2)",
+            "chains within iterations {} + reused bytes · t_c = {} · {} (t_c: what the Horner \
+             loop paid per byte of loads at shifted offsets beside its chain in L1, {set}, \
+             {threads} thread(s); the core's own work, whichever level the lines come from; §4.2)",
             Si(span.seconds, "s"),
             Si(reused_bytes, "B"),
             Si(t_c, "s/B"),

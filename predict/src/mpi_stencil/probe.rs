@@ -6,8 +6,8 @@
 //! share its memory path and its cores as the threads of the profile's
 //! point do, so their bandwidth together is the figure to hold against
 //! that point's; the Horner loop is a core's own figure, one rank's rate
-//! against the profile's one thread, where a rank whose core's sibling
-//! the host gives to other work runs slower.
+//! against the profile's point on as many threads at once, where a rank
+//! whose core's sibling the host gives to other work runs slower.
 //!
 //! The ranks are separate processes, so each timing starts after a barrier
 //! and lasts as long as the slowest rank: a host's bandwidth in a timing is
@@ -81,9 +81,7 @@ impl Probe {
     pub fn span(world: &SimpleCommunicator, isa: Isa, depth: usize) -> Option<Self> {
         let load = Load::Span {
             depth,
-            x: (0..ELEMENTS)
-                .map(|i| 0.25 + i as f64 / (2 * ELEMENTS) as f64)
-                .collect(),
+            x: span::inputs(),
             y: vec![0.0; ELEMENTS],
         };
         Self::ready(world, Some(load), isa)

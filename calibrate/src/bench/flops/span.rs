@@ -74,7 +74,7 @@ fn span_loads(team: &Team, isa: Isa, plan: &Plan) -> Result<SpanLoads> {
     let state: Vec<_> = (0..team.threads())
         .map(|_| {
             Mutex::new((
-                inputs(),
+                span::inputs(),
                 (0..COEFFICIENTS)
                     .map(|i| 0.5 + i as f64 / (4 * COEFFICIENTS) as f64)
                     .collect::<Vec<f64>>(),
@@ -104,19 +104,12 @@ fn span_loads(team: &Team, isa: Isa, plan: &Plan) -> Result<SpanLoads> {
     })
 }
 
-/// The inputs x of `y = p(x)`, in (0.25, 0.75).
-fn inputs() -> Vec<f64> {
-    (0..ELEMENTS)
-        .map(|i| 0.25 + i as f64 / (2 * ELEMENTS) as f64)
-        .collect()
-}
-
 /// Seconds per element of one thread of `y = p(x)` `depth` steps deep on
 /// `isa`, on each thread of `team` at once, over [`ELEMENTS`] elements in
 /// L1 each.
 pub fn measure_span(team: &Team, isa: Isa, depth: usize, plan: &Plan) -> Result<Summary> {
     let state: Vec<_> = (0..team.threads())
-        .map(|_| Mutex::new((inputs(), vec![0.0; ELEMENTS])))
+        .map(|_| Mutex::new((span::inputs(), vec![0.0; ELEMENTS])))
         .collect();
     let m = measure(plan, |inner, count| {
         team.time_batch(&state, inner, count, |(x, y), sweeps| {

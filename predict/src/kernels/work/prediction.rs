@@ -216,25 +216,7 @@ pub fn predict_at(
         }
         terms.push(term);
     }
-    let span_isa = served.demands.iter().find_map(|d| match d {
-        Demand::Span { isa, .. } => Some(*isa),
-        _ => None,
-    });
-    let span = terms.iter().find(|t| t.resource == SPAN);
-    if let (Some(span), Some(isa)) = (span, span_isa) {
-        let reused_bytes: f64 = served
-            .demands
-            .iter()
-            .map(|d| match d {
-                Demand::Reuse {
-                    bytes_per_thread, ..
-                } => *bytes_per_thread,
-                _ => 0.0,
-            })
-            .sum();
-        let beside = terms::chains_with_loads(m, span, reused_bytes, isa, threads, bound);
-        terms.extend(beside);
-    }
+    terms.extend(chains_with_loads(served, &terms, m, threads, bound));
     let chain_overlap = working_set.and_then(|b| m.chain_overlap(b));
     // One core's transfers, read (and leaned on) only for a sum that uses
     // them.
@@ -305,6 +287,34 @@ pub fn predict_at(
         terms,
         states_s,
     })
+}
+
+/// The chains within iterations of `work` (their term among `terms`)
+/// with every load it reads again beside them, in the core
+/// ([`terms::chains_with_loads`]); none without both.
+fn chains_with_loads(
+    work: &Work,
+    terms: &[Term],
+    m: &Machine,
+    threads: usize,
+    bound: Bound,
+) -> Option<Term> {
+    let span = terms.iter().find(|t| t.resource == SPAN)?;
+    let isa = work.demands.iter().find_map(|d| match d {
+        Demand::Span { isa, .. } => Some(*isa),
+        _ => None,
+    })?;
+    let reused_bytes: f64 = work
+        .demands
+        .iter()
+        .map(|d| match d {
+            Demand::Reuse {
+                bytes_per_thread, ..
+            } => *bytes_per_thread,
+            _ => 0.0,
+        })
+        .sum();
+    terms::chains_with_loads(m, span, reused_bytes, isa, threads, bound)
 }
 
 /// Memory at DRAM in two states: `work` predicted at either end of the

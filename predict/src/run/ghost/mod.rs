@@ -279,14 +279,14 @@ impl Pair {
     fn drifts(&self, world: &SimpleCommunicator, s: &Setup) -> Option<Paired> {
         let ranks = s.ranks_per_host.max(1);
         let on = format!("{ranks} rank(s)");
-        let [memory, loads, chains] =
-            [0, 1, 2].map(|i| Some((i, self.probes[i].as_ref()?.rate(world, ranks)?)));
-        let [memory, loads] = [memory, loads].map(|m| {
-            let (i, now) = m?;
-            Some(self.targets[i]?.drift(now, &on))
-        });
-        let span =
-            chains.and_then(|(_, now)| Some(self.span?.drift(1.0 / now, &format!("each of {on}"))));
+        // Every rank takes part in each probe's collective, in order.
+        let now = self
+            .probes
+            .each_ref()
+            .map(|p| p.as_ref().and_then(|p| p.rate(world, ranks)));
+        let [memory, loads] =
+            [0, 1].map(|i| self.targets[i].zip(now[i]).map(|(t, r)| t.drift(r, &on)));
+        let span = (self.span.zip(now[2])).map(|(t, r)| t.drift(1.0 / r, &format!("each of {on}")));
         (memory.is_some() || loads.is_some() || span.is_some()).then(|| Paired {
             memory,
             loads,
