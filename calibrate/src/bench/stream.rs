@@ -392,51 +392,7 @@ impl Bench for Stream {
                 binary_bytes(r.per_thread_bytes)
             )
         }));
-        if !windows.curve.is_empty() {
-            let curve: Vec<String> = windows
-                .curve
-                .iter()
-                .map(|w| {
-                    format!(
-                        "{} {}",
-                        binary_bytes(w.window_bytes),
-                        models::units::Si(1.0 / w.per_byte_s.point, "B/s")
-                    )
-                })
-                .collect();
-            out.notes.push(format!(
-                "stream windows: one thread reads lines again from a reuse window, beside its copy from DRAM, at {} (window, bytes per second of the added time)",
-                curve.join(", ")
-            ));
-        }
-        if !windows.l1_rereads.is_empty() {
-            let curve: Vec<String> = windows
-                .l1_rereads
-                .iter()
-                .map(|w| {
-                    format!(
-                        "{} {}",
-                        binary_bytes(w.per_thread_bytes),
-                        models::units::Si(w.per_byte_s.point, "s/B")
-                    )
-                })
-                .collect();
-            out.notes.push(format!(
-                "stream L1 rereads: one thread reads lines again from a {} window in L1 beside its copy of {} (streams per thread, seconds per byte of the added time)",
-                binary_bytes(windows.l1_rereads[0].window_bytes),
-                curve.join(", ")
-            ));
-        }
-        if let Some(k) = &windows.knee {
-            out.notes.push(format!(
-                "stream knee: on {} threads a copy with reads from a reuse window runs as T^k = T_core^k + T_bus^k − T_stream^k with k = {:.1} ({:.1}–{:.1} over {} windows; k = 1: the core's work adds to the shared memory's time, large k: the larger of the two binds)",
-                k.threads,
-                k.exponent.point,
-                k.exponent.lo,
-                k.exponent.hi,
-                k.points.len()
-            ));
-        }
+        out.notes.extend(windows.notes());
         let base_dram = base_page_dram(&base);
         out.notes.extend(base_page_note(&base_dram, &dram));
         out.notes.extend(narrower_note(&dram, &narrower));

@@ -46,7 +46,7 @@ use anyhow::Result;
 use models::profile::stream::{KneePoint, StreamKnee, StreamWindow};
 use models::saturation::fit_exponent;
 use models::stats::Better;
-use models::units::binary_bytes;
+use models::units::{binary_bytes, Si};
 
 use super::pairs::{median_range, PAIRS};
 use super::regions;
@@ -68,6 +68,50 @@ pub struct Windows {
     pub curve: Vec<StreamWindow>,
     pub knee: Option<StreamKnee>,
     pub l1_rereads: Vec<StreamWindow>,
+}
+
+impl Windows {
+    /// One note per curve measured: the DRAM windows (bytes per second of
+    /// the added time), the L1 window beside each level (seconds per
+    /// byte) and the knee.
+    pub fn notes(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        let listed = |points: &[StreamWindow], each: &dyn Fn(&StreamWindow) -> String| {
+            points.iter().map(each).collect::<Vec<_>>().join(", ")
+        };
+        if !self.curve.is_empty() {
+            notes.push(format!(
+                "stream windows: one thread reads lines again from a reuse window, beside its copy from DRAM, at {} (window, bytes per second of the added time)",
+                listed(&self.curve, &|w| format!(
+                    "{} {}",
+                    binary_bytes(w.window_bytes),
+                    Si(1.0 / w.per_byte_s.point, "B/s")
+                ))
+            ));
+        }
+        if let Some(first) = self.l1_rereads.first() {
+            notes.push(format!(
+                "stream L1 rereads: one thread reads lines again from a {} window in L1 beside its copy of {} (streams per thread, seconds per byte of the added time)",
+                binary_bytes(first.window_bytes),
+                listed(&self.l1_rereads, &|w| format!(
+                    "{} {}",
+                    binary_bytes(w.per_thread_bytes),
+                    Si(w.per_byte_s.point, "s/B")
+                ))
+            ));
+        }
+        if let Some(k) = &self.knee {
+            notes.push(format!(
+                "stream knee: on {} threads a copy with reads from a reuse window runs as T^k = T_core^k + T_bus^k − T_stream^k with k = {:.1} ({:.1}–{:.1} over {} windows; k = 1: the core's work adds to the shared memory's time, large k: the larger of the two binds)",
+                k.threads,
+                k.exponent.point,
+                k.exponent.lo,
+                k.exponent.hi,
+                k.points.len()
+            ));
+        }
+        notes
+    }
 }
 
 /// The working sets per thread the L1 window is measured beside: half of
