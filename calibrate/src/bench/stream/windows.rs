@@ -82,11 +82,13 @@ impl Windows {
         if !self.curve.is_empty() {
             notes.push(format!(
                 "stream windows: one thread reads lines again from a reuse window, beside its copy from DRAM, at {} (window, bytes per second of the added time)",
-                listed(&self.curve, &|w| format!(
-                    "{} {}",
-                    binary_bytes(w.window_bytes),
-                    Si(1.0 / w.per_byte_s.point, "B/s")
-                ))
+                listed(&self.curve, &|w| {
+                    let rate = match w.per_byte_s.point {
+                        t if t > 0.0 => Si(1.0 / t, "B/s").to_string(),
+                        _ => "no added time".into(),
+                    };
+                    format!("{} {rate}", binary_bytes(w.window_bytes))
+                })
             ));
         }
         if let Some(first) = self.l1_rereads.first() {
