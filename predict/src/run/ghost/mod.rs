@@ -248,25 +248,13 @@ impl Pair {
         });
         let span = work.as_ref().and_then(|(p, w)| SpanTarget::of(w, p, ranks));
         let [memory, loads] = targets.map(|t| {
-            // (kernel's place in Kernel::ALL plus one, or 0 for none; bytes)
-            let mut wire: [u64; 2] = t.map_or([0, 0], |t| {
-                let k = Kernel::ALL.iter().position(|&k| k == t.kernel);
-                [k.map_or(0, |k| k as u64 + 1), t.per_thread_bytes]
-            });
-            world.process_at_rank(0).broadcast_into(&mut wire[..]);
-            let kernel = *Kernel::ALL.get((wire[0] as usize).checked_sub(1)?)?;
-            Probe::new(world, kernel, wire[1])
+            let chosen = t.map(|t| (t.kernel, t.per_thread_bytes));
+            let (kernel, bytes) = rank_zeros_choice(world, &Kernel::ALL, chosen)?;
+            Probe::new(world, kernel, bytes)
         });
-        // (the set's place in Isa::ALL plus one, or 0 for none; depth)
-        let mut wire: [u64; 2] = span.map_or([0, 0], |t| {
-            let i = Isa::ALL.iter().position(|&i| i == t.isa);
-            [i.map_or(0, |i| i as u64 + 1), t.depth as u64]
-        });
-        world.process_at_rank(0).broadcast_into(&mut wire[..]);
-        let chains = (wire[0] as usize)
-            .checked_sub(1)
-            .and_then(|i| Isa::ALL.get(i))
-            .and_then(|&isa| Probe::span(world, isa, wire[1] as usize));
+        let chosen = span.map(|t| (t.isa, t.depth as u64));
+        let chains = rank_zeros_choice(world, &Isa::ALL, chosen)
+            .and_then(|(isa, depth)| Probe::span(world, isa, depth as usize));
         Self {
             targets,
             span,
@@ -286,7 +274,10 @@ impl Pair {
             .map(|p| p.as_ref().and_then(|p| p.rate(world, ranks)));
         let [memory, loads] =
             [0, 1].map(|i| self.targets[i].zip(now[i]).map(|(t, r)| t.drift(r, &on)));
-        let span = (self.span.zip(now[2])).map(|(t, r)| t.drift(1.0 / r, &format!("each of {on}")));
+        let span = self
+            .span
+            .zip(now[2])
+            .map(|(t, r)| t.drift(1.0 / r, &format!("each of {on}")));
         (memory.is_some() || loads.is_some() || span.is_some()).then(|| Paired {
             memory,
             loads,
@@ -294,6 +285,23 @@ impl Pair {
             ..Paired::default()
         })
     }
+}
+
+/// Rank 0's `chosen` item of `all` with its size, on every rank (a
+/// collective): sent as the item's place in `all` plus one (0 for none)
+/// and the size.
+fn rank_zeros_choice<T: Copy + PartialEq>(
+    world: &SimpleCommunicator,
+    all: &[T],
+    chosen: Option<(T, u64)>,
+) -> Option<(T, u64)> {
+    let mut wire: [u64; 2] = chosen.map_or([0, 0], |(item, size)| {
+        let at = all.iter().position(|&i| i == item);
+        [at.map_or(0, |i| i as u64 + 1), size]
+    });
+    world.process_at_rank(0).broadcast_into(&mut wire[..]);
+    let item = *all.get((wire[0] as usize).checked_sub(1)?)?;
+    Some((item, wire[1]))
 }
 
 /// CPUs online on this host (not the affinity mask: mpirun binds each rank
