@@ -19,6 +19,18 @@
 //! Every rank makes the same calls in the same order (the timings' count
 //! and length are agreed first), so no rank waits on a collective another
 //! never reaches.
+//!
+//! A STREAM point that a cache holds is restored before each timing, as
+//! the thread kernels' memory figure is (`crate::kernels::team::Pace`):
+//! the sweeps between two timings push its arrays out, and on the Xeon VM
+//! the copy at 32 MiB per rank, timed on arrays the sweeps had evicted
+//! from the L3, read 0.44× of the profile's bandwidth while the N = 2048
+//! sweeps beside it moved their bytes at 0.94× of it (the paired
+//! prediction +84% to +115%). Alternated in two runs each, the paired
+//! prediction read +77% to +97% without the restore and −4% to −15% with
+//! it, the sweeps' times the same either way.
+
+use std::convert::Infallible;
 
 use calibrate::harness::kernels::span::{self, ELEMENTS};
 use calibrate::harness::kernels::stream::{run, Kernel};
@@ -29,6 +41,8 @@ use models::stats::{Better, Sample};
 use mpi::collective::SystemOperation;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
+
+use crate::kernels::team::Pace;
 
 /// Timings of a probe over a variant's run.
 pub const TIMINGS: usize = 9;
@@ -55,17 +69,31 @@ enum Load {
 pub struct Probe {
     load: Load,
     isa: Isa,
+    /// Ranks on this host, whose STREAM bytes together make its bandwidth.
+    ranks_per_host: usize,
     /// Sweeps per timing.
     sweeps: u64,
+    /// For a STREAM point a cache holds, its pace (seconds per byte of the
+    /// host) against the profile's, restored before each timing.
+    pace: Option<Pace>,
     /// This rank's time of each timing so far, seconds.
     times: Vec<f64>,
 }
 
 impl Probe {
     /// `kernel` on a working set of `per_rank_bytes` on every rank
-    /// (calibrate's STREAM arrays). A collective: `None` on every rank
-    /// when a rank could not allocate.
-    pub fn new(world: &SimpleCommunicator, kernel: Kernel, per_rank_bytes: u64) -> Option<Self> {
+    /// (calibrate's STREAM arrays), of `ranks_per_host` ranks on each
+    /// host; `cached_bandwidth` is the profile's bandwidth there (B/s,
+    /// write-allocate counted) when a cache holds the point, which each
+    /// timing is then restored to. A collective: `None` on every rank when
+    /// a rank could not allocate.
+    pub fn new(
+        world: &SimpleCommunicator,
+        kernel: Kernel,
+        per_rank_bytes: u64,
+        ranks_per_host: usize,
+        cached_bandwidth: Option<f64>,
+    ) -> Option<Self> {
         let load = stream_region(per_rank_bytes, Pages::Huge)
             .ok()
             .map(|region| Load::Stream {
@@ -73,7 +101,9 @@ impl Probe {
                 region,
                 n: kernel.elems_for(per_rank_bytes as usize),
             });
-        Self::ready(world, load, Isa::detect())
+        let mut probe = Self::ready(world, load, Isa::detect(), ranks_per_host)?;
+        probe.pace = cached_bandwidth.map(|b| Pace::from(1.0 / b));
+        Some(probe)
     }
 
     /// The Horner loop `depth` steps deep on `isa` (calibrate's span
@@ -84,12 +114,17 @@ impl Probe {
             x: span::inputs(),
             y: vec![0.0; ELEMENTS],
         };
-        Self::ready(world, Some(load), isa)
+        Self::ready(world, Some(load), isa, 1)
     }
 
     /// The probe of `load` when every rank has one, swept once, which
     /// sets how many sweeps make a timing (a collective).
-    fn ready(world: &SimpleCommunicator, load: Option<Load>, isa: Isa) -> Option<Self> {
+    fn ready(
+        world: &SimpleCommunicator,
+        load: Option<Load>,
+        isa: Isa,
+        ranks_per_host: usize,
+    ) -> Option<Self> {
         let mut all_ok = 0i32;
         world.all_reduce_into(
             &i32::from(load.is_some()),
@@ -99,17 +134,27 @@ impl Probe {
         let mut probe = Self {
             load: load.filter(|_| all_ok == 1)?,
             isa,
+            ranks_per_host,
             sweeps: 1,
+            pace: None,
             times: Vec::new(),
         };
-        let mut slowest = 0.0f64;
-        world.all_reduce_into(&probe.timed(world), &mut slowest, SystemOperation::max());
-        probe.sweeps = (MIN_TIMING_S / slowest.max(1e-9)).ceil().max(1.0) as u64;
+        let first = slowest(world, &[probe.timed(world)])[0];
+        probe.sweeps = (MIN_TIMING_S / first.max(1e-9)).ceil().max(1.0) as u64;
         Some(probe)
     }
 
-    /// One timing on every rank, kept (a collective).
+    /// One timing on every rank, kept (a collective), after the untimed
+    /// ones that restore a cached point ([`Pace::restore`]); every rank
+    /// reads each untimed one's slowest time, so all run as many.
     pub fn time(&mut self, world: &SimpleCommunicator) {
+        if let Some(mut pace) = self.pace.take() {
+            let Ok(()) = pace.restore(|| {
+                let t = slowest(world, &[self.timed(world)])[0];
+                Ok::<_, Infallible>(t / self.units())
+            });
+            self.pace = Some(pace);
+        }
         let t = self.timed(world);
         self.times.push(t);
     }
@@ -129,23 +174,30 @@ impl Probe {
         mpi::time() - t0
     }
 
-    /// The rate over the timings kept, each timing's units over its
-    /// slowest rank's time, the capability (high) estimate (a collective):
-    /// a STREAM kernel's bytes of the `ranks_per_host` ranks of a host
-    /// together, B/s with write-allocate traffic counted as the profile
-    /// counts it; the Horner loop's elements of one rank, elements/s, as
-    /// the profile's one thread. `None` with fewer than two timings.
-    pub fn rate(&self, world: &SimpleCommunicator, ranks_per_host: usize) -> Option<f64> {
-        let mut slowest = vec![0.0f64; self.times.len()];
-        world.all_reduce_into(&self.times[..], &mut slowest[..], SystemOperation::max());
+    /// The units one timing does: a STREAM kernel's bytes of the host's
+    /// ranks together, with write-allocate traffic counted as the profile
+    /// counts it; the Horner loop's elements of one rank, as the profile's
+    /// one thread.
+    fn units(&self) -> f64 {
         let per_sweep = match &self.load {
             Load::Stream { kernel, n, .. } => {
-                ranks_per_host as f64 * kernel.bytes_per_elem_write_allocate() * *n as f64
+                self.ranks_per_host as f64 * kernel.bytes_per_elem_write_allocate() * *n as f64
             }
             Load::Span { x, .. } => x.len() as f64,
         };
-        let units = per_sweep * self.sweeps as f64;
-        let rates = slowest.iter().map(|t| units / t).collect();
+        per_sweep * self.sweeps as f64
+    }
+
+    /// The rate over the timings kept, each timing's [`Probe::units`] over
+    /// its slowest rank's time, the capability (high) estimate (a
+    /// collective): B/s of a host's ranks for a STREAM kernel, elements/s
+    /// of one rank for the Horner loop. `None` with fewer than two timings.
+    pub fn rate(&self, world: &SimpleCommunicator) -> Option<f64> {
+        let units = self.units();
+        let rates = slowest(world, &self.times)
+            .iter()
+            .map(|t| units / t)
+            .collect();
         Sample::new(rates)
             .ok()
             .map(|s| s.summary().capability(Better::Higher).point)
@@ -166,6 +218,13 @@ impl Probe {
                 && (sweep - warmup) / step <= TIMINGS
         }
     }
+}
+
+/// The slowest rank's value of each of `times` (a collective).
+fn slowest(world: &SimpleCommunicator, times: &[f64]) -> Vec<f64> {
+    let mut slowest = vec![0.0f64; times.len()];
+    world.all_reduce_into(times, &mut slowest[..], SystemOperation::max());
+    slowest
 }
 
 #[cfg(test)]

@@ -249,8 +249,10 @@ impl Pair {
         let span = work.as_ref().and_then(|(p, w)| SpanTarget::of(w, p, ranks));
         let [memory, loads] = targets.map(|t| {
             let chosen = t.map(|t| (t.kernel, t.per_thread_bytes));
+            let cached =
+                rank_zeros_value(world, t.filter(|t| t.cached).map(|t| t.profile_bandwidth));
             let (kernel, bytes) = rank_zeros_choice(world, &Kernel::ALL, chosen)?;
-            Probe::new(world, kernel, bytes)
+            Probe::new(world, kernel, bytes, ranks, cached)
         });
         let chosen = span.map(|t| (t.isa, t.depth as u64));
         let chains = rank_zeros_choice(world, &Isa::ALL, chosen)
@@ -271,7 +273,7 @@ impl Pair {
         let now = self
             .probes
             .each_ref()
-            .map(|p| p.as_ref().and_then(|p| p.rate(world, ranks)));
+            .map(|p| p.as_ref().and_then(|p| p.rate(world)));
         let [memory, loads] =
             [0, 1].map(|i| self.targets[i].zip(now[i]).map(|(t, r)| t.drift(r, &on)));
         let span = self
@@ -302,6 +304,13 @@ fn rank_zeros_choice<T: Copy + PartialEq>(
     world.process_at_rank(0).broadcast_into(&mut wire[..]);
     let item = *all.get((wire[0] as usize).checked_sub(1)?)?;
     Some((item, wire[1]))
+}
+
+/// Rank 0's `value` on every rank (a collective), sent as NaN for none.
+fn rank_zeros_value(world: &SimpleCommunicator, value: Option<f64>) -> Option<f64> {
+    let mut wire = value.unwrap_or(f64::NAN);
+    world.process_at_rank(0).broadcast_into(&mut wire);
+    (!wire.is_nan()).then_some(wire)
 }
 
 /// CPUs online on this host (not the affinity mask: mpirun binds each rank
