@@ -14,8 +14,8 @@
 //!   benchmark whose figure predicts it;
 //! * [`placement`]: a short ping-pong that tells where the host runs two
 //!   CPUs, beside a kernel whose speed depends on it;
-//! * [`measure_size`] and [`measure_flops`]: calibrate's STREAM and peak
-//!   measurements themselves, for re-measuring a profile figure next to a
+//! * [`measure_size`], [`measure_flops`] and [`measure_dgemm`]: calibrate's
+//!   STREAM, peak and dgemm measurements themselves, for re-measuring a profile figure next to a
 //!   kernel (`predict run`'s paired prediction), and [`stream_region`],
 //!   one thread's STREAM arrays, for timing them another way (across MPI
 //!   ranks);
@@ -28,8 +28,8 @@
 
 pub use crate::atomic;
 pub use crate::bench::c2c::placement;
-pub use crate::bench::flops::measure_flops;
 pub use crate::bench::flops::span::measure_span;
+pub use crate::bench::flops::{measure_dgemm, measure_flops};
 pub use crate::bench::increments::{
     bin_items, local_sum_steps, own_line_increments, shared_line_increments,
 };

@@ -3,8 +3,8 @@
 //! a prediction need not assume the machine stayed as it was when
 //! `calibrate` ran (on a shared VM the memory bandwidth drifts by tens of
 //! per cent within minutes, and where the host runs the vCPUs changes
-//! within a second). Every figure but compute is interleaved with the
-//! timings ([`Beside`]); compute follows them.
+//! within a second). Every figure is interleaved with the timings
+//! ([`Beside`]).
 //!
 //! These figures are re-measured, each with calibrate's own benchmark, at a
 //! point the profile holds, so that the pair compares like with like:
@@ -15,7 +15,8 @@
 //!   working set per thread, or at the profile's DRAM size when the working
 //!   set lies beyond the sweep, as the model reads the level
 //!   (`crate::loop_figures`' level curve);
-//! * **compute**: the register FMA peak of the variant's precision;
+//! * **compute**: the ceiling the variant's compute term reads, the
+//!   register FMA peak of its precision or the dgemm ceiling ([`compute_drift`]);
 //! * **increments**: the time per increment of a counter, on its own line
 //!   or on one line with the variant's other sharers, as `calibrate`'s c2c
 //!   benchmark measures it. Whether a line's writes cross between the two
@@ -71,16 +72,14 @@
 //! 32 MiB L3.
 
 use anyhow::Result;
-use calibrate::harness::kernels::fma::{FlopKernel, Precision};
 use calibrate::harness::pin::Team;
 use calibrate::harness::timer::Plan;
-use calibrate::harness::{measure_flops, StreamRegions};
-use models::profile::{CeilingKernel, Profile};
-use models::stats::Better;
+use calibrate::harness::StreamRegions;
+use models::profile::Profile;
 use serde::Serialize;
 
 use super::team::team;
-use super::work::{predict, Demand, Prediction, Work};
+use super::work::{predict, Prediction, Work};
 use crate::machine::{Machine, Missing, Now};
 
 /// A profile figure measured again next to a kernel.
@@ -195,7 +194,6 @@ pub fn probe(work: &Work, threads: usize, profile: &Profile) -> Result<Paired> {
     let plan = Plan::quick();
     Ok(Paired {
         memory: memory_drift(work, &team, profile, &plan)?,
-        compute: compute_drift(work, &team, profile, &plan)?,
         ..between(work, &team, profile, &plan)?
     })
 }
@@ -219,41 +217,6 @@ fn stream_drift(target: StreamTarget, team: &Team, plan: &Plan) -> Result<Drift>
     let regions = StreamRegions::new(team, target.per_thread_bytes, target.pages())?;
     let now = target.now(&regions, team, plan)?;
     Ok(target.drift(now, &format!("{} thr", team.threads())))
-}
-
-/// The register FMA peak of the work's precision, now against the
-/// profile's; none without flops or a profile ceiling for them.
-pub(super) fn compute_drift(
-    work: &Work,
-    team: &Team,
-    profile: &Profile,
-    plan: &Plan,
-) -> Result<Option<Drift>> {
-    let Some(name) = work.demands.iter().find_map(|d| match d {
-        Demand::Flops { precision, .. } => Some(*precision),
-        _ => None,
-    }) else {
-        return Ok(None);
-    };
-    let threads = team.threads();
-    let Some(c) = profile.ceiling(name, threads, CeilingKernel::Registers, None) else {
-        return Ok(None);
-    };
-    let precision = if name == "f32" {
-        Precision::F32
-    } else {
-        Precision::F64
-    };
-    let fk = FlopKernel::widest(precision);
-    let now = measure_flops(team, fk, plan)?
-        .capability(Better::Higher)
-        .point;
-    Ok(Some(Drift {
-        what: format!("{}, {threads} thr", fk.label()),
-        profile: c.flops.point,
-        now,
-        unit: "FLOP/s",
-    }))
 }
 
 mod beside;

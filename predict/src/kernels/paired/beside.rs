@@ -12,7 +12,7 @@ use calibrate::harness::StreamRegions;
 use models::profile::Profile;
 use models::stats::{capability, median, Better};
 
-use super::{between, compute_drift, Drift, Paired, StreamTarget};
+use super::{between, Drift, Paired, StreamTarget};
 use crate::kernels::team::{team, Pace};
 use crate::kernels::work::Work;
 
@@ -42,8 +42,7 @@ fn round_plan() -> Plan {
 /// the 0.2-quantile of the timings). The memory figure is measured the
 /// same way on regions allocated once, after every other timing and at
 /// most [`MEMORY_ROUNDS`] times (a round at a DRAM working set takes tens
-/// of milliseconds); compute, whose drift moves over minutes, once after
-/// the timings.
+/// of milliseconds).
 pub struct Beside<'a> {
     state: State<'a>,
 }
@@ -195,8 +194,7 @@ impl<'a> Beside<'a> {
 
     /// The drifts: each of `between`'s and the memory figure read from its
     /// rounds as the kernel's time is from its timings (if no round ran,
-    /// one quick re-measure), then compute measured now. None when there
-    /// was nothing to re-measure.
+    /// one quick re-measure). None when there was nothing to re-measure.
     pub fn finish(self) -> Result<Option<Paired>> {
         let (work, profile, team, rounds, memory) = match self.state {
             State::Off => return Ok(None),
@@ -218,7 +216,6 @@ impl<'a> Beside<'a> {
         };
         Ok(Some(Paired {
             memory: memory.map(|m| m.drift(&team, &plan)).transpose()?,
-            compute: compute_drift(work, &team, profile, &plan)?,
             ..between
         }))
     }
@@ -255,6 +252,7 @@ fn of_the_rounds(rounds: &[Paired]) -> Paired {
         })
     };
     Paired {
+        compute: of(|p| &p.compute),
         increments: of(|p| &p.increments),
         local_sums: of(|p| &p.local_sums),
         bin_loops: of(|p| &p.bin_loops),

@@ -1,18 +1,20 @@
 //! The figures that follow where the host runs the vCPUs: each drift
-//! measured in L1 or on a few lines, short enough to sit between two of a
-//! kernel's timings ([`super::Beside`]).
+//! measured in registers, in L1 or L2 or on a few lines, short enough to
+//! sit between two of a kernel's timings ([`super::Beside`]).
 
 use std::time::Duration;
 
 use anyhow::Result;
+use calibrate::harness::kernels::fma::{FlopKernel, Precision};
 use calibrate::harness::pin::{allowed_cpus, Team};
 use calibrate::harness::timer::Plan;
 use calibrate::harness::{
-    bin_items, local_sum_steps, lock_throughput, measure_span, own_line_increments, placement,
-    shared_line_increments, LockKind,
+    bin_items, local_sum_steps, lock_throughput, measure_dgemm, measure_flops, measure_span,
+    own_line_increments, placement, shared_line_increments, LockKind,
 };
 use models::profile::lock::HandOff;
-use models::profile::Profile;
+use models::profile::{CeilingKernel, Profile};
+use models::stats::Better;
 
 use super::{loads_drift, Drift, Paired, SpanTarget};
 use crate::kernels::terms::line_sharers;
@@ -20,12 +22,14 @@ use crate::kernels::work::{Demand, LockKindName, SortLoop, Work};
 
 /// The figures that follow where the host runs the vCPUs (on one core's
 /// siblings or on two cores, near or far for a line's migration), which
-/// can change within a second: increments, local sums, bin loops,
-/// hand-offs, migrations, loads and the chains within iterations, each in
-/// L1 or on a few lines, and the placement itself.
+/// can change within a second: the compute ceiling, increments, local
+/// sums, bin loops, hand-offs, migrations, loads and the chains within
+/// iterations, each in registers, in L1 or L2, or on a few lines, and the
+/// placement itself.
 pub(super) fn between(work: &Work, team: &Team, profile: &Profile, plan: &Plan) -> Result<Paired> {
     let threads = team.threads();
     Ok(Paired {
+        compute: compute_drift(work, team, profile, plan)?,
         increments: increments_drift(work, team, profile, plan)?,
         local_sums: local_sums_drift(work, team, profile, plan)?,
         bin_loops: bin_loops_drift(work, team, profile, plan)?,
@@ -36,6 +40,53 @@ pub(super) fn between(work: &Work, team: &Team, profile: &Profile, plan: &Plan) 
         placement_line_s: placement(&allowed_cpus()[..threads])?,
         ..Paired::default()
     })
+}
+
+/// The ceiling the work's compute term reads, now against the profile's:
+/// the register FMA peak of its precision, or the dgemm ceiling for work
+/// that names it; none without flops or a profile ceiling for them.
+///
+/// The two move apart: on the Xeon VM the dgemm ceiling of five `--quick`
+/// profiles of one run read either about 80 or about 50 GFLOP/s on one
+/// thread, and the blocked matmul beside them ran in 28–30 ms or in
+/// 44–48 ms, while the register peak held at 112–115 GFLOP/s in every
+/// profile and every re-measure.
+fn compute_drift(
+    work: &Work,
+    team: &Team,
+    profile: &Profile,
+    plan: &Plan,
+) -> Result<Option<Drift>> {
+    let Some((name, ceiling)) = work.demands.iter().find_map(|d| match d {
+        Demand::Flops {
+            precision, ceiling, ..
+        } => Some((*precision, *ceiling)),
+        _ => None,
+    }) else {
+        return Ok(None);
+    };
+    let threads = team.threads();
+    let Some(c) = profile.ceiling(name, threads, ceiling, None) else {
+        return Ok(None);
+    };
+    let (what, now) = match ceiling {
+        CeilingKernel::Dgemm => ("f64 dgemm".to_string(), measure_dgemm(team, plan)?),
+        CeilingKernel::Registers => {
+            let precision = if name == "f32" {
+                Precision::F32
+            } else {
+                Precision::F64
+            };
+            let fk = FlopKernel::widest(precision);
+            (fk.label(), measure_flops(team, fk, plan)?)
+        }
+    };
+    Ok(Some(Drift {
+        what: format!("{what}, {threads} thr"),
+        profile: c.flops.point,
+        now: now.capability(Better::Higher).point,
+        unit: "FLOP/s",
+    }))
 }
 
 /// The time per increment of the work's counters, on `sharers` threads'
@@ -250,4 +301,63 @@ fn lock_drift(
         now,
         unit: "op/s",
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use models::profile::{ComputeCeiling, Provenance};
+    use models::Estimate;
+
+    /// A profile with one-thread f64 ceilings in registers and in dgemm.
+    fn ceilings() -> Profile {
+        let mut p = Profile::new(Provenance::default());
+        for (name, kernel, flops) in [
+            ("f64 fma", CeilingKernel::Registers, 50e9),
+            ("f64 dgemm", CeilingKernel::Dgemm, 30e9),
+        ] {
+            p.ceilings.push(ComputeCeiling {
+                name: name.into(),
+                precision: "f64".into(),
+                isa: "avx2".into(),
+                fma: true,
+                threads: 1,
+                flops: Estimate::exact(flops),
+                kernel,
+            });
+        }
+        p
+    }
+
+    #[test]
+    fn the_compute_drift_re_measures_the_ceiling_the_work_reads() {
+        let team = crate::kernels::team::team(1).unwrap();
+        let (p, plan) = (ceilings(), Plan::quick().with_reps(2));
+        let flops = |ceiling| Work {
+            demands: vec![Demand::Flops {
+                flops: 1e9,
+                precision: "f64",
+                ceiling,
+                isa: None,
+            }],
+        };
+        let dgemm = compute_drift(&flops(CeilingKernel::Dgemm), &team, &p, &plan)
+            .unwrap()
+            .unwrap();
+        assert!(dgemm.what.starts_with("f64 dgemm"), "{}", dgemm.what);
+        assert_eq!(dgemm.profile, 30e9);
+        let peak = compute_drift(&flops(CeilingKernel::Registers), &team, &p, &plan)
+            .unwrap()
+            .unwrap();
+        assert!(!peak.what.contains("dgemm"), "{}", peak.what);
+        assert_eq!(peak.profile, 50e9);
+        assert!(dgemm.now > 0.0 && peak.now > 0.0);
+        // No flops, or no ceiling of that kind: nothing.
+        let none = Work { demands: vec![] };
+        assert!(compute_drift(&none, &team, &p, &plan).unwrap().is_none());
+        let mut registers_only = p.clone();
+        registers_only.ceilings.pop();
+        let dgemm = compute_drift(&flops(CeilingKernel::Dgemm), &team, &registers_only, &plan);
+        assert!(dgemm.unwrap().is_none());
+    }
 }

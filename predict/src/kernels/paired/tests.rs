@@ -3,6 +3,7 @@
 
 use super::target::nearest_point;
 use super::*;
+use crate::kernels::work::Demand;
 use calibrate::harness::kernels::stream::Kernel as StreamKernel;
 use models::kernel::Traffic;
 use models::profile::stream::StreamSweep;
