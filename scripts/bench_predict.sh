@@ -86,8 +86,9 @@ for r in $(seq 1 "$rounds"); do
   OMP_NUM_THREADS=$(nproc) OMP_PROC_BIND=close OMP_PLACES=cores "$binning_c" $((1 << 20)) > "$work/binning-c-$r.txt"
   keep_network "$work/profile-$r.json" data/profiles/dev-vm.json "$work/profile-net-$r.json"
   for n in $ghost_n; do
-    # About 0.2 s of sweeps at every size.
-    iters=$(( (1 << 24) / (n * n) + 20 ))
+    # At least 100 sweeps, so that the probes between them (nine at most,
+    # spread over the run) leave sweeps at the kernel's pace between them.
+    iters=$(( (1 << 26) / (n * n) + 100 ))
     mpirun -np 2 target/release/predict run --kernel ghost-stencil --n "$n" --iters "$iters" \
       --variant all --profile "$work/profile-net-$r.json" --json --no-record > "$work/ghost-$r-$n.json"
   done

@@ -13,8 +13,10 @@
 //! is left out of the sample.
 //!
 //! The paired re-measure's probes ([`super::probe`]) are timed between
-//! sweeps, spread over the run; the sweep after each probe, on caches the
-//! probe has used, is left out of the sample too.
+//! sweeps, spread over the run. The sweeps after each probe run on caches
+//! the probe has used, and are left out of the sample until the sweeps
+//! have won them back ([`kept`]), as the thread kernels' untimed calls
+//! restore theirs after a re-measure (`crate::kernels::team::Pace`).
 
 use mpi::collective::SystemOperation;
 use mpi::topology::SimpleCommunicator;
@@ -26,6 +28,7 @@ use super::layout::{Layout, ProcessGrid};
 use super::probe::Probe;
 use super::serial;
 use super::Variant;
+use crate::kernels::team::Pace;
 use calibrate::harness::watchdog::Watchdog;
 
 /// Tag of the gathered blocks of `--verify`.
@@ -58,8 +61,8 @@ pub struct VariantRun {
     pub iterations: usize,
     /// Leading sweeps left out of the timing sample.
     pub warmup: usize,
-    /// Time of each sweep after the warm-up but those right after a probe,
-    /// the slowest rank's, seconds.
+    /// Time of each sweep after the warm-up but those that win the caches
+    /// back after a probe ([`kept`]), the slowest rank's, seconds.
     pub times_s: Vec<f64>,
     /// Time of each residual reduction, seconds (rank 0's).
     pub reduction_s: Vec<f64>,
@@ -87,6 +90,42 @@ pub fn warmup_of(iterations: usize) -> usize {
     }
 }
 
+/// The sweep times `times` (the slowest rank's, in order) that the sample
+/// keeps: those after the first `warmup` but the ones that win the caches
+/// back after a probe (`after_probe[i]`: sweep `i` follows one). Read in
+/// order with a [`Pace`] of the fastest sweep so far, the sweeps after a
+/// probe are its restore's passes ([`Pace::restore`]): as many as the most
+/// a restore has taken before, then more until one runs within 10% of the
+/// fastest, [`crate::kernels::team::RESTORE_MAX`] at most, none past the
+/// next probe. On the Xeon VM the sweeps at N = 2048 (33.6 MB per rank)
+/// took three after a probe to come back to their pace (2.2, 2.1, 1.9
+/// then 1.8 ms), where one had been left out.
+pub fn kept(times: &[f64], after_probe: &[bool], warmup: usize) -> Vec<f64> {
+    let mut pace = Pace::default();
+    let mut kept = Vec::new();
+    let mut i = 0;
+    while i < times.len() {
+        if after_probe[i] {
+            let start = i;
+            // The passes end at the run's end or at the next probe.
+            let _ = pace.restore(|| match times.get(i) {
+                Some(&t) if i == start || !after_probe[i] => {
+                    i += 1;
+                    Ok(t)
+                }
+                _ => Err(()),
+            });
+            continue;
+        }
+        pace.steady(times[i]);
+        if i >= warmup {
+            kept.push(times[i]);
+        }
+        i += 1;
+    }
+    kept
+}
+
 /// Runs `variant` on every rank of `world`, timing the `probes` there are
 /// (the same on every rank) between its sweeps ([`Probe::every`]).
 pub fn run_variant(
@@ -109,8 +148,8 @@ pub fn run_variant(
     let mut converged = false;
     let every = cfg.check_every.max(1);
     let probe_after = Probe::every(cfg.iters, warmup_of(cfg.iters));
-    // Sweeps run on caches a probe has just used.
-    let mut disturbed = Vec::with_capacity(cfg.iters);
+    // Sweeps that follow a probe.
+    let mut after_probe = Vec::with_capacity(cfg.iters);
 
     wd.step(format!("running the {} variant", variant.name()));
     world.barrier();
@@ -124,7 +163,7 @@ pub fn run_variant(
             }
         };
         times.push(mpi::time() - t0);
-        disturbed.push(it > 1 && probes.iter().any(Option::is_some) && probe_after(it - 1));
+        after_probe.push(it > 1 && probes.iter().any(Option::is_some) && probe_after(it - 1));
         block.swap();
         if check {
             let t1 = mpi::time();
@@ -147,12 +186,7 @@ pub fn run_variant(
     let mut slowest = vec![0.0f64; times.len()];
     world.all_reduce_into(&times[..], &mut slowest[..], SystemOperation::max());
     let warmup = warmup_of(iterations);
-    let times_s = slowest
-        .into_iter()
-        .zip(disturbed)
-        .skip(warmup)
-        .filter_map(|(t, d)| (!d).then_some(t))
-        .collect();
+    let times_s = kept(&slowest, &after_probe, warmup);
     let mut checksum = 0u64;
     world.all_reduce_into(&block.checksum(), &mut checksum, SystemOperation::sum());
     let gathered = if cfg.verify {
@@ -279,6 +313,25 @@ mod tests {
         assert_eq!(warmup_of(9), 0);
         assert_eq!(warmup_of(10), 1);
         assert_eq!(warmup_of(200), 10);
+    }
+
+    #[test]
+    fn the_sweeps_after_a_probe_are_left_out_until_they_run_at_pace() {
+        let p = [
+            false, false, false, true, false, false, false, true, false, false,
+        ];
+        // Sweep 3 follows a probe: 3 and 4 run slow, 5 at the pace again
+        // (within 10% of 1.0) and is the restore's last pass; after the
+        // probe before 7, as many passes as before at least (7, 8, 9),
+        // though 8 already runs at the pace.
+        let t = [1.2, 1.0, 1.0, 2.0, 1.5, 1.05, 1.0, 1.6, 1.0, 1.0];
+        assert_eq!(kept(&t, &p, 1), [1.0, 1.0, 1.0]);
+        // The warm-up is left out, and a restore stops at the next probe.
+        let p = [false, true, false, true, false];
+        let t = [1.0, 3.0, 3.0, 3.0, 1.0];
+        assert_eq!(kept(&t, &p, 0), [1.0]);
+        // No probe: every sweep after the warm-up.
+        assert_eq!(kept(&[3.0, 1.0, 2.0], &[false; 3], 1), [1.0, 2.0]);
     }
 
     #[test]
