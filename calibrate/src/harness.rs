@@ -15,8 +15,9 @@
 //! * [`placement`]: a short ping-pong that tells where the host runs two
 //!   CPUs, beside a kernel whose speed depends on it;
 //! * [`measure_size`], [`measure_flops`] and [`measure_dgemm`]: calibrate's
-//!   STREAM, peak and dgemm measurements themselves, for re-measuring a profile figure next to a
-//!   kernel (`predict run`'s paired prediction), and [`stream_region`],
+//!   STREAM, peak and dgemm measurements themselves, for re-measuring a
+//!   profile figure next to a kernel (`predict run`'s paired prediction),
+//!   and [`stream_region`],
 //!   one thread's STREAM arrays, for timing them another way (across MPI
 //!   ranks);
 //! * [`sysinfo`]: the CPU model, RAM and host name of the provenance;

@@ -98,8 +98,8 @@ pub fn warmup_of(iterations: usize) -> usize {
 /// a restore has taken before, then more until one runs within 10% of the
 /// fastest, [`crate::kernels::team::RESTORE_MAX`] at most, none past the
 /// next probe. On the Xeon VM the sweeps at N = 2048 (33.6 MB per rank)
-/// took three after a probe to come back to their pace (2.2, 2.1, 1.9
-/// then 1.8 ms), where one had been left out.
+/// took three after a probe to come back to their pace (2.2, 2.1 and
+/// 1.9 ms, against 1.7–1.8 ms), where one had been left out.
 pub fn kept(times: &[f64], after_probe: &[bool], warmup: usize) -> Vec<f64> {
     let mut pace = Pace::default();
     let mut kept = Vec::new();

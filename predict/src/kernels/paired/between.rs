@@ -46,10 +46,10 @@ pub(super) fn between(work: &Work, team: &Team, profile: &Profile, plan: &Plan) 
 /// the register FMA peak of its precision, or the dgemm ceiling for work
 /// that names it; none without flops or a profile ceiling for them.
 ///
-/// The two move apart: on the Xeon VM the dgemm ceiling of five `--quick`
-/// profiles of one run read either about 80 or about 50 GFLOP/s on one
-/// thread, and the blocked matmul beside them ran in 28–30 ms or in
-/// 44–48 ms, while the register peak held at 112–115 GFLOP/s in every
+/// The two move apart: on the Xeon VM the dgemm ceiling of the five
+/// profiles of one accuracy run read 78 GFLOP/s on one thread in two and
+/// 48–55 in three, and the blocked matmul beside them ran in 28–30 ms or
+/// in 44–48 ms, while the register peak held at 112–115 GFLOP/s in every
 /// profile and every re-measure.
 fn compute_drift(
     work: &Work,
