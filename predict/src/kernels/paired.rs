@@ -16,7 +16,7 @@
 //!   set lies beyond the sweep, as the model reads the level
 //!   (`crate::loop_figures`' level curve);
 //! * **compute**: the ceiling the variant's compute term reads, the
-//!   register FMA peak of its precision or the dgemm ceiling ([`compute_drift`]);
+//!   register FMA peak of its precision or the dgemm ceiling;
 //! * **increments**: the time per increment of a counter, on its own line
 //!   or on one line with the variant's other sharers, as `calibrate`'s c2c
 //!   benchmark measures it. Whether a line's writes cross between the two

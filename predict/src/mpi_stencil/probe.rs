@@ -188,7 +188,7 @@ impl Probe {
         per_sweep * self.sweeps as f64
     }
 
-    /// The rate over the timings kept, each timing's [`Probe::units`] over
+    /// The rate over the timings kept, each timing's units (above) over
     /// its slowest rank's time, the capability (high) estimate (a
     /// collective): B/s of a host's ranks for a STREAM kernel, elements/s
     /// of one rank for the Horner loop. `None` with fewer than two timings.
