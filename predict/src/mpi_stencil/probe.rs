@@ -28,7 +28,7 @@
 //! sweeps beside it moved their bytes at 0.94× of it (the paired
 //! prediction +84% to +115%). Alternated in two runs each, the paired
 //! prediction read +77% to +97% without the restore and −4% to −15% with
-//! it, the sweeps' times the same either way.
+//! it, the sweeps taking 1.6–1.7 ms either way.
 
 use std::convert::Infallible;
 
