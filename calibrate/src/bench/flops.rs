@@ -128,11 +128,7 @@ impl Bench for Flops {
 
     fn run(&self, ctx: &Context) -> Result<Outcome> {
         let ks = kernels();
-        let teams: Vec<&Team> = if ctx.all.threads() > 1 {
-            vec![&ctx.one, &ctx.all]
-        } else {
-            vec![&ctx.one]
-        };
+        let teams = ctx.teams();
         let bar = ctx
             .progress
             .bar("flops", ((ks.len() + 1) * teams.len()) as u64);

@@ -74,6 +74,16 @@ impl Context {
             .collect()
     }
 
+    /// The teams a figure measured on one thread and on all is taken on:
+    /// the one thread, then all of them when there are more than one.
+    pub fn teams(&self) -> Vec<&Team> {
+        if self.all.threads() > 1 {
+            vec![&self.one, &self.all]
+        } else {
+            vec![&self.one]
+        }
+    }
+
     /// Octaves between the points of a curve measured an octave apart in a
     /// full run: one, or two with `--quick` (the c2c hand-offs, the stream
     /// restarts and reuse windows). A prediction reads such a curve

@@ -315,11 +315,7 @@ impl Bench for Stream {
         let largest = caches.iter().map(|c| c.1).reduce(f64::max).unwrap_or(0.0);
         let dram_total = ctx.dram_bytes(largest);
         let per_octave = if ctx.config.quick { 1 } else { 2 };
-        let teams: Vec<&Team> = if ctx.all.threads() > 1 {
-            vec![&ctx.one, &ctx.all]
-        } else {
-            vec![&ctx.one]
-        };
+        let teams = ctx.teams();
         let grids: Vec<Vec<u64>> = teams
             .iter()
             .map(|t| {

@@ -24,11 +24,7 @@ pub(super) fn figures(
     ctx: &Context,
     out: &mut Outcome,
 ) -> Result<(Vec<SpanPoint>, Vec<SpanLoads>)> {
-    let teams: Vec<&Team> = if ctx.all.threads() > 1 {
-        vec![&ctx.one, &ctx.all]
-    } else {
-        vec![&ctx.one]
-    };
+    let teams = ctx.teams();
     let mut points = Vec::new();
     let mut loads = Vec::new();
     for team in teams {
