@@ -126,6 +126,13 @@ pub fn kept(times: &[f64], after_probe: &[bool], warmup: usize) -> Vec<f64> {
     kept
 }
 
+/// The slowest rank's value of each of `times` (a collective).
+pub fn slowest(world: &SimpleCommunicator, times: &[f64]) -> Vec<f64> {
+    let mut slowest = vec![0.0f64; times.len()];
+    world.all_reduce_into(times, &mut slowest[..], SystemOperation::max());
+    slowest
+}
+
 /// Runs `variant` on every rank of `world`, timing the `probes` there are
 /// (the same on every rank) between its sweeps ([`Probe::every`]).
 pub fn run_variant(
@@ -183,10 +190,8 @@ pub fn run_variant(
         wd.pet();
     }
 
-    let mut slowest = vec![0.0f64; times.len()];
-    world.all_reduce_into(&times[..], &mut slowest[..], SystemOperation::max());
     let warmup = warmup_of(iterations);
-    let times_s = kept(&slowest, &after_probe, warmup);
+    let times_s = kept(&slowest(world, &times), &after_probe, warmup);
     let mut checksum = 0u64;
     world.all_reduce_into(&block.checksum(), &mut checksum, SystemOperation::sum());
     let gathered = if cfg.verify {

@@ -42,6 +42,7 @@ use mpi::collective::SystemOperation;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 
+use super::driver::slowest;
 use crate::kernels::team::Pace;
 
 /// Timings of a probe over a variant's run.
@@ -218,13 +219,6 @@ impl Probe {
                 && (sweep - warmup) / step <= TIMINGS
         }
     }
-}
-
-/// The slowest rank's value of each of `times` (a collective).
-fn slowest(world: &SimpleCommunicator, times: &[f64]) -> Vec<f64> {
-    let mut slowest = vec![0.0f64; times.len()];
-    world.all_reduce_into(times, &mut slowest[..], SystemOperation::max());
-    slowest
 }
 
 #[cfg(test)]
