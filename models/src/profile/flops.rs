@@ -202,16 +202,35 @@ impl FlopsSection {
     /// `threads` threads (one thread's figure where that count was not
     /// measured), and the set measured ([`SpanLoads`]); `None` without
     /// that set's figure.
-    pub fn span_load_s(&self, isa: Option<&str>, threads: usize) -> Option<(Estimate, String)> {
+    pub fn span_load_s(&self, isa: Option<&str>, threads: usize) -> Option<(Estimate, SpanSource)> {
         let isa = self.span_set(isa)?;
         let of = |n: usize| {
             self.span_loads
                 .iter()
                 .find(|l| l.isa == isa && l.threads == n)
         };
-        of(threads)
-            .or_else(|| of(1))
-            .map(|l| (l.per_byte_s, l.isa.clone()))
+        of(threads).or_else(|| of(1)).map(|l| {
+            let source = SpanSource {
+                isa: l.isa.clone(),
+                threads: l.threads,
+            };
+            (l.per_byte_s, source)
+        })
+    }
+
+    /// The thread count whose span curve of the set `isa` stands for
+    /// `threads` threads: that count where it was measured, one thread
+    /// otherwise.
+    fn span_threads(&self, isa: &str, threads: usize) -> usize {
+        let measured = self
+            .span
+            .iter()
+            .any(|p| p.isa == isa && p.threads == threads);
+        if measured {
+            threads
+        } else {
+            1
+        }
     }
 
     /// The span curve's points of the set `isa` on `threads` threads, or
@@ -221,11 +240,7 @@ impl FlopsSection {
         isa: &'a str,
         threads: usize,
     ) -> impl Iterator<Item = &'a SpanPoint> {
-        let measured = self
-            .span
-            .iter()
-            .any(|p| p.isa == isa && p.threads == threads);
-        let n = if measured { threads } else { 1 };
+        let n = self.span_threads(isa, threads);
         self.span
             .iter()
             .filter(move |p| p.isa == isa && p.threads == n)
@@ -244,7 +259,7 @@ impl FlopsSection {
         depth: f64,
         threads: usize,
         pick: impl Fn(&Estimate) -> f64,
-    ) -> Option<(f64, String)> {
+    ) -> Option<(f64, SpanSource)> {
         let isa = self.span_set(isa)?;
         let mut pts: Vec<(f64, f64)> = self
             .span_points(isa, threads)
@@ -255,8 +270,22 @@ impl FlopsSection {
             return None;
         }
         // ln t, linear in ln depth, the edge segments carried on.
-        Some((log_interpolate(&pts, depth).exp(), isa.to_string()))
+        let source = SpanSource {
+            isa: isa.to_string(),
+            threads: self.span_threads(isa, threads),
+        };
+        Some((log_interpolate(&pts, depth).exp(), source))
     }
+}
+
+/// Where a figure of the span curves was read: the instruction set and
+/// the thread count it was measured on, which is one thread where the
+/// count asked for was not measured (profiles from before the curves on
+/// all threads).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpanSource {
+    pub isa: String,
+    pub threads: usize,
 }
 
 /// Vector width rank of an instruction set's name, for "widest first".
@@ -295,20 +324,20 @@ mod tests {
         };
         let ps = |isa, threads| {
             s.span_load_s(isa, threads)
-                .map(|(e, set)| (e.point * 1e12, set))
+                .map(|(e, at)| (e.point * 1e12, at.isa, at.threads))
         };
-        assert_eq!(ps(Some("avx2"), 1), Some((3.0, "avx2".to_string())));
-        assert_eq!(ps(None, 1), Some((1.0, "avx512".to_string())));
+        assert_eq!(ps(Some("avx2"), 1), Some((3.0, "avx2".to_string(), 1)));
+        assert_eq!(ps(None, 1), Some((1.0, "avx512".to_string(), 1)));
         assert_eq!(ps(Some("scalar"), 1), None);
-        // No two-thread figure: one thread's stands for it.
-        assert_eq!(ps(Some("avx2"), 2), Some((3.0, "avx2".to_string())));
+        // No two-thread figure: one thread's stands for it, and says so.
+        assert_eq!(ps(Some("avx2"), 2), Some((3.0, "avx2".to_string(), 1)));
         let mut both = s.clone();
         both.span_loads.push(SpanLoads {
             threads: 2,
             ..loads("avx2", 6.0)
         });
-        let (e, _) = both.span_load_s(Some("avx2"), 2).unwrap();
-        assert!((e.point - 6e-12).abs() < 1e-24);
+        let (e, at) = both.span_load_s(Some("avx2"), 2).unwrap();
+        assert!((e.point - 6e-12).abs() < 1e-24 && at.threads == 2);
     }
 
     #[test]
@@ -359,25 +388,24 @@ mod tests {
         assert_eq!(at(None, 8.0), None);
         assert_eq!(at(Some("avx2"), 0.0), None);
         // Two threads read one thread's curve until their own is measured,
-        // then theirs alone.
-        assert!(near(
-            s.span_element_s(Some("avx2"), 12.0, 2, |e| e.point)
-                .map(|(t, _)| t),
-            4.5e-9
-        ));
+        // then theirs alone; the source names the count read.
+        let one = s.span_element_s(Some("avx2"), 12.0, 2, |e| e.point);
+        assert_eq!(one.as_ref().map(|(_, at)| at.threads), Some(1));
+        assert!(near(one.map(|(t, _)| t), 4.5e-9));
         let mut both = s.clone();
         both.span.extend([4, 8].map(|d| SpanPoint {
             threads: 2,
             ..point("avx2", d, 2.0 * d as f64 / 4.0 * 1e-9)
         }));
         let two = both.span_element_s(Some("avx2"), 6.0, 2, |e| e.point);
+        assert_eq!(two.as_ref().map(|(_, at)| at.threads), Some(2));
         assert!(near(two.map(|(t, _)| t), 3.0e-9));
         let s = FlopsSection {
             span: s.span[..5].to_vec(),
             ..Default::default()
         };
-        let (t, isa) = s.span_element_s(None, 8.0, 1, |e| e.point).unwrap();
-        assert!(near(Some(t), 2.0e-9) && isa == "avx2", "{t} {isa}");
+        let (t, at) = s.span_element_s(None, 8.0, 1, |e| e.point).unwrap();
+        assert!(near(Some(t), 2.0e-9) && at.isa == "avx2", "{t} {at:?}");
     }
 
     #[test]

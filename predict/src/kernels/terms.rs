@@ -188,8 +188,8 @@ pub fn span(
     threads: usize,
     bound: Bound,
 ) -> Result<Term, Missing> {
-    let (t, isa) = m.span_element_s(isa, depth, threads, bound)?;
-    let lanes = if precision == "f32" && isa != "scalar" {
+    let (t, at) = m.span_element_s(isa, depth, threads, bound)?;
+    let lanes = if precision == "f32" && at.isa != "scalar" {
         2.0
     } else {
         1.0
@@ -198,9 +198,11 @@ pub fn span(
         resource: SPAN,
         seconds: elements_per_thread * t / lanes,
         explain: format!(
-            "elements per thread · t_e(depth){} = {elements_per_thread:.4e} · {} (the calibrated Horner loop {depth} steps deep, {isa}, in L1 on {threads} thread(s) at once; §4.2, §4.3)",
+            "elements per thread · t_e(depth){} = {elements_per_thread:.4e} · {} (the calibrated Horner loop {depth} steps deep, {}, in L1{}; §4.2, §4.3)",
             if lanes > 1.0 { " / 2 (f32)" } else { "" },
             Si(t, "s"),
+            at.isa,
+            measured_on(at.threads, threads),
         ),
     })
 }
@@ -225,20 +227,33 @@ pub fn chains_with_loads(
     if reused_bytes <= 0.0 {
         return None;
     }
-    let (t_c, set) = m.span_load_s(isa, threads, bound)?;
+    let (t_c, at) = m.span_load_s(isa, threads, bound)?;
     let loads_s = reused_bytes * t_c;
     Some(Term {
         resource: CHAINS_WITH_LOADS,
         seconds: span.seconds + loads_s,
         explain: format!(
             "chains within iterations {} + reused bytes · t_c = {} · {} (t_c: what the Horner \
-             loop paid per byte of loads at shifted offsets beside its chain in L1, {set}, \
-             {threads} thread(s); the core's own work, whichever level the lines come from; §4.2)",
+             loop paid per byte of loads at shifted offsets beside its chain in L1, {}{}; \
+             the core's own work, whichever level the lines come from; §4.2)",
             Si(span.seconds, "s"),
             Si(reused_bytes, "B"),
             Si(t_c, "s/B"),
+            at.isa,
+            measured_on(at.threads, threads),
         ),
     })
+}
+
+/// Where a span figure was measured for a loop on `threads` threads:
+/// " on N thread(s) at once", or one thread's figure standing in where
+/// the profile has no curve on that many.
+fn measured_on(measured: usize, threads: usize) -> String {
+    if measured == threads {
+        format!(" on {threads} thread(s) at once")
+    } else {
+        format!(" on {measured} thread(s): the profile has none on {threads}")
+    }
 }
 
 /// Threads whose counters share one line: `sharers` of the work, at most

@@ -3,6 +3,7 @@
 //! loop-carried chain's step, iterations with a chain inside and the
 //! chain's overlap with its loop's transfers.
 
+use models::profile::flops::SpanSource;
 use models::profile::mlp::pages_label;
 
 use super::Bound;
@@ -94,13 +95,13 @@ impl<'a> Machine<'a> {
         depth: f64,
         threads: usize,
         bound: Bound,
-    ) -> Result<(f64, String), Missing> {
+    ) -> Result<(f64, SpanSource), Missing> {
         self.profile
             .sections
             .flops
             .as_ref()
             .and_then(|f| f.span_element_s(isa, depth, threads, |e| bound.of_time(e)))
-            .map(|(t, isa)| (t / self.now.span, isa))
+            .map(|(t, at)| (t / self.now.span, at))
             .ok_or_else(|| Missing {
                 what: format!(
                     "the time of iterations with a chain inside{}",
@@ -120,14 +121,14 @@ impl<'a> Machine<'a> {
         isa: Option<&str>,
         threads: usize,
         bound: Bound,
-    ) -> Option<(f64, String)> {
-        let (e, set) = self
+    ) -> Option<(f64, SpanSource)> {
+        let (e, at) = self
             .profile
             .sections
             .flops
             .as_ref()?
             .span_load_s(isa, threads)?;
-        Some((bound.of_time(&e) / self.now.span, set))
+        Some((bound.of_time(&e) / self.now.span, at))
     }
 
     /// The measured overlap ω of a loop-carried chain with its loop's

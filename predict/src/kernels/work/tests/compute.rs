@@ -305,6 +305,13 @@ fn chains_within_iterations_bind_where_the_window_holds_too_few() {
         "{}",
         span.explain
     );
+    // The profile's curve is one thread's, and the text says so.
+    assert!(
+        span.explain
+            .contains("on 1 thread(s): the profile has none on 2"),
+        "{}",
+        span.explain
+    );
     // Without a set named, the widest measured: 0.1 ns · 12/4 = 0.3 ns per
     // f64 element, 0.15 ns per f32 one.
     near(&span_on(&m, None), 1e6 * 0.15e-9);
