@@ -243,11 +243,7 @@ fn dgemm_ceiling(
     let threads = team.threads();
     let (pooled, left_out) = pool(bursts, |_| true)?;
     let s = pooled.summary();
-    let each: Vec<f64> = bursts.iter().map(|b| peak(&b.summary())).collect();
-    let (lo, hi) = each.iter().fold((f64::INFINITY, 0.0_f64), |(lo, hi), &c| {
-        (lo.min(c), hi.max(c))
-    });
-    if two_states(lo, hi) {
+    if let Some((lo, hi)) = burst_states(bursts) {
         out.notes.push(format!(
             "the f64 dgemm ceiling on {threads} thread(s) read {} to {} in its {} bursts between the other kernels ({left_out} left out): two states of the host; the ceiling is the high quantile of all their timings, {}",
             Si(lo, "FLOP/s"),
@@ -284,6 +280,19 @@ fn dgemm_ceiling(
         flops_per_cycle_per_thread: ctx.cycles(1.0).map(|hz| peak(&s) / hz / threads as f64),
     });
     Ok(s)
+}
+
+/// The lowest and the highest capability estimate of a rate's reliable
+/// `bursts`, when they are [`two_states`] apart.
+fn burst_states(bursts: &[Sample]) -> Option<(f64, f64)> {
+    let each = bursts
+        .iter()
+        .filter(|b| b.unreliable().is_none())
+        .map(|b| peak(&b.summary()));
+    let (lo, hi) = each.fold((f64::INFINITY, 0.0_f64), |(lo, hi), c| {
+        (lo.min(c), hi.max(c))
+    });
+    two_states(lo, hi).then_some((lo, hi))
 }
 
 /// The capability estimate of a FLOP/s sample (its high quantile).
@@ -449,6 +458,20 @@ mod tests {
         );
         assert!(ks.iter().any(|k| k.op == Op::MulAdd));
         assert!(ks.iter().all(|k| k.available()));
+    }
+
+    #[test]
+    fn bursts_two_states_apart_are_named_and_unreliable_ones_ignored() {
+        let burst = |v: f64| Sample::new(vec![v; 5]).unwrap();
+        let states = |bursts: &[Sample]| burst_states(bursts).map(|(lo, hi)| (lo / 1e9, hi / 1e9));
+        assert_eq!(
+            states(&[burst(62e9), burst(38e9), burst(61e9)]),
+            Some((38.0, 62.0))
+        );
+        assert_eq!(states(&[burst(62e9), burst(50e9), burst(61e9)]), None);
+        let unreliable = burst(20e9).with_interference(5, Some("too few clean".into()));
+        assert_eq!(states(&[burst(62e9), unreliable, burst(61e9)]), None);
+        assert_eq!(states(&[]), None);
     }
 
     #[test]
