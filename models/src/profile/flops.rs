@@ -200,7 +200,7 @@ impl FlopsSection {
     /// Seconds per byte of loads that hit L1 beside a chain of arithmetic
     /// in code built for `isa` (`None`: the widest measured) on each of
     /// `threads` threads (one thread's figure where that count was not
-    /// measured), and the set measured ([`SpanLoads`]); `None` without
+    /// measured), and where it was read ([`SpanLoads`], [`SpanSource`]); `None` without
     /// that set's figure.
     pub fn span_load_s(&self, isa: Option<&str>, threads: usize) -> Option<(Estimate, SpanSource)> {
         let isa = self.span_set(isa)?;
@@ -252,7 +252,8 @@ impl FlopsSection {
     /// point at `pick` of its estimate: linear in log–log between the
     /// measured depths and along the nearest segment's slope beyond them
     /// (below the first depth, where the throughput binds, that slope is
-    /// near 1). `None` without a curve for the set, or with a single point.
+    /// near 1), and where it was read ([`SpanSource`]). `None` without a
+    /// curve for the set, or with a single point.
     pub fn span_element_s(
         &self,
         isa: Option<&str>,
@@ -284,7 +285,9 @@ impl FlopsSection {
 /// all threads).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SpanSource {
+    /// "scalar", "avx2", "avx512".
     pub isa: String,
+    /// Threads running the loop at once when the figure was measured.
     pub threads: usize,
 }
 

@@ -87,7 +87,7 @@ impl<'a> Machine<'a> {
 
     /// Seconds per element of an iteration with a chain `depth` steps deep
     /// inside, vectorised with `isa` (`None`: the widest measured), on each
-    /// of `threads` threads, and the set read
+    /// of `threads` threads, and where it was read
     /// (`models::profile::flops::FlopsSection::span_element_s`).
     pub fn span_element_s(
         &self,
@@ -113,7 +113,7 @@ impl<'a> Machine<'a> {
 
     /// Seconds one thread pays per byte of loads that hit L1 beside the
     /// chains of iterations vectorised with `isa` (`None`: the widest
-    /// measured) on each of `threads` threads, and the set read
+    /// measured) on each of `threads` threads, and where it was read
     /// (`models::profile::flops::FlopsSection::span_load_s`), scaled as
     /// the span curve is; `None` for a profile without it.
     pub fn span_load_s(
