@@ -18,6 +18,16 @@
 //! follows the run's usual state, and the quantiles show the other one
 //! (`models::profile::lock::HandOff`).
 //!
+//! So does the dgemm ceiling (`super::flops`): on the Xeon VM a
+//! one-thread dgemm of 128² timed back to back read 60–63 or 34–43
+//! GFLOP/s in states that lasted from a tenth of a second to the whole
+//! FLOP/s benchmark, while the register peak held; two profiles of five
+//! read the slow state with nine bursts between the benchmark's own
+//! kernels. Its bursts on one thread and on all, before every benchmark
+//! ahead of its own, put the run's states in the pool, whose high
+//! quantile (the capability of a rate) is then the fast state wherever the
+//! run saw it for a share of its timings.
+//!
 //! So does a falsely shared line: ten back-to-back runs of the `c2c`
 //! benchmark on the Zen 4 VM read 0.96–0.99 ns per shared-line increment
 //! whenever the ping-pong's line crossed chiplets (151–161 ns one way) and
@@ -28,7 +38,7 @@
 use anyhow::{bail, Context as _, Result};
 use models::stats::Sample;
 
-use super::{c2c, increments, lock, Context};
+use super::{c2c, flops, increments, lock, Context};
 use crate::cli::BenchName;
 
 /// The bursts taken so far in this run, oldest first.
@@ -42,6 +52,9 @@ pub struct Bursts {
     /// Throughput on all threads of each lock kind a prediction reads,
     /// op/s ([`super::lock::probe`]), in the order of [`lock::Kind::BURSTS`].
     pub locks: Vec<(lock::Kind, Vec<Sample>)>,
+    /// The dgemm ceiling's per-timing FLOP/s on each team, by its thread
+    /// count ([`super::flops::dgemm_burst`]).
+    pub dgemm: Vec<(usize, Sample)>,
     /// The locks' critical section, in dependent steps, and the seconds of
     /// one step, fixed by the first burst: every burst and the benchmark's
     /// own rounds then time the same section.
@@ -65,6 +78,15 @@ pub fn take_before(ctx: &mut Context, next: BenchName) -> Result<()> {
         let burst = increments::probe(ctx).context("a shared-line burst failed")?;
         ctx.bursts.shared.extend(burst);
     }
+    if later.contains(&BenchName::Flops) {
+        let bursts = ctx
+            .teams()
+            .into_iter()
+            .map(|team| Ok((team.threads(), flops::dgemm_burst(ctx, team)?)))
+            .collect::<Result<Vec<_>>>()
+            .context("a dgemm burst failed")?;
+        ctx.bursts.dgemm.extend(bursts);
+    }
     if later.contains(&BenchName::Lock) {
         // The first burst fixes the section; later calls return it.
         ctx.bursts.critical_steps = Some(lock::critical_steps(ctx)?);
@@ -82,6 +104,15 @@ impl Bursts {
             Some((_, bursts)) => bursts.push(burst),
             None => self.locks.push((kind, vec![burst])),
         }
+    }
+
+    /// The dgemm bursts on `threads` threads taken so far, oldest first.
+    pub fn dgemm(&self, threads: usize) -> Vec<Sample> {
+        self.dgemm
+            .iter()
+            .filter(|(t, _)| *t == threads)
+            .map(|(_, b)| b.clone())
+            .collect()
     }
 
     /// The bursts of lock `kind` taken so far, oldest first.

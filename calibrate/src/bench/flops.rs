@@ -12,13 +12,10 @@
 //! ([`crate::kernels::dgemm`]) on each thread's own cache-resident
 //! 128×128 matrices: what dense linear algebra attains with its loads,
 //! broadcasts and packing, which `predict` uses for its matmul. It is timed
-//! in bursts, one after each register kernel and one at the end, pooled,
-//! and read as the others are, at the high quantile of its timings: on the
-//! Xeon VM (family 6, model 207) a one-thread dgemm of 128² timed back to
-//! back, 40 times in a row, read 60–63 GFLOP/s or 34–43 GFLOP/s in states
-//! that lasted 0.1–0.3 s while the register peak held at 85–89 GFLOP/s,
-//! and a single measurement at the end of the benchmark had given 37–39
-//! GFLOP/s in two profiles of five. A note names both states when the
+//! in bursts spread over the run ([`super::bursts`]: one before every
+//! benchmark ahead of this one, which runs last, one after each register
+//! kernel, and its own at the end), pooled, and read as the others are,
+//! at the high quantile of its timings. A note names both states when the
 //! bursts' own figures are [`two_states`] apart. A figure above
 //! 8 FLOP per lane per cycle per thread (four pipes doing FMAs, more than
 //! any x86 core has) is flagged as above the physical bound: it would mean a
@@ -120,6 +117,13 @@ fn dgemm_rates(team: &Team, plan: &Plan) -> Result<Sample> {
     })
 }
 
+/// A burst of the dgemm ceiling on `team`: the per-timing FLOP/s of the
+/// run's plan without its re-measuring, to be pooled
+/// ([`super::bursts`]).
+pub fn dgemm_burst(ctx: &Context, team: &Team) -> Result<Sample> {
+    dgemm_rates(team, &ctx.config.plan.without_retry())
+}
+
 /// The per-timing FLOP/s of `work(state, units)` on all threads at once,
 /// each unit doing `flops_per_unit` on each thread.
 fn flop_rate<S: Send>(
@@ -159,11 +163,11 @@ impl Bench for Flops {
         let mut f64s: Vec<(FlopKernel, usize, Stats)> = Vec::new();
         for team in &teams {
             let threads = team.threads();
-            let mut dgemm_bursts = Vec::new();
+            let mut dgemm_bursts = ctx.bursts.dgemm(threads);
             for &k in &ks {
                 bar.set_message(k.label());
                 let s = measure_flops(team, k, &ctx.config.plan)?;
-                dgemm_bursts.push(dgemm_rates(team, &ctx.config.plan.without_retry())?);
+                dgemm_bursts.push(dgemm_burst(ctx, team)?);
                 bar.inc(1);
                 out.warnings.extend(bound_warning(ctx, k, threads, &s));
                 if k == headline {
@@ -230,7 +234,9 @@ impl Bench for Flops {
 }
 
 /// The dgemm ceiling on `team` from its `bursts` (per-timing FLOP/s,
-/// oldest first, the last at the full plan) pooled: adds the ceiling, its
+/// oldest first: those taken before the benchmarks ahead of this one,
+/// those between its kernels, and its own at the full plan last) pooled:
+/// adds the ceiling, its
 /// section row and, when the bursts' capability estimates are two states
 /// apart ([`two_states`]), a note of both.
 fn dgemm_ceiling(
@@ -245,7 +251,7 @@ fn dgemm_ceiling(
     let s = pooled.summary();
     if let Some((lo, hi)) = burst_states(bursts) {
         out.notes.push(format!(
-            "the f64 dgemm ceiling on {threads} thread(s) read {} to {} in its {} bursts between the other kernels ({left_out} left out): two states of the host; the ceiling is the high quantile of all their timings, {}",
+            "the f64 dgemm ceiling on {threads} thread(s) read {} to {} in its {} bursts spread over the run ({left_out} left out): two states of the host; the ceiling is the high quantile of all their timings, {}",
             Si(lo, "FLOP/s"),
             Si(hi, "FLOP/s"),
             bursts.len(),

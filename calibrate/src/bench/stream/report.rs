@@ -174,8 +174,9 @@ pub(super) fn section(
 }
 
 /// Points whose bandwidth is above what the machine can do: the FLOP rate
-/// it implies above the measured peak, or more than
-/// [`MAX_VECTORS_PER_CYCLE`] vectors per cycle per thread.
+/// it implies above the measured peak (of the profile an `--only stream`
+/// run updates: a whole run measures the peaks after the bandwidths), or
+/// more than [`MAX_VECTORS_PER_CYCLE`] vectors per cycle per thread.
 pub(super) fn bound_warnings(ctx: &Context, sweeps: &[Vec<KernelPoint>]) -> Vec<String> {
     let mut w = Vec::new();
     let vector = Isa::detect().vector_bytes() as f64;
