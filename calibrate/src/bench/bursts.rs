@@ -24,13 +24,10 @@
 //! FLOP/s benchmark, while the register peak held; two profiles of five
 //! read the slow state with nine bursts between the benchmark's own
 //! kernels. Its bursts on one thread and on all, before every benchmark
-//! ahead of its own, put the run's states in the pool, whose high
-//! quantile (the capability of a rate, its 0.8-quantile) is the fast state
-//! where the run saw it in a fifth of its timings or more, and the slow
-//! one where the host held that for most of the run, as the kernel's own
-//! timings then most likely do too (of two `--quick` runs right after the
-//! change, one read 62.6 GFLOP/s, the other 33.0 with bursts from 32 to
-//! 63).
+//! ahead of its own, sample the run's states, and the ceiling is the
+//! median burst, the state most of them saw, with their range as its
+//! interval, as a DRAM point's is
+//! (`models::profile::stream::typical_burst`).
 //!
 //! So does a falsely shared line: ten back-to-back runs of the `c2c`
 //! benchmark on the Zen 4 VM read 0.96–0.99 ns per shared-line increment
