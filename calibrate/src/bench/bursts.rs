@@ -24,10 +24,14 @@
 //! FLOP/s benchmark, while the register peak held; two profiles of five
 //! read the slow state with nine bursts between the benchmark's own
 //! kernels. Its bursts on one thread and on all, before every benchmark
-//! ahead of its own, sample the run's states, and the ceiling is the
-//! median burst, the state most of them saw, with their range as its
-//! interval, as a DRAM point's is
-//! (`models::profile::stream::typical_burst`).
+//! ahead of its own, sample the run's states, and the ceiling is the high
+//! quantile of all their timings pooled, as a kernel's time is the low
+//! quantile of its own: a state that lasts a tenth of a second comes and
+//! goes within the half second a matmul's timings take, which then catch
+//! its fast moments. (Read as a DRAM point is, the median burst, the five
+//! profiles of one accuracy run took the slow state, 31–39 GFLOP/s on one
+//! thread, while the matmul's timings read 49–61 GFLOP/s in four rounds
+//! of five; the pooled high quantile of the same bursts read 41–60.)
 //!
 //! So does a falsely shared line: ten back-to-back runs of the `c2c`
 //! benchmark on the Zen 4 VM read 0.96–0.99 ns per shared-line increment

@@ -14,10 +14,10 @@
 //! broadcasts and packing, which `predict` uses for its matmul. It is timed
 //! in bursts spread over the run ([`super::bursts`]: one before every
 //! benchmark ahead of this one, which runs last, one after each register
-//! kernel, and its own at the end): the ceiling is the median burst, the
-//! state most of them saw, with their range as its interval, as for the
-//! DRAM points ([`typical_burst`]), and a note names both states when the
-//! bursts are [`two_states`] apart. A figure above
+//! kernel, and its own at the end), pooled, and read as the other
+//! ceilings are, at the high quantile of its timings; a note names both
+//! states when the bursts' own figures are [`two_states`] apart. A figure
+//! above
 //! 8 FLOP per lane per cycle per thread (four pipes doing FMAs, more than
 //! any x86 core has) is flagged as above the physical bound: it would mean a
 //! wrong clock or a broken timer.
@@ -43,10 +43,8 @@ use std::sync::Mutex;
 use anyhow::Result;
 use models::profile::flops::{FlopsKernel, FlopsSection};
 use models::profile::lock::two_states;
-use models::profile::stream::typical_burst;
 use models::profile::{CeilingKernel, ComputeCeiling, Section};
 use models::units::Si;
-use models::Estimate;
 
 use models::stats::{Better, Sample, Summary as Stats};
 
@@ -187,7 +185,6 @@ impl Bench for Flops {
                     k,
                     threads,
                     &s,
-                    s.capability(Better::Higher),
                     CeilingKernel::Registers,
                 );
                 rows.push(kernel_row(ctx, k, threads, &s));
@@ -240,10 +237,10 @@ impl Bench for Flops {
 /// The dgemm ceiling on `team` from its `bursts` (per-timing FLOP/s,
 /// oldest first: those taken before the benchmarks ahead of this one,
 /// those between its kernels, and its own at the full plan last): adds
-/// the ceiling, the median of the reliable bursts' capability estimates
-/// with their range ([`typical_burst`], as for the DRAM points), its
-/// section row with the bursts' timings pooled, and, when the bursts are
-/// [`two_states`] apart, a note of both.
+/// the ceiling, the capability estimate of all their timings pooled (the
+/// high quantile, as the kernel's own time is the low quantile of its
+/// timings), its section row, and, when the reliable bursts' own
+/// capability estimates are [`two_states`] apart, a note of both.
 fn dgemm_ceiling(
     ctx: &Context,
     team: &Team,
@@ -254,15 +251,13 @@ fn dgemm_ceiling(
     let threads = team.threads();
     let (pooled, left_out) = pool(bursts, |_| true)?;
     let s = pooled.summary();
-    let rates = burst_rates(bursts);
-    let ceiling = typical_burst(&rates, &[]).unwrap_or_else(|| s.capability(Better::Higher));
-    if two_states(ceiling.lo, ceiling.hi) {
+    if let Some((lo, hi)) = burst_states(bursts) {
         out.notes.push(format!(
-            "the f64 dgemm ceiling on {threads} thread(s) read {} to {} in its {} bursts spread over the run ({left_out} left out): two states of the host; the ceiling is the median burst, {}",
-            Si(ceiling.lo, "FLOP/s"),
-            Si(ceiling.hi, "FLOP/s"),
+            "the f64 dgemm ceiling on {threads} thread(s) read {} to {} in its {} bursts spread over the run ({left_out} left out): two states of the host; the ceiling is the high quantile of all their timings, {}",
+            Si(lo, "FLOP/s"),
+            Si(hi, "FLOP/s"),
             bursts.len(),
-            Si(ceiling.point, "FLOP/s"),
+            Si(peak(&s), "FLOP/s"),
         ));
     }
     // The set matrixmultiply dispatches to, which no cap narrows.
@@ -278,7 +273,6 @@ fn dgemm_ceiling(
         k,
         threads,
         &s,
-        ceiling,
         CeilingKernel::Dgemm,
     );
     rows.push(FlopsKernel {
@@ -291,20 +285,22 @@ fn dgemm_ceiling(
         flops_per_iteration: None,
         matrix_side: Some(CEILING_N),
         flops: sample(&s),
-        flops_per_cycle_per_thread: ctx
-            .cycles(1.0)
-            .map(|hz| ceiling.point / hz / threads as f64),
+        flops_per_cycle_per_thread: ctx.cycles(1.0).map(|hz| peak(&s) / hz / threads as f64),
     });
     Ok(s)
 }
 
-/// The capability estimates of a rate's reliable `bursts`, in order.
-fn burst_rates(bursts: &[Sample]) -> Vec<f64> {
-    bursts
+/// The lowest and the highest capability estimate of a rate's reliable
+/// `bursts`, when they are [`two_states`] apart.
+fn burst_states(bursts: &[Sample]) -> Option<(f64, f64)> {
+    let each = bursts
         .iter()
         .filter(|b| b.unreliable().is_none())
-        .map(|b| peak(&b.summary()))
-        .collect()
+        .map(|b| peak(&b.summary()));
+    let (lo, hi) = each.fold((f64::INFINITY, 0.0_f64), |(lo, hi), c| {
+        (lo.min(c), hi.max(c))
+    });
+    two_states(lo, hi).then_some((lo, hi))
 }
 
 /// The capability estimate of a FLOP/s sample (its high quantile).
@@ -323,15 +319,14 @@ fn bound_warning(ctx: &Context, k: FlopKernel, threads: usize, s: &Stats) -> Opt
     ))
 }
 
-/// Adds the ceiling `flops` read from `s` unless that sample is
-/// unreliable (then it stays in the section only).
+/// Adds the ceiling of `s` unless its sample is unreliable (then it stays
+/// in the section only).
 fn push_ceiling(
     out: &mut Outcome,
     name: String,
     k: FlopKernel,
     threads: usize,
     s: &Stats,
-    flops: Estimate,
     kernel: CeilingKernel,
 ) {
     if s.unreliable.is_some() {
@@ -346,7 +341,7 @@ fn push_ceiling(
         isa: k.isa.name().into(),
         fma: k.op == Op::Fma,
         threads,
-        flops,
+        flops: s.capability(Better::Higher),
         kernel,
     });
 }
@@ -474,12 +469,17 @@ mod tests {
     }
 
     #[test]
-    fn the_bursts_rates_are_their_reliable_ones_capabilities() {
+    fn bursts_two_states_apart_are_named_and_unreliable_ones_ignored() {
         let burst = |v: f64| Sample::new(vec![v; 5]).unwrap();
+        let states = |bursts: &[Sample]| burst_states(bursts).map(|(lo, hi)| (lo / 1e9, hi / 1e9));
+        assert_eq!(
+            states(&[burst(62e9), burst(38e9), burst(61e9)]),
+            Some((38.0, 62.0))
+        );
+        assert_eq!(states(&[burst(62e9), burst(50e9), burst(61e9)]), None);
         let unreliable = burst(20e9).with_interference(5, Some("too few clean".into()));
-        let rates = burst_rates(&[burst(62e9), unreliable, burst(38e9)]);
-        assert_eq!(rates, [62e9, 38e9]);
-        assert!(burst_rates(&[]).is_empty());
+        assert_eq!(states(&[burst(62e9), unreliable, burst(61e9)]), None);
+        assert_eq!(states(&[]), None);
     }
 
     #[test]
