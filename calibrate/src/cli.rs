@@ -136,7 +136,7 @@ pub struct Cli {
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
     /// Fewer sizes, kernels and repetitions: on a 2-core VM about 12 s
-    /// instead of 70 s with a 128 MiB DRAM working set, 60–70 s instead of
+    /// instead of 70 s with a 128 MiB DRAM working set, 60–90 s instead of
     /// 220 s with 512 MiB (twice an OS-reported 260 MB L3).
     #[arg(long)]
     pub quick: bool,
