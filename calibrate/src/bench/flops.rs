@@ -16,7 +16,8 @@
 //! benchmark ahead of this one, which runs last, one after each register
 //! kernel, and its own at the end), pooled, and read as the other
 //! ceilings are, at the high quantile of its timings; a note names both
-//! states when the bursts' own figures are [`two_states`] apart. A figure
+//! states when the bursts' own figures are two states apart (module
+//! `dgemm`). A figure
 //! above
 //! 8 FLOP per lane per cycle per thread (four pipes doing FMAs, more than
 //! any x86 core has) is flagged as above the physical bound: it would mean a
@@ -42,15 +43,12 @@ use std::sync::Mutex;
 
 use anyhow::Result;
 use models::profile::flops::{FlopsKernel, FlopsSection};
-use models::profile::lock::two_states;
 use models::profile::{CeilingKernel, ComputeCeiling, Section};
 use models::units::Si;
 
 use models::stats::{Better, Sample, Summary as Stats};
 
-use super::bursts::pool;
 use super::{noisy_points_note, noisy_warning, sample, Bench, Context, Outcome};
-use crate::kernels::dgemm::{CeilingOperands, CEILING_N};
 use crate::kernels::fma::{FlopKernel, Op, Precision};
 use crate::kernels::Isa;
 use crate::pin::Team;
@@ -58,7 +56,11 @@ use crate::timer::{measure, Plan};
 use crate::trust::{headline, peak_order, withdraw};
 
 mod chains;
+mod dgemm;
 pub mod span;
+
+pub use dgemm::{dgemm_burst, measure_dgemm};
+use dgemm::{dgemm_ceiling, dgemm_rates};
 
 /// FLOP per lane per cycle per thread above which a figure is impossible.
 pub const MAX_FLOP_PER_LANE_CYCLE: f64 = 8.0;
@@ -102,27 +104,6 @@ pub fn measure_flops(team: &Team, k: FlopKernel, plan: &Plan) -> Result<models::
         |sink, iters| *sink += k.run(iters),
     )?;
     Ok(rates.summary())
-}
-
-/// FLOP/s of the dgemm ceiling on every thread of `team`, each thread
-/// multiplying its own cache-resident matrices.
-pub fn measure_dgemm(team: &Team, plan: &Plan) -> Result<models::stats::Summary> {
-    Ok(dgemm_rates(team, plan)?.summary())
-}
-
-/// The per-timing FLOP/s of [`measure_dgemm`].
-fn dgemm_rates(team: &Team, plan: &Plan) -> Result<Sample> {
-    let operands = team.each(|_| Mutex::new(CeilingOperands::default()));
-    flop_rate(team, plan, &operands, CeilingOperands::FLOPS, |o, reps| {
-        std::hint::black_box(o.run(reps));
-    })
-}
-
-/// A burst of the dgemm ceiling on `team`: the per-timing FLOP/s of the
-/// run's plan without its re-measuring, to be pooled
-/// ([`super::bursts`]).
-pub fn dgemm_burst(ctx: &Context, team: &Team) -> Result<Sample> {
-    dgemm_rates(team, &ctx.config.plan.without_retry())
 }
 
 /// The per-timing FLOP/s of `work(state, units)` on all threads at once,
@@ -232,75 +213,6 @@ impl Bench for Flops {
         };
         Ok(out)
     }
-}
-
-/// The dgemm ceiling on `team` from its `bursts` (per-timing FLOP/s,
-/// oldest first: those taken before the benchmarks ahead of this one,
-/// those between its kernels, and its own at the full plan last): adds
-/// the ceiling, the capability estimate of all their timings pooled (the
-/// high quantile, as the kernel's own time is the low quantile of its
-/// timings), its section row, and, when the reliable bursts' own
-/// capability estimates are [`two_states`] apart, a note of both.
-fn dgemm_ceiling(
-    ctx: &Context,
-    team: &Team,
-    out: &mut Outcome,
-    rows: &mut Vec<FlopsKernel>,
-    bursts: &[Sample],
-) -> Result<Stats> {
-    let threads = team.threads();
-    let (pooled, left_out) = pool(bursts, |_| true)?;
-    let s = pooled.summary();
-    if let Some((lo, hi)) = burst_states(bursts) {
-        out.notes.push(format!(
-            "the f64 dgemm ceiling on {threads} thread(s) read {} to {} in its {} bursts spread over the run ({left_out} left out): two states of the host; the ceiling is the high quantile of all their timings, {}",
-            Si(lo, "FLOP/s"),
-            Si(hi, "FLOP/s"),
-            bursts.len(),
-            Si(peak(&s), "FLOP/s"),
-        ));
-    }
-    // The set matrixmultiply dispatches to, which no cap narrows.
-    let isa = Isa::widest_of_cpu();
-    let k = FlopKernel {
-        precision: Precision::F64,
-        isa,
-        op: Op::Fma,
-    };
-    push_ceiling(
-        out,
-        "f64 dgemm".into(),
-        k,
-        threads,
-        &s,
-        CeilingKernel::Dgemm,
-    );
-    rows.push(FlopsKernel {
-        name: "f64 dgemm".into(),
-        precision: "f64".into(),
-        isa: isa.name().into(),
-        op: "dgemm".into(),
-        threads,
-        accumulators: None,
-        flops_per_iteration: None,
-        matrix_side: Some(CEILING_N),
-        flops: sample(&s),
-        flops_per_cycle_per_thread: ctx.cycles(1.0).map(|hz| peak(&s) / hz / threads as f64),
-    });
-    Ok(s)
-}
-
-/// The lowest and the highest capability estimate of a rate's reliable
-/// `bursts`, when they are [`two_states`] apart.
-fn burst_states(bursts: &[Sample]) -> Option<(f64, f64)> {
-    let each = bursts
-        .iter()
-        .filter(|b| b.unreliable().is_none())
-        .map(|b| peak(&b.summary()));
-    let (lo, hi) = each.fold((f64::INFINITY, 0.0_f64), |(lo, hi), c| {
-        (lo.min(c), hi.max(c))
-    });
-    two_states(lo, hi).then_some((lo, hi))
 }
 
 /// The capability estimate of a FLOP/s sample (its high quantile).
@@ -466,20 +378,6 @@ mod tests {
         );
         assert!(ks.iter().any(|k| k.op == Op::MulAdd));
         assert!(ks.iter().all(|k| k.available()));
-    }
-
-    #[test]
-    fn bursts_two_states_apart_are_named_and_unreliable_ones_ignored() {
-        let burst = |v: f64| Sample::new(vec![v; 5]).unwrap();
-        let states = |bursts: &[Sample]| burst_states(bursts).map(|(lo, hi)| (lo / 1e9, hi / 1e9));
-        assert_eq!(
-            states(&[burst(62e9), burst(38e9), burst(61e9)]),
-            Some((38.0, 62.0))
-        );
-        assert_eq!(states(&[burst(62e9), burst(50e9), burst(61e9)]), None);
-        let unreliable = burst(20e9).with_interference(5, Some("too few clean".into()));
-        assert_eq!(states(&[burst(62e9), unreliable, burst(61e9)]), None);
-        assert_eq!(states(&[]), None);
     }
 
     #[test]
