@@ -271,6 +271,21 @@ pub struct ComputeCeiling {
     /// The code measured; profiles before this field held only peaks.
     #[serde(default)]
     pub kernel: CeilingKernel,
+    /// The host's two states of this ceiling, when its bursts over the
+    /// calibrate run saw them; none otherwise, and in profiles before them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub states: Option<CeilingStates>,
+}
+
+/// A ceiling read in bursts spread over the calibrate run whose reliable
+/// bursts' own capability estimates are `lock::two_states` apart: the
+/// slowest and the fastest of them, FLOP/s. A loop bound by the ceiling
+/// runs at one or the other, as a lock hands off in one of two states
+/// (§4.5).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CeilingStates {
+    pub slow_flops: f64,
+    pub fast_flops: f64,
 }
 
 /// What a compute ceiling measures (§4.4: the roof is the peak; ceilings

@@ -231,7 +231,8 @@ impl<'a> Machine<'a> {
 
     /// FLOP/s of the highest `kernel` ceiling for `precision` ("f32"/"f64")
     /// on `threads` threads, of the FMA kernel compiled for `isa` when one
-    /// is named, read at `bound`, and the ceiling's name.
+    /// is named, read at `bound`, the ceiling's name, and the FLOP/s of
+    /// its two states, fast then slow, when its bursts saw them.
     pub fn flops_ceiling(
         &self,
         precision: &str,
@@ -239,7 +240,7 @@ impl<'a> Machine<'a> {
         kernel: CeilingKernel,
         isa: Option<&str>,
         bound: Bound,
-    ) -> Result<(f64, String), Missing> {
+    ) -> Result<(f64, String, Option<[f64; 2]>), Missing> {
         self.lean_on(if threads == 1 {
             "peak_flops_f64_1t"
         } else {
@@ -247,7 +248,11 @@ impl<'a> Machine<'a> {
         });
         self.profile
             .ceiling(precision, threads, kernel, isa)
-            .map(|c| (bound.of_rate(&c.flops) * self.now.compute, c.name.clone()))
+            .map(|c| {
+                let now = self.now.compute;
+                let states = c.states.map(|s| [s.fast_flops * now, s.slow_flops * now]);
+                (bound.of_rate(&c.flops) * now, c.name.clone(), states)
+            })
             .ok_or_else(|| {
                 let what = match kernel {
                     CeilingKernel::Registers => "compute",

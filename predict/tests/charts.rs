@@ -151,6 +151,7 @@ fn crowded() -> Profile {
         name: format!("{isa} {share}"),
         isa: isa.into(),
         kernel,
+        states: None,
         flops: Estimate::exact(fma.flops.point * share),
         ..fma.clone()
     };

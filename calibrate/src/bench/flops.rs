@@ -232,20 +232,20 @@ fn bound_warning(ctx: &Context, k: FlopKernel, threads: usize, s: &Stats) -> Opt
 }
 
 /// Adds the ceiling of `s` unless its sample is unreliable (then it stays
-/// in the section only).
-fn push_ceiling(
-    out: &mut Outcome,
+/// in the section only), and returns it.
+fn push_ceiling<'a>(
+    out: &'a mut Outcome,
     name: String,
     k: FlopKernel,
     threads: usize,
     s: &Stats,
     kernel: CeilingKernel,
-) {
+) -> Option<&'a mut ComputeCeiling> {
     if s.unreliable.is_some() {
         out.notes.push(format!(
             "the {name} ceiling on {threads} thread(s) is left out: too few clean batches"
         ));
-        return;
+        return None;
     }
     out.ceilings.push(ComputeCeiling {
         name,
@@ -255,7 +255,9 @@ fn push_ceiling(
         threads,
         flops: s.capability(Better::Higher),
         kernel,
+        states: None,
     });
+    out.ceilings.last_mut()
 }
 
 /// A kernel's row in the section.
@@ -390,6 +392,7 @@ mod tests {
             threads: 1,
             flops: models::Estimate::exact(flops),
             kernel: CeilingKernel::Registers,
+            states: None,
         };
         // AVX-512 f64 at 0.23× its f32 rate; AVX2 at the expected 0.5×.
         let w = precision_warnings(&[

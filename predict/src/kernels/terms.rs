@@ -23,16 +23,18 @@ pub use memory::memory;
 pub use restarts::restarts;
 pub use reuse::{reuse, reused_from_memory};
 
-/// A term and, when the line hand-off behind it has two states
-/// ([`two_states`]: a lock's rounds, a falsely shared line's bursts), the
-/// term's time in the fast and in the slow one.
+/// A term and, when what it measures has two states ([`two_states`]: a
+/// lock's rounds, a falsely shared line's bursts, a compute ceiling's
+/// bursts), the term's time in the fast and in the slow one.
 pub struct StatedTerm {
     pub term: Term,
     pub states_s: Option<[f64; 2]>,
 }
 
 /// T_compute = flops / ceiling, the ceiling of `precision` on `threads`
-/// threads for `kernel` code (and `isa`, when given).
+/// threads for `kernel` code (and `isa`, when given); when the ceiling's
+/// bursts over the calibrate run saw the host in two states, the time at
+/// each one's rate as well.
 pub fn compute(
     m: &Machine,
     flops: f64,
@@ -41,14 +43,24 @@ pub fn compute(
     kernel: CeilingKernel,
     isa: Option<&str>,
     bound: Bound,
-) -> Result<Term, Missing> {
-    let (rate, name) = m.flops_ceiling(precision, threads, kernel, isa, bound)?;
-    Ok(Term {
-        resource: "compute",
-        seconds: flops / rate,
-        explain: format!(
-            "flops / ceiling = {flops:.4e} / {rate:.4e} FLOP/s ({name}, {threads} thread(s), §4.4)"
-        ),
+) -> Result<StatedTerm, Missing> {
+    let (rate, name, states) = m.flops_ceiling(precision, threads, kernel, isa, bound)?;
+    let states_s = states.map(|r| r.map(|rate| flops / rate));
+    let states = states_s.map_or(String::new(), |[f, s]| {
+        format!(
+            "; its bursts over the calibrate run have two states (the fastest and the \
+             slowest burst), giving {f:.3e} s and {s:.3e} s"
+        )
+    });
+    Ok(StatedTerm {
+        term: Term {
+            resource: "compute",
+            seconds: flops / rate,
+            explain: format!(
+                "flops / ceiling = {flops:.4e} / {rate:.4e} FLOP/s ({name}, {threads} thread(s), §4.4){states}"
+            ),
+        },
+        states_s,
     })
 }
 

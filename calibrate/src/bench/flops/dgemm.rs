@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use anyhow::Result;
 use models::profile::flops::FlopsKernel;
 use models::profile::lock::two_states;
-use models::profile::CeilingKernel;
+use models::profile::{CeilingKernel, CeilingStates};
 use models::stats::{Sample, Summary as Stats};
 use models::units::Si;
 
@@ -48,7 +48,8 @@ pub fn dgemm_burst(ctx: &Context, team: &Team) -> Result<Sample> {
 /// the ceiling, the capability estimate of all their timings pooled (the
 /// high quantile, as the kernel's own time is the low quantile of its
 /// timings), its section row, and, when the reliable bursts' own
-/// capability estimates are [`two_states`] apart, a note of both.
+/// capability estimates are [`two_states`] apart, both states and a note
+/// of them.
 pub(super) fn dgemm_ceiling(
     ctx: &Context,
     team: &Team,
@@ -59,11 +60,12 @@ pub(super) fn dgemm_ceiling(
     let threads = team.threads();
     let (pooled, left_out) = pool(bursts, |_| true)?;
     let s = pooled.summary();
-    if let Some((lo, hi)) = burst_states(bursts) {
+    let states = burst_states(bursts);
+    if let Some(st) = states {
         out.notes.push(format!(
-            "the f64 dgemm ceiling on {threads} thread(s) read {} to {} in its {} bursts spread over the run ({left_out} left out): two states of the host; the ceiling is the high quantile of all their timings, {}",
-            Si(lo, "FLOP/s"),
-            Si(hi, "FLOP/s"),
+            "the f64 dgemm ceiling on {threads} thread(s) read {} to {} in its {} bursts spread over the run ({left_out} left out): two states of the host, both kept; the ceiling is the high quantile of all their timings, {}",
+            Si(st.slow_flops, "FLOP/s"),
+            Si(st.fast_flops, "FLOP/s"),
             bursts.len(),
             Si(peak(&s), "FLOP/s"),
         ));
@@ -75,14 +77,16 @@ pub(super) fn dgemm_ceiling(
         isa,
         op: Op::Fma,
     };
-    push_ceiling(
+    if let Some(c) = push_ceiling(
         out,
         "f64 dgemm".into(),
         k,
         threads,
         &s,
         CeilingKernel::Dgemm,
-    );
+    ) {
+        c.states = states;
+    }
     rows.push(FlopsKernel {
         name: "f64 dgemm".into(),
         precision: "f64".into(),
@@ -100,7 +104,7 @@ pub(super) fn dgemm_ceiling(
 
 /// The lowest and the highest capability estimate of a rate's reliable
 /// `bursts`, when they are [`two_states`] apart.
-fn burst_states(bursts: &[Sample]) -> Option<(f64, f64)> {
+fn burst_states(bursts: &[Sample]) -> Option<CeilingStates> {
     let each = bursts
         .iter()
         .filter(|b| b.unreliable().is_none())
@@ -108,7 +112,10 @@ fn burst_states(bursts: &[Sample]) -> Option<(f64, f64)> {
     let (lo, hi) = each.fold((f64::INFINITY, 0.0_f64), |(lo, hi), c| {
         (lo.min(c), hi.max(c))
     });
-    two_states(lo, hi).then_some((lo, hi))
+    two_states(lo, hi).then_some(CeilingStates {
+        slow_flops: lo,
+        fast_flops: hi,
+    })
 }
 
 #[cfg(test)]
@@ -118,7 +125,9 @@ mod tests {
     #[test]
     fn bursts_two_states_apart_are_named_and_unreliable_ones_ignored() {
         let burst = |v: f64| Sample::new(vec![v; 5]).unwrap();
-        let states = |bursts: &[Sample]| burst_states(bursts).map(|(lo, hi)| (lo / 1e9, hi / 1e9));
+        let states = |bursts: &[Sample]| {
+            burst_states(bursts).map(|s| (s.slow_flops / 1e9, s.fast_flops / 1e9))
+        };
         assert_eq!(
             states(&[burst(62e9), burst(38e9), burst(61e9)]),
             Some((38.0, 62.0))

@@ -324,6 +324,7 @@ mod tests {
                 threads: 1,
                 flops: Estimate::exact(flops),
                 kernel,
+                states: None,
             });
         }
         p

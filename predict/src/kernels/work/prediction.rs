@@ -33,6 +33,8 @@ pub struct Prediction {
     /// threads, the operations one at a time with no hand-off
     /// ([`terms::lock`]). When a falsely shared line binds whose bursts
     /// have two states: the time in each ([`terms::increments`]). When
+    /// compute binds at a ceiling whose bursts saw the host in two
+    /// states: the time at each ([`terms::compute`]). When
     /// memory at DRAM binds and the profile's DRAM bursts saw two states
     /// ([`Machine::dram_two_states`]): the prediction with every figure at
     /// the fast and at the slow end of its interval, the DRAM points' being
@@ -106,8 +108,8 @@ pub fn predict_at(
     let served = &with_reloads(work, m, threads);
     let mut terms = Vec::new();
     let mut load_store_s = 0.0;
-    // The two states of the lock or shared line a term hands off, if any.
-    let mut line_states = None;
+    // The two states of each lock, shared line or ceiling a term reads.
+    let mut term_states = Vec::new();
     let working_set = served.memory().map(|(_, bytes, _)| bytes).reduce(f64::max);
     // The instruction set its loops are built for, as its streams name it.
     let loop_isa = served.memory().find_map(|(.., isa)| isa);
@@ -118,7 +120,10 @@ pub fn predict_at(
                 precision,
                 ceiling,
                 isa,
-            } => terms::compute(m, *flops, precision, threads, *ceiling, *isa, bound)?,
+            } => stated(
+                terms::compute(m, *flops, precision, threads, *ceiling, *isa, bound)?,
+                &mut term_states,
+            ),
             Demand::Memory {
                 traffic,
                 per_thread_bytes,
@@ -158,18 +163,15 @@ pub fn predict_at(
                     critical_s: *critical_s,
                     data_lines: *data_lines,
                 };
-                let t = terms::lock(m, &lock, threads)?;
-                line_states = t.states_s.map(|s| (t.term.resource, s));
-                t.term
+                stated(terms::lock(m, &lock, threads)?, &mut term_states)
             }
             Demand::Increments {
                 per_thread,
                 sharers,
-            } => {
-                let t = terms::increments(m, *per_thread, *sharers, threads)?;
-                line_states = t.states_s.map(|s| (t.term.resource, s));
-                t.term
-            }
+            } => stated(
+                terms::increments(m, *per_thread, *sharers, threads)?,
+                &mut term_states,
+            ),
             Demand::LocalSum { steps_per_thread } => terms::local_sum(m, *steps_per_thread)?,
             Demand::BinLoop {
                 kind,
@@ -273,8 +275,9 @@ pub fn predict_at(
         }
     }
     // The memory states are whole predictions, regions included.
-    let states_s = line_states
-        .filter(|&(resource, _)| resource == top.resource)
+    let states_s = term_states
+        .into_iter()
+        .find(|&(resource, _)| resource == top.resource)
         .map(|(_, s)| s.map(|x| x.max(others) + regions_s))
         .or(memory_states.map(|(states, _)| states));
     Ok(Prediction {
@@ -287,6 +290,12 @@ pub fn predict_at(
         terms,
         states_s,
     })
+}
+
+/// The term of `t`, its states (if any) kept in `states` by resource.
+fn stated(t: terms::StatedTerm, states: &mut Vec<(&'static str, [f64; 2])>) -> Term {
+    states.extend(t.states_s.map(|s| (t.term.resource, s)));
+    t.term
 }
 
 /// The chains within iterations of `work` (their term among `terms`)

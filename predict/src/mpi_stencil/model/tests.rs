@@ -34,6 +34,7 @@ fn profile() -> Profile {
             threads,
             flops: Estimate::exact(1e12),
             kernel: CeilingKernel::Registers,
+            states: None,
         });
     }
     let copy = |bytes: f64, bw: f64| serde_json::json!({"kernel": "copy", "per_thread_bytes": bytes, "bandwidth_write_allocate_Bps": bw});

@@ -28,6 +28,38 @@ fn matmul_runs_at_the_dgemm_ceiling() {
 }
 
 #[test]
+fn a_ceiling_seen_in_two_states_predicts_both() {
+    let mut p = machine();
+    let work = crate::kernels::matmul::work(2000, 2);
+    // One state only: no states.
+    assert_eq!(predict(&work, &Machine::new(&p), 2).unwrap().states_s, None);
+    let dgemm = p
+        .ceilings
+        .iter_mut()
+        .find(|c| c.kernel == CeilingKernel::Dgemm);
+    dgemm.unwrap().states = Some(CeilingStates {
+        slow_flops: 25e9,
+        fast_flops: 50e9,
+    });
+    // 1.6e10 FLOP at 50 and at 25 GFLOP/s; the typical time stays at the
+    // pooled ceiling's 40 GFLOP/s.
+    let pr = predict(&work, &Machine::new(&p), 2).unwrap();
+    let [fast, slow] = pr.states_s.expect("two states");
+    assert!((fast - 0.32).abs() < 1e-12 && (slow - 0.64).abs() < 1e-12);
+    assert!((pr.seconds - 0.4).abs() < 1e-12, "{}", pr.seconds);
+    assert!(pr.terms[0].explain.contains("two states"));
+    // A paired re-measure that finds the core at half its speed halves
+    // both states' rates as well.
+    let now = Now {
+        compute: 0.5,
+        ..Now::default()
+    };
+    let pr = predict(&work, &Machine::paired(&p, now), 2).unwrap();
+    let [fast, slow] = pr.states_s.unwrap();
+    assert!((fast - 0.64).abs() < 1e-12 && (slow - 1.28).abs() < 1e-12);
+}
+
+#[test]
 fn missing_figures_say_which_calibration_fixes_them() {
     let p = Profile::new(Provenance::default());
     let m = Machine::new(&p);

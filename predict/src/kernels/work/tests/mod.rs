@@ -10,7 +10,9 @@ use crate::kernels::terms;
 use crate::loop_figures::Bound;
 use crate::machine::{Machine, Now};
 use models::profile::stream::{StreamPoint, StreamSweep};
-use models::profile::{ComputeCeiling, MemoryLevel, Profile, Provenance, ReportedCache};
+use models::profile::{
+    CeilingStates, ComputeCeiling, MemoryLevel, Profile, Provenance, ReportedCache,
+};
 use models::Estimate;
 use serde_json::json;
 
@@ -42,6 +44,7 @@ fn machine() -> Profile {
         threads: 2,
         flops: Estimate::exact(100e9),
         kernel: CeilingKernel::Registers,
+        states: None,
     });
     p.ceilings.push(ComputeCeiling {
         name: "f64 dgemm".into(),
@@ -51,6 +54,7 @@ fn machine() -> Profile {
         threads: 2,
         flops: Estimate::exact(40e9),
         kernel: CeilingKernel::Dgemm,
+        states: None,
     });
     p.levels.push(MemoryLevel {
         name: "L2".into(),
