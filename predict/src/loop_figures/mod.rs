@@ -274,6 +274,10 @@ impl<'a> Machine<'a> {
     /// its output stream ([`SCATTER_ITEM_BYTES`] stored per item, with
     /// write-allocate) at the streaming rate the memory term reads there;
     /// never below 0. None in L1, where the calibrated loop itself ran.
+    /// Paired, the excess is the level's (the re-measured memory drift
+    /// divides it), while the loop in L1 follows the bin loops' drift
+    /// ([`Machine::bin_item_s`]): the three figures are the profile's, so
+    /// a slower level lengthens the excess rather than shortening it.
     /// The calibrated times are per item of one thread while every thread
     /// scatters, so the stream charged is every thread's item at the
     /// all-thread rate. Beside the figure, the breakdown for the
@@ -312,10 +316,19 @@ impl<'a> Machine<'a> {
         let streamed = SCATTER_ITEM_BYTES * point.threads as f64;
         let bytes = point.output_bytes as f64;
         let stream = Traffic::streaming(0.0, streamed);
+        // The profile's figures all three: the level's pace now scales
+        // the excess as a whole.
+        let now = self.now.memory;
         let (t_stream, _) = self.traffic_time(&stream, point.threads, bytes, None, bound)?;
-        let excess = (point.item_s - t_l1 - t_stream).max(0.0);
+        let t_stream = t_stream * now;
+        let excess = (point.item_s - t_l1 - t_stream).max(0.0) / now;
+        let paired = if now == 1.0 {
+            String::new()
+        } else {
+            format!(", divided by the memory drift {now:.3}")
+        };
         let how = format!(
-            "Δ = t_{name} − t_L1 − {streamed} B streamed (an item on each thread) = {:.3e} − {t_l1:.3e} − {t_stream:.3e} s \
+            "Δ = t_{name} − t_L1 − {streamed} B streamed (an item on each thread) = {:.3e} − {t_l1:.3e} − {t_stream:.3e} s{paired} \
              (the calibrated scatter with {} of output per thread, on {} thread(s))",
             point.item_s,
             Si(bytes, "B"),

@@ -127,6 +127,18 @@ fn sort_loops_add_to_the_memory_time() {
     let got = predict(&beyond, &m, 2).unwrap().seconds;
     assert!((got - want).abs() < 1e-12, "{got} against {want}");
     assert!(streamed > 0.0 && want < 2e-3);
+    // Paired, a level at half its profiled pace doubles the excess, and
+    // the loop in L1 follows its own drift.
+    let now = Now {
+        memory: 0.5,
+        bin_loops: 2.0,
+        ..Now::default()
+    };
+    let got = predict(&beyond, &Machine::paired(&p, now), 2)
+        .unwrap()
+        .seconds;
+    let want = 1e6 * (0.25e-9 + 2.0 * (2.0e-9 - 0.5e-9 - streamed));
+    assert!((got - want).abs() < 1e-12, "{got} against {want}");
     // The histogram's counts stay in L1 whatever the working set.
     let hist = Work {
         demands: vec![Demand::BinLoop {
