@@ -15,13 +15,12 @@
 //! in bursts spread over the run ([`super::bursts`]: one before every
 //! benchmark ahead of this one, which runs last, one after each register
 //! kernel, and its own at the end), pooled, and read as the other
-//! ceilings are, at the high quantile of its timings; a note names both
-//! states when the bursts' own figures are two states apart (module
-//! `dgemm`). A figure
-//! above
-//! 8 FLOP per lane per cycle per thread (four pipes doing FMAs, more than
-//! any x86 core has) is flagged as above the physical bound: it would mean a
-//! wrong clock or a broken timer.
+//! ceilings are, at the high quantile of its timings; when the bursts'
+//! own figures are two states apart, the ceiling keeps both and a note
+//! names them (module `dgemm`). A figure above 8 FLOP per lane per cycle
+//! per thread (four pipes doing FMAs, more than any x86 core has) is
+//! flagged as above the physical bound: it would mean a wrong clock or a
+//! broken timer.
 //!
 //! # Section `flops`
 //!
