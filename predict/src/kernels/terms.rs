@@ -31,6 +31,13 @@ pub struct StatedTerm {
     pub states_s: Option<[f64; 2]>,
 }
 
+/// The explanation's clause for a term in two states: what `measured`
+/// them, which figure of it each state is (`which`), and the term's time
+/// in each.
+fn two_states_note(measured: &str, which: &str, [fast, slow]: [f64; 2]) -> String {
+    format!("; {measured} have two states ({which}), giving {fast:.3e} s and {slow:.3e} s")
+}
+
 /// T_compute = flops / ceiling, the ceiling of `precision` on `threads`
 /// threads for `kernel` code (and `isa`, when given); when the ceiling's
 /// bursts over the calibrate run saw the host in two states, the time at
@@ -46,10 +53,11 @@ pub fn compute(
 ) -> Result<StatedTerm, Missing> {
     let (rate, name, states) = m.flops_ceiling(precision, threads, kernel, isa, bound)?;
     let states_s = states.map(|r| r.map(|rate| flops / rate));
-    let states = states_s.map_or(String::new(), |[f, s]| {
-        format!(
-            "; its bursts over the calibrate run have two states (the fastest and the \
-             slowest burst), giving {f:.3e} s and {s:.3e} s"
+    let states = states_s.map_or(String::new(), |st| {
+        two_states_note(
+            "its bursts over the calibrate run",
+            "the fastest and the slowest burst",
+            st,
         )
     });
     Ok(StatedTerm {
@@ -299,10 +307,11 @@ pub fn increments(
     } else {
         None
     };
-    let states = states_s.map_or(String::new(), |[f, s]| {
-        format!(
-            "; the line's bursts over the calibrate run have two states (their fast and \
-             slow quantile), giving {f:.3e} s and {s:.3e} s"
+    let states = states_s.map_or(String::new(), |st| {
+        two_states_note(
+            "the line's bursts over the calibrate run",
+            "their fast and slow quantile",
+            st,
         )
     });
     Ok(StatedTerm {

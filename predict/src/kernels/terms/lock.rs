@@ -6,7 +6,7 @@ use models::contention::{critical_section_s, line_migration_s, MeasuredLock};
 use models::profile::lock::{two_states, HandOff};
 
 use super::super::work::{LockKindName, Term};
-use super::StatedTerm;
+use super::{two_states_note, StatedTerm};
 use crate::machine::{LockKind, Machine, Missing};
 
 /// A lock's demand, as [`super::super::work::Demand::Lock`] declares it.
@@ -108,10 +108,12 @@ pub fn lock(m: &Machine, d: &LockDemand, threads: usize) -> Result<StatedTerm, M
     }
     .filter(|&[f, s]| two_states(f, s));
     let mut states = String::new();
-    if let (Some([f, s]), Some(_)) = (rounds, states_s) {
-        states += &format!(
-            "; its rounds have two states (the fast and the slow quantile of the contended \
-             lock's and the spread mutexes' rounds), giving {f:.3e} s and {s:.3e} s"
+    if let (Some(st), Some(_)) = (rounds, states_s) {
+        states += &two_states_note(
+            "its rounds",
+            "the fast and the slow quantile of the contended lock's and the spread mutexes' \
+             rounds",
+            st,
         );
     }
     if let Some(a) = alone.filter(|_| states_s.is_some()) {
