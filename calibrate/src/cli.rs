@@ -182,18 +182,20 @@ pub enum Command {
 }
 
 /// What `point` measures: a STREAM kernel's bandwidth, the pointer-chase
-/// latency, the peak FLOP/s of the widest SIMD with FMA, or the time per
-/// element of iterations with a chain of that depth inside.
+/// latency, the peak FLOP/s of the widest SIMD with FMA, the time per
+/// element of iterations with a chain of that depth inside, or the time
+/// per item of the counting sort's scatter into an output of that size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PointKernel {
     Stream(Kernel),
     Chase,
     Peak(Precision),
     Span,
+    Scatter,
 }
 
 impl PointKernel {
-    const COUNT: usize = Kernel::ALL.len() + 4;
+    const COUNT: usize = Kernel::ALL.len() + 5;
 
     /// Every kernel, in the order `--help` lists them.
     const ALL: [PointKernel; Self::COUNT] = {
@@ -206,6 +208,7 @@ impl PointKernel {
         all[i + 1] = PointKernel::Peak(Precision::F64);
         all[i + 2] = PointKernel::Peak(Precision::F32);
         all[i + 3] = PointKernel::Span;
+        all[i + 4] = PointKernel::Scatter;
         all
     };
 }
@@ -232,6 +235,9 @@ impl ValueEnum for PointKernel {
             PointKernel::Span => PossibleValue::new("span").help(
                 "y = p(x) by Horner's scheme --depth steps deep, widest SIMD, in L1: seconds per element",
             ),
+            PointKernel::Scatter => PossibleValue::new("scatter").help(
+                "the counting sort's scatter over 256 bins, its input in L1 and --size of output over all threads: seconds per item",
+            ),
         })
     }
 }
@@ -243,7 +249,7 @@ pub struct PointArgs {
     #[arg(value_enum)]
     pub kernel: PointKernel,
     /// Working set, all arrays and threads together (needed for stream
-    /// kernels and chase), e.g. 1GB or 256KiB.
+    /// kernels, chase and scatter), e.g. 1GB or 256KiB.
     #[arg(long, value_name = "SIZE", value_parser = parse_bytes)]
     pub size: Option<u64>,
     /// Threads, pinned to the first N logical CPUs (chase and span use one).

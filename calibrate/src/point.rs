@@ -14,10 +14,12 @@ use serde_json::json;
 
 use crate::bench::flops::measure_flops;
 use crate::bench::flops::span::measure_span;
+use crate::bench::increments::scatter_items_beyond_caches;
 use crate::bench::latency::measure_chase;
 use crate::bench::stream::measure_size;
 use crate::cli::{PagesArg, PointArgs, PointKernel};
 use crate::config::UsageError;
+use crate::kernels::bins::BINS;
 use crate::kernels::fma::FlopKernel;
 use crate::kernels::span::DEPTHS;
 use crate::kernels::Isa;
@@ -254,7 +256,22 @@ fn measure(
                 json!({ "depth": depth, "isa": isa.name() }),
             )
         }
-        (PointKernel::Stream(_) | PointKernel::Chase, None) => {
+        (PointKernel::Scatter, Some(size)) => {
+            let per_thread = size / threads as u64;
+            let s =
+                scatter_items_beyond_caches(team, plan, per_thread, pages)?.ok_or_else(|| {
+                    UsageError::Point(format!(
+                        "--size {} gives each thread less than a line per bin of output",
+                        binary_bytes(size as f64)
+                    ))
+                })?;
+            (
+                s,
+                "s",
+                json!({ "bins": BINS, "output_bytes_per_thread": per_thread }),
+            )
+        }
+        (PointKernel::Stream(_) | PointKernel::Chase | PointKernel::Scatter, None) => {
             return Err(UsageError::Point("this kernel needs --size".into()).into())
         }
     })

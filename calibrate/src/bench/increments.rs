@@ -17,10 +17,11 @@
 //! * **Bins** (§2.9, §3.5): the two inner loops of the data-parallel
 //!   counting sort ([`crate::kernels::bins`]), a histogram increment and a
 //!   scatter store per item over 256 bins, timed per item on an L1-resident
-//!   sequence, all threads at once; and the scatter again with each
-//!   thread's output in each cache beyond L1 ([`scatter_cache_sizes`]) and
-//!   at the DRAM working set, where its 256 output streams are more than
-//!   the prefetchers follow and their write-allocates wait on the level.
+//!   sequence, all threads at once; and the scatter again over a curve of
+//!   each thread's output sizes from twice L1 to beyond the last cache
+//!   ([`scatter_curve_sizes`]) and at the DRAM working set, where its 256
+//!   output streams are more than the prefetchers follow and their
+//!   write-allocates wait on the level the output's lines come from.
 
 use std::sync::atomic::AtomicU64;
 
@@ -50,9 +51,9 @@ pub struct Measured {
     /// Per item of the scatter loop with its output at the DRAM working
     /// set, all threads, and the output bytes per thread.
     pub scatter_dram: Option<(u64, Stats)>,
-    /// The same with its output in each cache beyond L1, nearest first:
-    /// the cache's name, the output bytes per thread and the figure.
-    pub scatter_caches: Vec<(String, u64, Stats)>,
+    /// The same over output sizes beyond L1, smallest first: the output
+    /// bytes per thread and the figure.
+    pub scatter_curve: Vec<(u64, Stats)>,
     /// Per increment with counters sharing a line, by thread count; the
     /// most sharers' figure pooled with the run's bursts of it.
     pub shared: Vec<(usize, Stats)>,
@@ -76,16 +77,16 @@ pub fn measure_all(
     let hist = bin_items(&ctx.all, plan, false)?;
     let scatter = bin_items(&ctx.all, plan, true)?;
     let caches = ctx.known_caches();
-    let mut scatter_caches = Vec::new();
-    for (name, bytes) in scatter_cache_sizes(&caches, ctx.all.threads()) {
-        if let Some(s) = scatter_items_beyond_caches(&ctx.all, plan, bytes)? {
-            scatter_caches.push((name, bytes, s));
-        }
-    }
     let largest = caches.iter().map(|c| c.1).fold(0.0, f64::max);
     let per_thread = ctx.dram_bytes(largest) / ctx.all.threads() as u64;
-    let scatter_dram =
-        scatter_items_beyond_caches(&ctx.all, plan, per_thread)?.map(|s| (per_thread, s));
+    let mut scatter_curve = Vec::new();
+    for bytes in scatter_curve_sizes(&caches, ctx.all.threads(), per_thread) {
+        if let Some(s) = scatter_items_beyond_caches(&ctx.all, plan, bytes, Pages::Huge)? {
+            scatter_curve.push((bytes, s));
+        }
+    }
+    let scatter_dram = scatter_items_beyond_caches(&ctx.all, plan, per_thread, Pages::Huge)?
+        .map(|s| (per_thread, s));
     progress();
     let mut shared = Vec::new();
     let mut pooled = None;
@@ -109,32 +110,29 @@ pub fn measure_all(
         hist,
         scatter,
         scatter_dram,
-        scatter_caches,
+        scatter_curve,
         shared,
         pooled,
     })
 }
 
-/// The output per thread at which the scatter is timed in each cache
-/// beyond L1 (`caches`, nearest first, the last one shared by the
-/// `threads` threads): the geometric mean of the level's capacity per
-/// thread and the capacity of the level before it, well inside the level
-/// on a logarithmic scale, whatever its size. A level that holds no more
-/// per thread than the one before it has none.
-pub fn scatter_cache_sizes(caches: &[NamedSize], threads: usize) -> Vec<(String, u64)> {
-    let last = caches.len().saturating_sub(1);
-    caches
-        .windows(2)
-        .enumerate()
-        .filter_map(|(i, pair)| {
-            let (before, (name, size)) = (pair[0].1, &pair[1]);
-            let per_thread = if i + 1 == last {
-                size / threads.max(1) as f64
-            } else {
-                *size
-            };
-            (per_thread > before).then(|| (name.clone(), (before * per_thread).sqrt() as u64))
-        })
+/// The output sizes per thread of the scatter's curve: the powers of two
+/// from twice the first cache of `caches` (nearest first, the last one
+/// shared by the `threads` threads) to twice the last one's capacity per
+/// thread, and below half of `dram_per_thread`, the DRAM point's output.
+/// A kernel's pass reads the curve at its own bytes, so the curve steps
+/// through every level and past the last whatever their sizes; on a VM
+/// that shares the host's last cache the step down to DRAM speed can lie
+/// well inside the reported capacity, and it moves with the host's load.
+pub fn scatter_curve_sizes(caches: &[NamedSize], threads: usize, dram_per_thread: u64) -> Vec<u64> {
+    let Some((first, last)) = caches.first().zip(caches.last()) else {
+        return Vec::new();
+    };
+    let top = (2.0 * last.1 / threads.max(1) as f64).min(dram_per_thread as f64 / 2.0);
+    let start = (2.0 * first.1).max(1.0).log2().ceil() as u32;
+    (start..63)
+        .map(|k| 1u64 << k)
+        .take_while(|&b| b as f64 <= top)
         .collect()
 }
 
@@ -188,10 +186,10 @@ impl Measured {
                 output_bytes: Some(*bytes),
                 ..one("item", s, Some(BINS))
             }),
-            scatter_caches: self
-                .scatter_caches
+            scatter_curve: self
+                .scatter_curve
                 .iter()
-                .map(|(_, bytes, s)| Increment {
+                .map(|(bytes, s)| Increment {
                     output_bytes: Some(*bytes),
                     ..one("item", s, Some(BINS))
                 })
@@ -220,11 +218,15 @@ impl Measured {
             Si(self.hist.median, "s"),
             Si(self.scatter.median, "s"),
         );
-        for (name, bytes, s) in &self.scatter_caches {
+        if !self.scatter_curve.is_empty() {
+            let points: Vec<String> = self
+                .scatter_curve
+                .iter()
+                .map(|(bytes, s)| format!("{} {}", binary_bytes(*bytes as f64), Si(s.median, "s")))
+                .collect();
             t += &format!(
-                "  scatter with {} of output per thread ({name}): {} per item\n",
-                binary_bytes(*bytes as f64),
-                Si(s.median, "s"),
+                "  scatter per item by output per thread: {}\n",
+                points.join(", ")
             );
         }
         if let Some((bytes, s)) = &self.scatter_dram {
@@ -295,17 +297,18 @@ pub fn bin_items(team: &Team, plan: &Plan, scatter: bool) -> Result<Stats> {
 }
 
 /// Seconds per item of the scatter loop on every thread of `team` at once,
-/// each writing its own `per_thread_bytes` of output on huge pages in one
+/// each writing its own `per_thread_bytes` of output on `pages` in one
 /// pass ([`BinBench::scatter_through`]); none when that output is too small
 /// to hold a line per bin.
 pub fn scatter_items_beyond_caches(
     team: &Team,
     plan: &Plan,
     per_thread_bytes: u64,
+    pages: Pages,
 ) -> Result<Option<Stats>> {
     let states = team.each(
         |_| -> Result<std::sync::Mutex<(BinBench, Region, Layout)>> {
-            let mut region = Region::new(per_thread_bytes as usize, Pages::Huge)?;
+            let mut region = Region::new(per_thread_bytes as usize, pages)?;
             let bench = BinBench::default();
             let layout = bench.layout(region.atomic_u32s().len());
             Ok(std::sync::Mutex::new((bench, region, layout)))
@@ -374,28 +377,34 @@ mod tests {
     }
 
     #[test]
-    fn the_scatter_sits_inside_each_cache_beyond_l1() {
+    fn the_scatter_curve_doubles_from_twice_l1_past_the_last_cache() {
         let caches = |sizes: &[(&str, f64)]| -> Vec<NamedSize> {
             sizes.iter().map(|(n, b)| (n.to_string(), *b)).collect()
         };
         let kib = 1024.0;
-        // L2 between 32 KiB and 512 KiB; the shared 32 MiB L3 holds 16 MiB
-        // per thread on 2, between 512 KiB and that.
         let three = caches(&[
             ("L1", 32.0 * kib),
             ("L2", 512.0 * kib),
             ("L3", 32768.0 * kib),
         ]);
+        // From twice L1 to twice the L3's 16 MiB per thread on 2 threads.
+        let curve = scatter_curve_sizes(&three, 2, 1 << 30);
+        assert_eq!(curve.first(), Some(&(64 << 10)));
+        assert_eq!(curve.last(), Some(&(32 << 20)));
+        assert_eq!(curve.len(), 10);
+        assert!(curve.windows(2).all(|w| w[1] == 2 * w[0]));
+        // Below half of the DRAM point's output.
         assert_eq!(
-            scatter_cache_sizes(&three, 2),
-            [("L2".to_string(), 128 << 10), ("L3".to_string(), 2_965_820)]
+            scatter_curve_sizes(&three, 2, 16 << 20).last(),
+            Some(&(8 << 20))
         );
-        // On 64 threads the L3 holds less per thread than an L2: none there.
-        assert_eq!(scatter_cache_sizes(&three, 64).len(), 1);
-        // Without a shared level beyond L2, L2 is the last, shared one.
-        let two = caches(&[("L1", 32.0 * kib), ("L2", 512.0 * kib)]);
-        assert_eq!(scatter_cache_sizes(&two, 2), [("L2".to_string(), 92_681)]);
-        assert!(scatter_cache_sizes(&two[..1], 2).is_empty());
+        // A 48 KiB L1 starts at the next power of two above 96 KiB.
+        let odd = caches(&[("L1", 48.0 * kib), ("L2", 2048.0 * kib)]);
+        assert_eq!(
+            scatter_curve_sizes(&odd, 2, 1 << 30).first(),
+            Some(&(128 << 10))
+        );
+        assert!(scatter_curve_sizes(&[], 2, 1 << 30).is_empty());
     }
 
     #[test]

@@ -6,6 +6,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::latency::log_interpolate;
 use super::lock::HandOff;
 use super::network::NetworkRegime;
 use super::sample::{whole, Sample};
@@ -34,7 +35,7 @@ pub struct C2cSection {
 }
 
 /// A scatter loop's time per item with its output beyond L1
-/// ([`C2cSection::scatter_beyond_l1`]).
+/// ([`C2cSection::scatter_beyond_l1`], [`C2cSection::scatter_at`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ScatterPoint {
     /// Seconds per item per thread, all threads at once.
@@ -99,13 +100,21 @@ pub struct Increments {
     /// follow 256 of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scatter_dram: Option<Increment>,
-    /// The same scatter loop with each thread's `output_bytes` in a cache
-    /// beyond L1, one figure per such cache: a size between the level's
-    /// capacity per thread and the capacity of the level before it. Where
-    /// the output's lines come from a cache beyond L1, each of the 256
-    /// streams' write-allocates waits on that level's latency, as at DRAM.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub scatter_caches: Vec<Increment>,
+    /// The same scatter loop over a curve of each thread's `output_bytes`
+    /// beyond L1, smallest first: the powers of two from twice L1 to past
+    /// the last cache. Where the output's lines come from a cache beyond
+    /// L1, each of the 256 streams' write-allocates waits on that level's
+    /// latency, as at DRAM; on a VM the step down to DRAM speed can lie far
+    /// inside the last cache's reported capacity and moves with the host's
+    /// load, so the curve, not one point per level, is what a pass reads
+    /// at its own bytes. Older profiles hold one point per cache level
+    /// under `scatter_caches`, read the same way.
+    #[serde(
+        default,
+        alias = "scatter_caches",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub scatter_curve: Vec<Increment>,
 }
 
 /// One increment-like figure; the time sits under a key naming its unit.
@@ -210,15 +219,16 @@ impl C2cSection {
         Some(l.per_item_s.as_ref()?.time().point)
     }
 
-    /// The scatter loop's figures beyond L1, in the caches and at the DRAM
+    /// The scatter loop's figures beyond L1, its curve and the DRAM
     /// working set: per item and per thread with all threads at once, the
-    /// bytes each thread wrote, and how many threads ran it; nearest level
-    /// first.
+    /// bytes each thread wrote, and how many threads ran it; smallest
+    /// output first.
     pub fn scatter_beyond_l1(&self) -> Vec<ScatterPoint> {
         let Some(inc) = self.increments.as_ref() else {
             return Vec::new();
         };
-        inc.scatter_caches
+        let mut points: Vec<ScatterPoint> = inc
+            .scatter_curve
             .iter()
             .chain(&inc.scatter_dram)
             .filter_map(|l| {
@@ -228,7 +238,28 @@ impl C2cSection {
                     threads: l.threads,
                 })
             })
-            .collect()
+            .collect();
+        points.sort_by_key(|p| p.output_bytes);
+        points
+    }
+
+    /// The scatter loop's time per item with `output_bytes` of output per
+    /// thread: the figures beyond L1 ([`C2cSection::scatter_beyond_l1`])
+    /// interpolated in log size, the nearest end's figure outside them;
+    /// `None` without any.
+    pub fn scatter_at(&self, output_bytes: f64) -> Option<ScatterPoint> {
+        let points = self.scatter_beyond_l1();
+        let xy: Vec<(f64, f64)> = points
+            .iter()
+            .map(|p| (p.output_bytes as f64, p.item_s))
+            .collect();
+        let (first, last) = (points.first()?, points.last()?);
+        let x = output_bytes.clamp(first.output_bytes as f64, last.output_bytes as f64);
+        Some(ScatterPoint {
+            item_s: log_interpolate(&xy, x),
+            output_bytes: x as u64,
+            threads: last.threads,
+        })
     }
 }
 
@@ -268,7 +299,7 @@ mod tests {
     }
 
     #[test]
-    fn the_scatter_beyond_l1_lists_the_caches_then_dram() {
+    fn the_scatter_curve_interpolates_in_log_size_and_ends_at_dram() {
         let scatter = |t: f64, bytes| Increment {
             per_increment_s: None,
             per_item_s: Some(Sample::new(t, t, t)),
@@ -278,7 +309,7 @@ mod tests {
         let s = C2cSection {
             increments: Some(Increments {
                 scatter_dram: Some(scatter(5e-9, 1 << 28)),
-                scatter_caches: vec![scatter(1e-9, 1 << 18), scatter(2e-9, 1 << 23)],
+                scatter_curve: vec![scatter(1e-9, 1 << 18), scatter(2e-9, 1 << 23)],
                 ..Default::default()
             }),
             ..Default::default()
@@ -289,6 +320,21 @@ mod tests {
             .map(|p| (p.item_s, p.output_bytes))
             .collect();
         assert_eq!(got, [(1e-9, 1 << 18), (2e-9, 1 << 23), (5e-9, 1 << 28)]);
+        let at = |bytes: f64| s.scatter_at(bytes).unwrap().item_s;
+        // Halfway between 2^23 and 2^28 in log size: halfway in time.
+        assert!((at(2f64.powf(25.5)) - 3.5e-9).abs() < 1e-15);
+        assert_eq!(at(1024.0), 1e-9, "the smallest point below the curve");
+        assert_eq!(at(1e12), 5e-9, "the DRAM point beyond it");
+        assert_eq!(s.scatter_at(1e12).unwrap().output_bytes, 1 << 28);
+    }
+
+    #[test]
+    fn a_profile_with_one_scatter_point_per_cache_still_reads() {
+        let old = r#"{"increments": {"shared_line": [], "scatter_caches": [
+            {"threads": 2, "bins": 256, "output_bytes": 262144,
+             "per_item_s": {"median": 1e-9}}]}}"#;
+        let s: C2cSection = serde_json::from_str(old).unwrap();
+        assert_eq!(s.scatter_at(1e6).map(|p| p.output_bytes), Some(262144));
     }
 
     #[test]

@@ -160,7 +160,7 @@ impl Check for Increments {
                 ("histogram", &self.histogram),
                 ("scatter", &self.scatter),
                 ("scatter_dram", &self.scatter_dram),
-                ("scatter_caches", &self.scatter_caches),
+                ("scatter_curve", &self.scatter_curve),
             ],
         )
     }

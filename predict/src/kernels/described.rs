@@ -164,7 +164,9 @@ pub fn loops_work(loops: &[LoopKernel], build: Build, per_thread_bytes: f64) -> 
                 }
             }
             // The passes share one working set: where it lives decides
-            // what restarts and scatters beyond the caches cost.
+            // what restarts cost. A scatter keeps its own pass's working
+            // set: the level its output's lines come from
+            // (`Machine::scatter_streams_s`).
             (
                 Demand::Restarts {
                     runs_per_thread,
@@ -178,18 +180,6 @@ pub fn loops_work(loops: &[LoopKernel], build: Build, per_thread_bytes: f64) -> 
                 segment_bytes,
                 column_bytes,
                 per_thread_bytes,
-            }),
-            (
-                Demand::BinLoop {
-                    kind,
-                    items_per_thread,
-                    ..
-                },
-                _,
-            ) => rest.push(Demand::BinLoop {
-                kind,
-                items_per_thread,
-                working_set_per_thread: per_thread_bytes,
             }),
             (other, _) => rest.push(other),
         }

@@ -15,6 +15,7 @@
 
 use calibrate::harness::kernels::stream::Kernel as StreamKernel;
 use models::kernel::Traffic;
+use models::profile::c2c::ScatterPoint;
 use models::profile::stream::{Placements, StreamSection};
 use models::traffic::{time_at, LevelModel};
 use models::units::Si;
@@ -267,43 +268,54 @@ impl<'a> Machine<'a> {
     }
 
     /// What a scatter's 256 output streams cost per item over what the
-    /// loop model charges for the same loop, with a working set of
-    /// `per_thread_bytes` per thread on `threads` threads: the calibrated
-    /// scatter with its output in the level that holds that working set
-    /// (`C2cSection::scatter_beyond_l1`), less the same loop in L1 and less
-    /// its output stream ([`SCATTER_ITEM_BYTES`] stored per item, with
-    /// write-allocate) at the streaming rate the memory term reads there;
-    /// never below 0. None in L1, where the calibrated loop itself ran.
-    /// Paired, the excess is the level's (the re-measured memory drift
-    /// divides it), while the loop in L1 follows the bin loops' drift
-    /// ([`Machine::bin_item_s`]): the three figures are the profile's, so
-    /// a slower level lengthens the excess rather than shortening it.
-    /// The calibrated times are per item of one thread while every thread
-    /// scatters, so the stream charged is every thread's item at the
-    /// all-thread rate. Beside the figure, the breakdown for the
-    /// explanation.
+    /// loop model charges for the same loop, in a pass whose own working
+    /// set is `pass_bytes` per thread on `threads` threads: the calibrated
+    /// scatter's curve read at that size (`C2cSection::scatter_at`; the
+    /// calibrated loop's input sits in L1, so its output is its working
+    /// set), less the same loop in L1 and less its output stream
+    /// ([`SCATTER_ITEM_BYTES`] stored per item, with write-allocate) at
+    /// the streaming rate the memory term reads there; never below 0. None
+    /// in L1, where the calibrated loop itself ran. Paired, the excess is
+    /// the level's (the re-measured memory drift divides it), while the
+    /// loop in L1 follows the bin loops' drift ([`Machine::bin_item_s`]):
+    /// the three figures are the profile's, so a slower level lengthens
+    /// the excess rather than shortening it. The calibrated times are per
+    /// item of one thread while every thread scatters, so the stream
+    /// charged is every thread's item at the all-thread rate. Beside the
+    /// figure, the breakdown for the explanation.
     ///
     /// The 256 streams are more than the prefetchers follow, so their
-    /// write-allocates wait on the level's latency, in L3 as at DRAM: on
-    /// the Xeon VM (2 threads) the loop took 1.0–1.4 ns per item in L1 and
-    /// L2, 1.8–2.1 ns with 4–16 MiB of output per thread, and 5.3–5.5 ns
-    /// at 64–256 MiB.
+    /// write-allocates wait on the level the output's lines come from, in
+    /// L3 as at DRAM: on the Xeon VM (2 threads) the loop took 1.0–1.4 ns
+    /// per item in L1 and L2 and 5.3–5.5 ns at 64–256 MiB, and its step
+    /// between lay at 12–20 MiB of output over both threads, moving
+    /// between runs minutes apart, far inside the 260 MB L3 the OS
+    /// reports. The pass, not the kernel, is read: the counting sort of
+    /// 1 Mi particles (20 MiB in all) ran its scatter at the curve's speed
+    /// for its pass's 8 MiB of cells and output, not for the 20 MiB that
+    /// lay past the step. A curve that does not reach the pass's level
+    /// (an older profile with a point per level) is no answer there.
     pub fn scatter_streams_s(
         &self,
-        per_thread_bytes: f64,
+        pass_bytes: f64,
         threads: usize,
         bound: Bound,
     ) -> Result<Option<(f64, String)>, Missing> {
-        let level = self.holding_index(per_thread_bytes, threads);
+        let level = self.holding_index(pass_bytes, threads);
         if level == Some(0) {
             return Ok(None);
         }
-        let name = self.holding_level_name(per_thread_bytes, threads);
+        let name = self.holding_level_name(pass_bytes, threads);
         let c2c = self.c2c()?;
+        let curve = c2c.scatter_beyond_l1();
+        let in_level =
+            |p: &ScatterPoint| self.holding_index(p.output_bytes as f64, p.threads) == level;
+        let reached = matches!((curve.first(), curve.last()), (Some(a), Some(z))
+            if (a.output_bytes as f64 <= pass_bytes || in_level(a))
+                && (z.output_bytes as f64 >= pass_bytes || in_level(z)));
         let point = c2c
-            .scatter_beyond_l1()
-            .into_iter()
-            .find(|p| self.holding_index(p.output_bytes as f64, p.threads) == level)
+            .scatter_at(pass_bytes)
+            .filter(|_| reached)
             .ok_or_else(|| {
                 missing(
                     format!("the time per item of a scatter with its output in {name}"),
@@ -329,7 +341,7 @@ impl<'a> Machine<'a> {
         };
         let how = format!(
             "Δ = t_{name} − t_L1 − {streamed} B streamed (an item on each thread) = {:.3e} − {t_l1:.3e} − {t_stream:.3e} s{paired} \
-             (the calibrated scatter with {} of output per thread, on {} thread(s))",
+             (the calibrated scatter's curve at the pass's {} per thread, on {} thread(s))",
             point.item_s,
             Si(bytes, "B"),
             point.threads

@@ -25,10 +25,12 @@ fn the_sort_is_predicted_from_its_passes_descriptions() {
     let w = Variant::DataParallel.declared(n, 256, threads).unwrap();
     let n_f = n as f64;
     let per_thread = 20.0 * n_f / 2.0;
-    let sort_loop = |kind| Demand::BinLoop {
+    // Each loop reads the level of its own pass's arrays: x, y and the
+    // cells (12 B per particle), then the cells and the output (8 B).
+    let sort_loop = |kind, bytes: f64| Demand::BinLoop {
         kind,
         items_per_thread: n_f / 2.0,
-        working_set_per_thread: per_thread,
+        working_set_per_thread: bytes * n_f / 2.0,
     };
     assert_eq!(
         w.demands,
@@ -39,8 +41,8 @@ fn the_sort_is_predicted_from_its_passes_descriptions() {
                 huge_pages: true,
                 isa: Build::builtin().isa,
             },
-            sort_loop(SortLoop::Histogram),
-            sort_loop(SortLoop::Scatter),
+            sort_loop(SortLoop::Histogram, 12.0),
+            sort_loop(SortLoop::Scatter, 8.0),
         ]
     );
 }

@@ -187,7 +187,7 @@ fn a_scatter_pays_its_streams_in_the_cache_that_holds_it() {
     let mut point = loops.scatter_dram.clone().unwrap();
     point.per_item_s = Some(models::profile::Sample::new(1.5e-9, 1.5e-9, 1.5e-9));
     point.output_bytes = Some(8 << 20);
-    loops.scatter_caches = vec![point];
+    loops.scatter_curve = vec![point];
     let m = Machine::new(&p);
     let scatter = |working_set_per_thread| Work {
         demands: vec![Demand::BinLoop {
