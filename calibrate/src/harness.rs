@@ -32,7 +32,8 @@ pub use crate::bench::c2c::placement;
 pub use crate::bench::flops::span::measure_span;
 pub use crate::bench::flops::{measure_dgemm, measure_flops};
 pub use crate::bench::increments::{
-    bin_items, local_sum_steps, own_line_increments, shared_line_increments,
+    bin_items, local_sum_steps, own_line_increments, scatter_items_beyond_caches,
+    shared_line_increments,
 };
 pub use crate::bench::lock::{throughput as lock_throughput, Kind as LockKind};
 pub use crate::bench::stream::{measure_size, region as stream_region, Regions as StreamRegions};

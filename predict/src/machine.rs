@@ -60,6 +60,10 @@ pub struct Now {
     /// Items per second of the counting sort's loops now over the
     /// profile's (their times per item divided).
     pub bin_loops: f64,
+    /// Items per second of the scatter beyond L1 at its curve point nearest
+    /// the pass, now over the profile's; `None`: not re-measured, and the
+    /// memory drift stands for it.
+    pub scatters: Option<f64>,
     /// Contended lock operations per second on more than one thread now
     /// over the profile's (the times of every contended lock divided).
     pub handoffs: f64,
@@ -82,6 +86,7 @@ impl Default for Now {
             increments: 1.0,
             local_sums: 1.0,
             bin_loops: 1.0,
+            scatters: None,
             handoffs: 1.0,
             migrations: 1.0,
             loads: 1.0,

@@ -32,8 +32,13 @@
 //!   the local sums they are bound by the core's load and store ports, and
 //!   on the Zen 4 VM they moved by up to 2× between runs of `calibrate`
 //!   an hour apart (0.45–0.60 ns against 0.95–1.10 ns per histogram item)
-//!   while the FMA peak held. A scatter's extra cost beyond the caches
-//!   stays the profile's;
+//!   while the FMA peak held;
+//! * **scatters**: for a scatter beyond L1, the scatter at the profile's
+//!   curve point nearest its pass's bytes, all its threads at once, as the
+//!   c2c benchmark measures it: where the host shares its last cache the
+//!   step of that curve to DRAM speed moves within minutes, which the
+//!   STREAM kernels do not see (where the re-measure would be too long,
+//!   the memory drift stands for it);
 //! * **hand-offs**: for a lock-bound variant on more than one thread, the
 //!   throughput of its kind of lock contended by the variant's threads
 //!   (`mutex` or `spin`, with the profile's critical section), the figure a
@@ -58,8 +63,9 @@
 //! is the same model with every memory roof scaled by the memory drift,
 //! every compute ceiling by the compute drift, every increment time divided
 //! by the increments drift, every local-sum step by the local-sums drift,
-//! every contended lock time on more than one thread by the hand-offs
-//! drift, the spread mutexes' time by the migrations drift and the
+//! every bin-loop item in L1 by the bin loops' drift and a scatter's cost
+//! beyond L1 by the scatters drift, every contended lock time on more than
+//! one thread by the hand-offs drift, the spread mutexes' time by the migrations drift and the
 //! reused loads' rates (L1's and the window level's read bandwidths) by
 //! the loads drift, and the chains within iterations' times per element by
 //! the span drift ([`crate::machine::Now`]); the other figures (latencies,
@@ -112,6 +118,7 @@ pub struct Paired {
     pub increments: Option<Drift>,
     pub local_sums: Option<Drift>,
     pub bin_loops: Option<Drift>,
+    pub scatters: Option<Drift>,
     pub handoffs: Option<Drift>,
     pub migrations: Option<Drift>,
     pub loads: Option<Drift>,
@@ -136,6 +143,7 @@ impl Paired {
             increments: self.increments.as_ref().map_or(1.0, Drift::ratio),
             local_sums: self.local_sums.as_ref().map_or(1.0, Drift::ratio),
             bin_loops: self.bin_loops.as_ref().map_or(1.0, Drift::ratio),
+            scatters: self.scatters.as_ref().map(Drift::ratio),
             handoffs: self.handoffs.as_ref().map_or(1.0, Drift::ratio),
             migrations: self.migrations.as_ref().map_or(1.0, Drift::ratio),
             loads: self.loads.as_ref().map_or(1.0, Drift::ratio),
@@ -169,6 +177,7 @@ impl Paired {
             &self.increments,
             &self.local_sums,
             &self.bin_loops,
+            &self.scatters,
             &self.handoffs,
             &self.migrations,
             &self.loads,

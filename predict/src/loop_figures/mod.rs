@@ -276,7 +276,8 @@ impl<'a> Machine<'a> {
     /// ([`SCATTER_ITEM_BYTES`] stored per item, with write-allocate) at
     /// the streaming rate the memory term reads there; never below 0. None
     /// in L1, where the calibrated loop itself ran. Paired, the excess is
-    /// the level's (the re-measured memory drift divides it), while the
+    /// the level's (the re-measured scatter's drift divides it, or the
+    /// memory drift where the scatter was not re-measured), while the
     /// loop in L1 follows the bin loops' drift ([`Machine::bin_item_s`]):
     /// the three figures are the profile's, so a slower level lengthens
     /// the excess rather than shortening it. The calibrated times are per
@@ -333,11 +334,15 @@ impl<'a> Machine<'a> {
         let now = self.now.memory;
         let (t_stream, _) = self.traffic_time(&stream, point.threads, bytes, None, bound)?;
         let t_stream = t_stream * now;
-        let excess = (point.item_s - t_l1 - t_stream).max(0.0) / now;
-        let paired = if now == 1.0 {
+        let (drift, which) = self
+            .now
+            .scatters
+            .map_or((now, "memory"), |s| (s, "scatter's"));
+        let excess = (point.item_s - t_l1 - t_stream).max(0.0) / drift;
+        let paired = if drift == 1.0 {
             String::new()
         } else {
-            format!(", divided by the memory drift {now:.3}")
+            format!(", divided by the {which} drift {drift:.3}")
         };
         let how = format!(
             "Δ = t_{name} − t_L1 − {streamed} B streamed (an item on each thread) = {:.3e} − {t_l1:.3e} − {t_stream:.3e} s{paired} \

@@ -256,6 +256,7 @@ fn of_the_rounds(rounds: &[Paired]) -> Paired {
         increments: of(|p| &p.increments),
         local_sums: of(|p| &p.local_sums),
         bin_loops: of(|p| &p.bin_loops),
+        scatters: of(|p| &p.scatters),
         handoffs: of(|p| &p.handoffs),
         migrations: of(|p| &p.migrations),
         loads: of(|p| &p.loads),

@@ -6,19 +6,24 @@ use std::time::Duration;
 
 use anyhow::Result;
 use calibrate::harness::kernels::fma::{FlopKernel, Precision};
+use calibrate::harness::mem::Pages;
 use calibrate::harness::pin::{allowed_cpus, Team};
 use calibrate::harness::timer::Plan;
 use calibrate::harness::{
     bin_items, local_sum_steps, lock_throughput, measure_dgemm, measure_flops, measure_span,
-    own_line_increments, placement, shared_line_increments, LockKind,
+    own_line_increments, placement, scatter_items_beyond_caches, shared_line_increments, LockKind,
 };
+use models::profile::c2c::ScatterPoint;
 use models::profile::lock::HandOff;
 use models::profile::{CeilingKernel, Profile};
 use models::stats::Better;
+use models::units::binary_bytes;
 
 use super::{loads_drift, Drift, Paired, SpanTarget};
 use crate::kernels::terms::line_sharers;
 use crate::kernels::work::{Demand, LockKindName, SortLoop, Work};
+use crate::loop_figures::SCATTER_ITEM_BYTES;
+use crate::machine::Machine;
 
 /// The figures that follow where the host runs the vCPUs (on one core's
 /// siblings or on two cores, near or far for a line's migration), which
@@ -33,6 +38,7 @@ pub(super) fn between(work: &Work, team: &Team, profile: &Profile, plan: &Plan) 
         increments: increments_drift(work, team, profile, plan)?,
         local_sums: local_sums_drift(work, team, profile, plan)?,
         bin_loops: bin_loops_drift(work, team, profile, plan)?,
+        scatters: scatters_drift(work, team, profile, plan)?,
         handoffs: handoffs_drift(work, threads, profile, plan)?,
         migrations: migrations_drift(work, threads, profile, plan)?,
         loads: loads_drift(work, team, profile, plan)?,
@@ -215,6 +221,80 @@ fn bin_loops_drift(
         now: 1.0 / now,
         unit: "items/s",
     }))
+}
+
+/// The longest pass of the scatter a round re-measures: a round times it
+/// twice after every timing of the kernel.
+const SCATTER_PASS_S: f64 = 10e-3;
+
+/// The scatter's time per item at its profile point ([`scatter_target`]),
+/// on the team's threads, now against the profile's (as rates); none
+/// without a target.
+fn scatters_drift(
+    work: &Work,
+    team: &Team,
+    profile: &Profile,
+    plan: &Plan,
+) -> Result<Option<Drift>> {
+    let threads = team.threads();
+    let Some(point) = scatter_target(work, threads, profile) else {
+        return Ok(None);
+    };
+    let Some(now) = scatter_items_beyond_caches(team, plan, point.output_bytes, Pages::Huge)?
+    else {
+        return Ok(None);
+    };
+    Ok(Some(Drift {
+        what: format!(
+            "scatter with {} of output per thread, {threads} thr",
+            binary_bytes(point.output_bytes as f64)
+        ),
+        profile: 1.0 / point.item_s,
+        now: 1.0 / now.low_quantile.point,
+        unit: "items/s",
+    }))
+}
+
+/// The profile's scatter point a paired round re-measures for `work` on
+/// `threads` threads: the curve point nearest (in log size) to the work's
+/// scattering pass (`Machine::scatter_streams_s` reads the curve at the
+/// pass's bytes). Where the host shares its last cache the curve's step to
+/// DRAM speed moves within minutes (on the Xeon VM between 12 and 20 MiB
+/// of output over two threads), and the STREAM kernels of the memory drift
+/// do not see it. None without a scatter beyond L1, for a point measured
+/// on another thread count, and where the DRAM point is nearest or one
+/// pass over the point's output would take more than [`SCATTER_PASS_S`]:
+/// the memory drift stands for the scatter there.
+pub(super) fn scatter_target(
+    work: &Work,
+    threads: usize,
+    profile: &Profile,
+) -> Option<ScatterPoint> {
+    let pass = work.demands.iter().find_map(|d| match d {
+        Demand::BinLoop {
+            kind: SortLoop::Scatter,
+            working_set_per_thread,
+            ..
+        } => Some(*working_set_per_thread),
+        _ => None,
+    })?;
+    if Machine::new(profile).holding_level_name(pass, threads) == "L1" {
+        return None;
+    }
+    let c2c = profile.sections.c2c.as_ref()?;
+    let dram = c2c
+        .increments
+        .as_ref()
+        .and_then(|i| i.scatter_dram.as_ref()?.output_bytes);
+    let distance = |bytes: u64| (bytes as f64 / pass).ln().abs();
+    c2c.scatter_beyond_l1()
+        .into_iter()
+        .min_by(|a, b| distance(a.output_bytes).total_cmp(&distance(b.output_bytes)))
+        .filter(|p| {
+            Some(p.output_bytes) != dram
+                && p.threads == threads
+                && p.item_s * p.output_bytes as f64 / SCATTER_ITEM_BYTES <= SCATTER_PASS_S
+        })
 }
 
 /// The contended lock's throughput on `threads` threads, now against the

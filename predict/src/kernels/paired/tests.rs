@@ -64,6 +64,7 @@ fn drifts_scale_the_roofs_and_flag_a_changed_machine() {
         increments: Some(d(20.0)),
         local_sums: None,
         bin_loops: Some(d(5.0)),
+        scatters: Some(d(6.0)),
         handoffs: None,
         migrations: None,
         loads: Some(d(9.0)),
@@ -78,13 +79,14 @@ fn drifts_scale_the_roofs_and_flag_a_changed_machine() {
             increments: 2.0,
             local_sums: 1.0,
             bin_loops: 0.5,
+            scatters: Some(0.6),
             handoffs: 1.0,
             migrations: 1.0,
             loads: 0.9,
             span: 1.25,
         }
     );
-    assert_eq!(p.changed().len(), 4);
+    assert_eq!(p.changed().len(), 5);
     assert_eq!(Paired::default().now(), Now::default());
 }
 
@@ -128,4 +130,52 @@ fn a_loop_on_4_kib_pages_re_measures_a_4_kib_page_point() {
     let (p, _) = nearest_point(&s, 2, 20e3, &read, false).unwrap();
     assert_eq!(p.per_thread_bytes, 32 << 10);
     assert!(!s.base_page_points(2).any(|b| std::ptr::eq(b, p)));
+}
+
+#[test]
+fn a_scatter_re_measures_the_curve_point_nearest_its_pass() {
+    use super::between::scatter_target;
+    use crate::kernels::work::SortLoop;
+    use models::profile::c2c::{C2cSection, Increment, Increments};
+    let point = |t: f64, bytes: u64| Increment {
+        threads: 2,
+        bins: Some(256),
+        per_increment_s: None,
+        per_step_s: None,
+        per_item_s: Some(models::profile::Sample::new(t, t, t)),
+        output_bytes: Some(bytes),
+    };
+    let mut p = Profile::new(Default::default());
+    p.sections.c2c = Some(C2cSection {
+        increments: Some(Increments {
+            scatter_curve: vec![point(2e-9, 1 << 20), point(3e-9, 4 << 20)],
+            scatter_dram: Some(point(6e-9, 256 << 20)),
+            ..Default::default()
+        }),
+        ..Default::default()
+    });
+    let scatter = |bytes| Work {
+        demands: vec![Demand::BinLoop {
+            kind: SortLoop::Scatter,
+            items_per_thread: 1e6,
+            working_set_per_thread: bytes,
+        }],
+    };
+    let bytes = |w: &Work, threads| scatter_target(w, threads, &p).map(|s| s.output_bytes);
+    // 3 MB is nearer 4 MiB than 1 MiB in log size.
+    assert_eq!(bytes(&scatter(3e6), 2), Some(4 << 20));
+    assert_eq!(bytes(&scatter(1.5e6), 2), Some(1 << 20));
+    // Nearest the DRAM point: the memory drift stands for it.
+    assert_eq!(bytes(&scatter(200e6), 2), None);
+    // Measured on two threads, not one.
+    assert_eq!(bytes(&scatter(3e6), 1), None);
+    // A histogram has no scatter to re-measure.
+    let hist = Work {
+        demands: vec![Demand::BinLoop {
+            kind: SortLoop::Histogram,
+            items_per_thread: 1e6,
+            working_set_per_thread: 3e6,
+        }],
+    };
+    assert_eq!(bytes(&hist, 2), None);
 }
