@@ -287,14 +287,14 @@ impl<'a> Machine<'a> {
     ///
     /// The 256 streams are more than the prefetchers follow, so their
     /// write-allocates wait on the level the output's lines come from, in
-    /// L3 as at DRAM: on the Xeon VM (2 threads) the loop took 1.0–1.4 ns
-    /// per item in L1 and L2 and 5.3–5.5 ns at 64–256 MiB, and its step
-    /// between lay at 12–20 MiB of output over both threads, moving
-    /// between runs minutes apart, far inside the 260 MB L3 the OS
-    /// reports. The pass, not the kernel, is read: the counting sort of
-    /// 1 Mi particles (20 MiB in all) ran its scatter at the curve's speed
-    /// for its pass's 8 MiB of cells and output, not for the 20 MiB that
-    /// lay past the step. A curve that does not reach the pass's level
+    /// L3 as at DRAM: on the Xeon VM (2 threads) the loop took 1.4–2.1 ns
+    /// per item up to 2–4 MiB of output over both threads, 2.1–3.1 ns up
+    /// to 12–16 MiB and 4.6–6.9 ns beyond, that step moving between runs
+    /// minutes apart and lying far inside the 260 MB L3 the OS reports.
+    /// The pass, not the kernel, is read: the counting sort of 1 Mi
+    /// particles (20 MiB in all) ran its scatter at the curve's speed for
+    /// its pass's 8 MiB of cells and output, not for the 20 MiB that lay
+    /// past the step. A curve that does not reach the pass's level
     /// (an older profile with a point per level) is no answer there.
     pub fn scatter_streams_s(
         &self,
