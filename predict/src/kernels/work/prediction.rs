@@ -48,6 +48,14 @@ pub struct Prediction {
     pub states_s: Option<[f64; 2]>,
 }
 
+impl Prediction {
+    /// Whether memory traffic binds: the memory term alone or added to
+    /// one core's load/store work (ECM).
+    pub fn memory_binds(&self) -> bool {
+        self.binding.starts_with("memory")
+    }
+}
+
 /// Predicts `work` on `threads` threads of the profiled machine:
 /// T = regions × t_region + max over resources of each resource's time
 /// (the team's start and join, [`Demand::Regions`], before and after

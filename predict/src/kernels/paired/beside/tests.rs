@@ -170,4 +170,34 @@ fn the_memory_figure_is_measured_after_every_other_timing() {
     let memory = paired.memory.unwrap();
     assert!(memory.what.contains("rounds between"), "{}", memory.what);
     assert!(memory.now > 0.0);
+    // The same copy beside a local sum that binds: its time does not wait
+    // on the cache, so one untimed call follows a round, not a restore.
+    let step = models::profile::Sample::new(1e-9, 1e-9, 1e-9);
+    profile.sections.c2c = Some(models::profile::c2c::C2cSection {
+        increments: Some(models::profile::c2c::Increments {
+            local: Some(models::profile::c2c::Increment {
+                threads: 2,
+                bins: None,
+                per_increment_s: None,
+                per_step_s: Some(step),
+                per_item_s: None,
+                output_bytes: None,
+            }),
+            ..Default::default()
+        }),
+        ..Default::default()
+    });
+    let mut summed = work.clone();
+    summed.demands.push(Demand::LocalSum {
+        steps_per_thread: 1e9,
+    });
+    let beside = Beside::new(Some(&profile), Some(&summed), 2);
+    assert!(matches!(
+        &beside.state,
+        State::On {
+            memory: Some(_),
+            ..
+        }
+    ));
+    assert!(!beside.streams_from_a_cache());
 }
