@@ -119,7 +119,7 @@ pub fn measure_all(
 /// The output sizes per thread of the scatter's curve: the powers of two
 /// from twice the first cache of `caches` (nearest first, the last one
 /// shared by the `threads` threads) to twice the last one's capacity per
-/// thread, and below half of `dram_per_thread`, the DRAM point's output.
+/// thread, and at most half of `dram_per_thread`, the DRAM point's output.
 /// A kernel's pass reads the curve at its own bytes, so the curve steps
 /// through every level and past the last whatever their sizes; on a VM
 /// that shares the host's last cache the step down to DRAM speed can lie

@@ -13,17 +13,15 @@ use calibrate::harness::{
     bin_items, local_sum_steps, lock_throughput, measure_dgemm, measure_flops, measure_span,
     own_line_increments, placement, scatter_items_beyond_caches, shared_line_increments, LockKind,
 };
-use models::profile::c2c::ScatterPoint;
 use models::profile::lock::HandOff;
 use models::profile::{CeilingKernel, Profile};
 use models::stats::Better;
 use models::units::binary_bytes;
 
+use super::target::scatter_target;
 use super::{loads_drift, Drift, Paired, SpanTarget};
 use crate::kernels::terms::line_sharers;
 use crate::kernels::work::{Demand, LockKindName, SortLoop, Work};
-use crate::loop_figures::SCATTER_ITEM_BYTES;
-use crate::machine::Machine;
 
 /// The figures that follow where the host runs the vCPUs (on one core's
 /// siblings or on two cores, near or far for a line's migration), which
@@ -223,10 +221,6 @@ fn bin_loops_drift(
     }))
 }
 
-/// The longest pass of the scatter a round re-measures: a round times it
-/// twice after every timing of the kernel.
-const SCATTER_PASS_S: f64 = 10e-3;
-
 /// The scatter's time per item at its profile point ([`scatter_target`]),
 /// on the team's threads, now against the profile's (as rates); none
 /// without a target.
@@ -253,48 +247,6 @@ fn scatters_drift(
         now: 1.0 / now.low_quantile.point,
         unit: "items/s",
     }))
-}
-
-/// The profile's scatter point a paired round re-measures for `work` on
-/// `threads` threads: the curve point nearest (in log size) to the work's
-/// scattering pass (`Machine::scatter_streams_s` reads the curve at the
-/// pass's bytes). Where the host shares its last cache the curve's step to
-/// DRAM speed moves within minutes (on the Xeon VM between 12 and 20 MiB
-/// of output over two threads), and the STREAM kernels of the memory drift
-/// do not see it. None without a scatter beyond L1, for a point measured
-/// on another thread count, and where the DRAM point is nearest or one
-/// pass over the point's output would take more than [`SCATTER_PASS_S`]:
-/// the memory drift stands for the scatter there.
-pub(super) fn scatter_target(
-    work: &Work,
-    threads: usize,
-    profile: &Profile,
-) -> Option<ScatterPoint> {
-    let pass = work.demands.iter().find_map(|d| match d {
-        Demand::BinLoop {
-            kind: SortLoop::Scatter,
-            working_set_per_thread,
-            ..
-        } => Some(*working_set_per_thread),
-        _ => None,
-    })?;
-    if Machine::new(profile).holding_level_name(pass, threads) == "L1" {
-        return None;
-    }
-    let c2c = profile.sections.c2c.as_ref()?;
-    let dram = c2c
-        .increments
-        .as_ref()
-        .and_then(|i| i.scatter_dram.as_ref()?.output_bytes);
-    let distance = |bytes: u64| (bytes as f64 / pass).ln().abs();
-    c2c.scatter_beyond_l1()
-        .into_iter()
-        .min_by(|a, b| distance(a.output_bytes).total_cmp(&distance(b.output_bytes)))
-        .filter(|p| {
-            Some(p.output_bytes) != dram
-                && p.threads == threads
-                && p.item_s * p.output_bytes as f64 / SCATTER_ITEM_BYTES <= SCATTER_PASS_S
-        })
 }
 
 /// The contended lock's throughput on `threads` threads, now against the

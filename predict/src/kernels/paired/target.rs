@@ -2,7 +2,8 @@
 //! STREAM kernel nearest its load/store mix at the sweep size nearest its
 //! working set (or at DRAM); for its reused loads, the load kernel in L1
 //! (see the module docs of [`super`]); for its chains within iterations,
-//! the Horner loop at the measured depth nearest theirs.
+//! the Horner loop at the measured depth nearest theirs; for its scatter
+//! beyond L1, the scatter's curve point nearest its pass.
 
 use anyhow::Result;
 use calibrate::harness::kernels::stream::Kernel as StreamKernel;
@@ -12,13 +13,14 @@ use calibrate::harness::pin::Team;
 use calibrate::harness::timer::Plan;
 use calibrate::harness::StreamRegions;
 use models::kernel::Traffic;
+use models::profile::c2c::ScatterPoint;
 use models::profile::flops::SpanPoint;
 use models::profile::stream::{StreamPoint, StreamSection};
 use models::profile::Profile;
 
 use super::Drift;
-use crate::kernels::work::{Demand, Work};
-use crate::loop_figures::mix_of;
+use crate::kernels::work::{Demand, SortLoop, Work};
+use crate::loop_figures::{mix_of, SCATTER_ITEM_BYTES};
 use crate::machine::Machine;
 
 /// The profile's Horner point a work's chains within iterations lean on:
@@ -223,4 +225,46 @@ pub(super) fn nearest_point<'a>(
         })
         .min_by(|a, b| a.2.total_cmp(&b.2))
         .map(|(p, k, _)| (p, k))
+}
+
+/// The longest pass of the scatter a round re-measures: a round times it
+/// twice after every timing of the kernel.
+const SCATTER_PASS_S: f64 = 10e-3;
+
+/// The profile's scatter point a paired round re-measures for `work` on
+/// `threads` threads: the curve point nearest (in log size) to the work's
+/// scattering pass (`Machine::scatter_streams_s` reads the curve at the
+/// pass's bytes). Where the host shares its last cache the curve's step to
+/// DRAM speed moves within minutes (on the Xeon VM between 12 and 20 MiB
+/// of output over two threads), and the STREAM kernels of the memory drift
+/// do not see it. None without a scatter beyond L1, for a point measured
+/// on another thread count, and where the DRAM point is nearest or one
+/// pass over the point's output would take more than [`SCATTER_PASS_S`]:
+/// the memory drift stands for the scatter there.
+pub fn scatter_target(work: &Work, threads: usize, profile: &Profile) -> Option<ScatterPoint> {
+    let pass = work.demands.iter().find_map(|d| match d {
+        Demand::BinLoop {
+            kind: SortLoop::Scatter,
+            working_set_per_thread,
+            ..
+        } => Some(*working_set_per_thread),
+        _ => None,
+    })?;
+    if Machine::new(profile).holding_level_name(pass, threads) == "L1" {
+        return None;
+    }
+    let c2c = profile.sections.c2c.as_ref()?;
+    let dram = c2c
+        .increments
+        .as_ref()
+        .and_then(|i| i.scatter_dram.as_ref()?.output_bytes);
+    let distance = |bytes: u64| (bytes as f64 / pass).ln().abs();
+    c2c.scatter_beyond_l1()
+        .into_iter()
+        .min_by(|a, b| distance(a.output_bytes).total_cmp(&distance(b.output_bytes)))
+        .filter(|p| {
+            Some(p.output_bytes) != dram
+                && p.threads == threads
+                && p.item_s * p.output_bytes as f64 / SCATTER_ITEM_BYTES <= SCATTER_PASS_S
+        })
 }

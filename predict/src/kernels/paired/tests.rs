@@ -134,7 +134,7 @@ fn a_loop_on_4_kib_pages_re_measures_a_4_kib_page_point() {
 
 #[test]
 fn a_scatter_re_measures_the_curve_point_nearest_its_pass() {
-    use super::between::scatter_target;
+    use super::target::scatter_target;
     use crate::kernels::work::SortLoop;
     use models::profile::c2c::{C2cSection, Increment, Increments};
     let point = |t: f64, bytes: u64| Increment {
