@@ -101,6 +101,10 @@ fn bad_input_is_one_line_exit_2_and_writes_nothing() {
             "measured on one thread",
         ),
         (
+            vec!["point", "scatter", "--size", "1KiB"],
+            "less than a line per bin",
+        ),
+        (
             vec!["--max-memory", "99999999999999999999999"],
             "below 8 EiB",
         ),
@@ -161,6 +165,23 @@ fn a_span_point_is_seconds_per_element_at_its_depth() {
     assert_eq!(j["unit"], "s");
     assert_eq!(j["isa"], Isa::detect().name());
     // A time per element: well under a microsecond.
+    let v = j["value"].as_f64().unwrap();
+    assert!(v > 0.0 && v < 1e-6, "{v}");
+}
+
+#[test]
+fn a_scatter_point_is_seconds_per_item_at_its_output_per_thread() {
+    let _guard = measuring();
+    let o = run(&["point", "scatter", "--size", "1MiB", "--quick", "--json"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["kernel"], "scatter");
+    assert_eq!(j["output_bytes_per_thread"], 1 << 20);
+    assert_eq!(
+        (j["unit"].as_str(), j["bins"].as_u64()),
+        (Some("s"), Some(256))
+    );
+    // A time per item: well under a microsecond.
     let v = j["value"].as_f64().unwrap();
     assert!(v > 0.0 && v < 1e-6, "{v}");
 }
