@@ -238,6 +238,7 @@ impl Report {
                 "memory": drifts.memory,
                 "compute": drifts.compute,
                 "bin_loops": drifts.bin_loops,
+                "scatters": drifts.scatters,
                 "loads": drifts.loads,
                 "span": drifts.span,
                 "machine_changed": !drifts.changed().is_empty(),

@@ -65,8 +65,8 @@
 //! by the increments drift, every local-sum step by the local-sums drift,
 //! every bin-loop item in L1 by the bin loops' drift and a scatter's cost
 //! beyond L1 by the scatters drift, every contended lock time on more than
-//! one thread by the hand-offs drift, the spread mutexes' time by the migrations drift and the
-//! reused loads' rates (L1's and the window level's read bandwidths) by
+//! one thread by the hand-offs drift, the spread mutexes' time by the
+//! migrations drift and the reused loads' rates (L1's and the window level's read bandwidths) by
 //! the loads drift, and the chains within iterations' times per element by
 //! the span drift ([`crate::machine::Now`]); the other figures (latencies,
 //! one-thread lock times) are not re-measured. Where the line probe beside

@@ -52,8 +52,14 @@ impl Prediction {
     /// Whether memory traffic binds: the memory term alone or added to
     /// one core's load/store work (ECM).
     pub fn memory_binds(&self) -> bool {
-        self.binding.starts_with("memory")
+        is_memory(self.binding)
     }
+}
+
+/// Whether a term's resource is memory traffic: the memory term alone or
+/// added to one core's load/store work (ECM, [`non_overlapping`]).
+fn is_memory(resource: &str) -> bool {
+    resource.starts_with("memory")
 }
 
 /// Predicts `work` on `threads` threads of the profiled machine:
@@ -274,7 +280,7 @@ pub fn predict_at(
         .map(|t| t.seconds)
         .fold(0.0, f64::max);
     let memory_states = (bound == Bound::Point
-        && top.resource.starts_with("memory")
+        && is_memory(top.resource)
         && working_set.is_some_and(|b| m.beyond_caches(b, threads))
         && m.dram_two_states(threads))
     .then(|| memory_states(work, m, threads))
