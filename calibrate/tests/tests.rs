@@ -152,38 +152,36 @@ fn help_and_version_are_not_errors() {
     assert_eq!(o.status.code(), Some(0));
 }
 
-#[test]
-fn a_span_point_is_seconds_per_element_at_its_depth() {
+/// `calibrate point ARGS --quick --json`, run alone: a time in seconds,
+/// per element or item, well under a microsecond; its JSON object.
+fn time_point(args: &[&str]) -> serde_json::Value {
     let _guard = measuring();
-    let o = run(&["point", "span", "--depth", "8", "--quick", "--json"]);
+    let all = [args, &["--quick", "--json"]].concat();
+    let o = run(&all);
     assert!(o.status.success(), "{}", text(&o.stderr));
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["unit"], "s");
+    let v = j["value"].as_f64().unwrap();
+    assert!(v > 0.0 && v < 1e-6, "{v}");
+    j
+}
+
+#[test]
+fn a_span_point_is_seconds_per_element_at_its_depth() {
+    let j = time_point(&["point", "span", "--depth", "8"]);
     assert_eq!(
         (j["kernel"].as_str(), j["depth"].as_u64()),
         (Some("span"), Some(8))
     );
-    assert_eq!(j["unit"], "s");
     assert_eq!(j["isa"], Isa::detect().name());
-    // A time per element: well under a microsecond.
-    let v = j["value"].as_f64().unwrap();
-    assert!(v > 0.0 && v < 1e-6, "{v}");
 }
 
 #[test]
 fn a_scatter_point_is_seconds_per_item_at_its_output_per_thread() {
-    let _guard = measuring();
-    let o = run(&["point", "scatter", "--size", "1MiB", "--quick", "--json"]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let j = time_point(&["point", "scatter", "--size", "1MiB"]);
     assert_eq!(j["kernel"], "scatter");
     assert_eq!(j["output_bytes_per_thread"], 1 << 20);
-    assert_eq!(
-        (j["unit"].as_str(), j["bins"].as_u64()),
-        (Some("s"), Some(256))
-    );
-    // A time per item: well under a microsecond.
-    let v = j["value"].as_f64().unwrap();
-    assert!(v > 0.0 && v < 1e-6, "{v}");
+    assert_eq!(j["bins"], 256);
 }
 
 fn sentinel_profile(path: &Path) -> String {
