@@ -8,6 +8,7 @@ use models::profile::stream::StreamSection;
 use models::profile::{CeilingKernel, Profile};
 use thiserror::Error;
 
+use crate::loop_figures::levels::LastCache;
 use crate::loop_figures::Bound;
 
 mod trust;
@@ -41,6 +42,9 @@ pub struct Machine<'a> {
     /// Whether the loop's arrays are on huge pages (else 4 KiB pages):
     /// which STREAM figures its streams read ([`Machine::on_pages`]).
     huge_pages: bool,
+    /// How much of the last cache the loop's data gets
+    /// ([`Machine::with_last_cache`]).
+    last_cache: LastCache,
 }
 
 /// How the machine runs now against its profile, from the paired
@@ -136,6 +140,7 @@ impl<'a> Machine<'a> {
             now,
             apart: false,
             huge_pages: true,
+            last_cache: LastCache::AsProfiled,
         }
     }
 
@@ -148,6 +153,21 @@ impl<'a> Machine<'a> {
             huge_pages,
             ..*self
         }
+    }
+
+    /// The machine with the loop's data given `share` of the last cache
+    /// ([`LastCache`]).
+    pub fn with_last_cache(&self, share: LastCache) -> Self {
+        Self {
+            last_cache: share,
+            ..*self
+        }
+    }
+
+    /// The share of the last cache the loop's data gets
+    /// ([`Machine::with_last_cache`]).
+    pub(crate) fn last_cache(&self) -> LastCache {
+        self.last_cache
     }
 
     /// Whether this machine's streams read 4 KiB-page figures: the loop is

@@ -174,7 +174,7 @@ impl Report {
         if let Some([fast, slow]) = p.states_s.filter(|st| *st != range) {
             let _ = writeln!(
                 s,
-                "  two states: {} and {}: the profile measured what binds in a fast and a slow state",
+                "  two states: {} and {}, as the binding term says",
                 Si(fast, "s"),
                 Si(slow, "s")
             );

@@ -1,12 +1,37 @@
 //! The levels of the memory hierarchy a loop's data lives in: the cache
 //! that holds a working set or a reuse window on so many threads, its
-//! capacity per thread, and the share of a sweep that comes from DRAM.
+//! capacity per thread, the share of a sweep that comes from DRAM, and
+//! the step of a last cache other guests share ([`LastCache`]; lecture
+//! §2.4, §2.6: the working-set curve's knee).
 
 use models::profile::MemoryLevel;
 use models::units::Si;
 
 use super::Bound;
 use crate::machine::{missing, Machine, Missing};
+
+/// How much of the last cache a prediction gives the loop's data.
+///
+/// The profile's sweep measured the last cache at one moment. On a host
+/// whose other guests share it, the loop's share moves: on the Xeon VM
+/// (260 MB of L3 reported) the two-thread copy at 128 MiB in all read
+/// 20–52 GB/s in runs a minute apart, and the 4096×4096 stencil swept
+/// 128 MiB in 3.2–9 ms. A working set between the end of the cache's
+/// plateau on the sweep and the size the OS reports for the cache
+/// ([`Machine::on_last_cache_step`]) is therefore predicted at both ends
+/// as well.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LastCache {
+    /// As the profile measured it: the sweeps read at the working set, the
+    /// capacities of [`Machine::holding_level`].
+    #[default]
+    AsProfiled,
+    /// All of the size the OS reports (shared by the threads), at the
+    /// rates of the cache's plateau on the sweeps.
+    Whole,
+    /// None of it: what the private caches do not hold comes from DRAM.
+    Lost,
+}
 
 /// Where a loop's reused lines are found again ([`Machine::reuse_level`]).
 #[derive(Debug, Clone, PartialEq)]
@@ -41,6 +66,80 @@ impl<'a> Machine<'a> {
             .find(|&i| self.capacity(i, threads).map_or(true, |c| bytes <= c))
     }
 
+    /// Whether `bytes` per thread on `threads` threads lie on the last
+    /// cache's step: beyond the last point of its plateau on the sweep of
+    /// that many threads (`models::profile::stream::StreamLevel`) and within
+    /// the share of the size the OS reports for it
+    /// ([`LastCache::Whole`]). Such a working set is predicted with the
+    /// whole cache and with none of it as well.
+    pub fn on_last_cache_step(&self, bytes: f64, threads: usize) -> bool {
+        self.last_cache() == LastCache::AsProfiled
+            && self
+                .last_plateau_end(threads)
+                .zip(self.whole_last_cache(threads))
+                .is_some_and(|(end, whole)| end < bytes && bytes <= whole)
+    }
+
+    /// The working set at which a sweep is read for a loop with `bytes`
+    /// per thread on `threads` threads, `at` being that working set as the
+    /// sweep on `curve_threads` threads counts it: `at` as profiled; with
+    /// the whole last cache, at most the last point of the cache's plateau
+    /// on that sweep, where the cache holds the loop's bytes; with none of
+    /// it, the DRAM end of the sweep, where no private cache does.
+    pub(crate) fn swept_at(
+        &self,
+        at: f64,
+        curve_threads: usize,
+        bytes: f64,
+        threads: usize,
+    ) -> f64 {
+        match self.last_cache() {
+            LastCache::AsProfiled => at,
+            LastCache::Whole => match self.last_plateau_end(curve_threads) {
+                Some(end) if self.whole_last_cache(threads).is_some_and(|w| bytes <= w) => {
+                    at.min(end)
+                }
+                _ => at,
+            },
+            LastCache::Lost if self.private_level_holds(bytes, threads) => at,
+            LastCache::Lost => f64::INFINITY,
+        }
+    }
+
+    /// The name of the last cache ("L3").
+    pub(crate) fn last_cache_name(&self) -> Option<&'a str> {
+        Some(self.profile.levels[self.last_cache_index()?].name.as_str())
+    }
+
+    /// The index of the last cache, the last level with a size.
+    fn last_cache_index(&self) -> Option<usize> {
+        self.profile
+            .levels
+            .iter()
+            .rposition(|l| l.size_bytes.is_some())
+    }
+
+    /// The largest working set per thread on the last cache's plateau on
+    /// the sweep of `threads` threads.
+    fn last_plateau_end(&self, threads: usize) -> Option<f64> {
+        let name = self.last_cache_name()?;
+        self.stream()
+            .ok()?
+            .levels
+            .iter()
+            .filter(|l| l.threads == threads && l.name == name)
+            .flat_map(|l| l.points.iter().copied())
+            .reduce(f64::max)
+    }
+
+    /// Bytes per thread the last cache holds with [`LastCache::Whole`]:
+    /// the size the OS reports for it (else the detected one), shared by
+    /// `threads` threads unless they run apart.
+    fn whole_last_cache(&self, threads: usize) -> Option<f64> {
+        self.with_last_cache(LastCache::Whole)
+            .capacity(self.last_cache_index()?, threads)
+    }
+
     /// Bytes per thread that level `i` holds on `threads` threads; none
     /// for a level without a size (DRAM).
     ///
@@ -57,19 +156,25 @@ impl<'a> Machine<'a> {
     /// it, −9% to −20% when the reported size did not. The last cache
     /// beyond L1 is shared: each of `threads` threads gets its share,
     /// unless they run where they share no cache ([`Machine::apart`]).
+    /// With [`LastCache::Whole`] the last cache holds its reported size,
+    /// with [`LastCache::Lost`] nothing.
     fn capacity(&self, i: usize, threads: usize) -> Option<f64> {
         let levels = &self.profile.levels;
         let detected = levels[i].size_bytes?;
-        let last_cache = levels.iter().rposition(|l| l.size_bytes.is_some());
-        let share = if i > 0 && Some(i) == last_cache && !self.is_apart() {
+        let last = Some(i) == self.last_cache_index();
+        let share = if i > 0 && last && !self.is_apart() {
             threads.max(1) as f64
         } else {
             1.0
         };
-        let capacity = self
-            .reported_size(&levels[i].name)
-            .filter(|&r| r <= 2.0 * detected)
-            .unwrap_or(detected);
+        let reported = self.reported_size(&levels[i].name);
+        let capacity = match self.last_cache() {
+            LastCache::Whole if last => reported.unwrap_or(detected),
+            LastCache::Lost if last => 0.0,
+            _ => reported
+                .filter(|&r| r <= 2.0 * detected)
+                .unwrap_or(detected),
+        };
         Some(capacity / share)
     }
 
@@ -97,8 +202,7 @@ impl<'a> Machine<'a> {
     /// Bytes per thread of the largest cache before the last one, if the
     /// profile has one.
     fn largest_private_capacity(&self, threads: usize) -> Option<f64> {
-        let levels = &self.profile.levels;
-        let last = levels.iter().rposition(|l| l.size_bytes.is_some())?;
+        let last = self.last_cache_index()?;
         (last > 0)
             .then(|| self.capacity(last - 1, threads))
             .flatten()
@@ -107,13 +211,8 @@ impl<'a> Machine<'a> {
     /// Whether a cache before the last one holds `bytes` per thread on
     /// `threads` threads.
     pub(crate) fn private_level_holds(&self, bytes: f64, threads: usize) -> bool {
-        let last_cache = self
-            .profile
-            .levels
-            .iter()
-            .rposition(|l| l.size_bytes.is_some());
         self.holding_index(bytes, threads)
-            .zip(last_cache)
+            .zip(self.last_cache_index())
             .is_some_and(|(i, last)| i < last)
     }
 

@@ -7,8 +7,9 @@
 //!   share of them, the DRAM points' two states, the knee between one
 //!   core and the shared memory system, what a stream's restart and a
 //!   scatter's streams cost;
-//! * [`levels`]: which cache holds a working set or a reuse window, and
-//!   the share of a sweep that comes from DRAM;
+//! * [`levels`]: which cache holds a working set or a reuse window, the
+//!   share of a sweep that comes from DRAM, and the last cache's step,
+//!   where a loop may get all of that cache or none;
 //! * [`latency`]: the latency of a random access (the pointer-chase
 //!   curve), the misses one core keeps in flight (the MLP curve), a
 //!   loop-carried chain's step and the chains within iterations.
@@ -137,8 +138,8 @@ impl<'a> Machine<'a> {
         bound: Bound,
     ) -> Result<(f64, LevelModel), Missing> {
         let curve = self.level_curve(threads, isa, bound)?;
-        let (seconds, level) =
-            time_at(&curve, per_thread_bytes, traffic).expect("a curve with points");
+        let at = self.swept_at(per_thread_bytes, threads, per_thread_bytes, threads);
+        let (seconds, level) = time_at(&curve, at, traffic).expect("a curve with points");
         Ok((seconds / self.now.memory, level))
     }
 
@@ -184,9 +185,8 @@ impl<'a> Machine<'a> {
         } else {
             per_thread_bytes * p
         };
-        Ok(time_at(&curve, seen, &share)
-            .expect("a curve with points")
-            .0)
+        let at = self.swept_at(seen, 1, per_thread_bytes, threads);
+        Ok(time_at(&curve, at, &share).expect("a curve with points").0)
     }
 
     /// Seconds one thread pays per byte it reads again from a reuse window

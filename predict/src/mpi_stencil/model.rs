@@ -163,6 +163,10 @@ pub struct Prediction {
     pub binding: String,
     /// Caveats (an assumed overlap).
     pub notes: Vec<String>,
+    /// When the sweep has two states (`work::Prediction::states_s`): the
+    /// iteration's time with the sweep in each.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub states_s: Option<[f64; 2]>,
 }
 
 /// The ghost messages the busiest rank of `s` pays for, its block being
@@ -275,15 +279,10 @@ pub fn predict_now(profile: &Profile, s: &Setup, now: Now) -> Result<Prediction,
     let messages = messages(profile, s, rx, ry)?;
     let comm_s: f64 = messages.iter().map(|m| m.sequential * m.time_s).sum();
 
-    let (inner_compute_s, overlap_fraction, hidden_s) = match s.variant {
-        Variant::Blocking => (0.0, None, 0.0),
-        Variant::Nonblocking | Variant::TwoD => {
-            let inner_rows = ry.saturating_sub(2);
-            // The busiest rank leaves out the columns next to its
-            // horizontal neighbours (none in 1D).
-            let inner_cols = rx.saturating_sub(horizontal as usize);
-            let inner = (inner_rows * inner_cols) as f64 * update_s;
-            let f = match profile.network.as_ref().and_then(|n| n.overlap_fraction) {
+    let overlap_fraction = match s.variant {
+        Variant::Blocking => None,
+        Variant::Nonblocking | Variant::TwoD => Some(
+            match profile.network.as_ref().and_then(|n| n.overlap_fraction) {
                 Some(e) => e.point.clamp(0.0, 1.0),
                 None => {
                     if comm_s > 0.0 {
@@ -291,11 +290,25 @@ pub fn predict_now(profile: &Profile, s: &Setup, now: Now) -> Result<Prediction,
                     }
                     1.0
                 }
-            };
-            (inner, Some(f), (f * comm_s).min(inner))
-        }
+            },
+        ),
     };
+    // The inner sweep, which can overlap the messages, and the part of
+    // them it hides, for a sweep of `sweep_s`: the busiest rank leaves out
+    // its edge rows and the columns next to its horizontal neighbours
+    // (none in 1D).
+    let inner_cells = (ry.saturating_sub(2) * rx.saturating_sub(horizontal as usize)) as f64;
+    let overlap = |sweep_s: f64| {
+        overlap_fraction.map_or((0.0, 0.0), |f| {
+            let inner = inner_cells * sweep_s / (ry * rx) as f64;
+            (inner, (f * comm_s).min(inner))
+        })
+    };
+    let (inner_compute_s, hidden_s) = overlap(compute_s);
     let time_s = compute_s + comm_s - hidden_s;
+    let states_s = sweep
+        .states_s
+        .map(|st| st.map(|sweep_s| sweep_s + comm_s - overlap(sweep_s).1));
     let sweep_binding = format!("{} ({level})", sweep.binding);
     let binding = binding(&sweep_binding, &messages, compute_s, comm_s, hidden_s);
     Ok(Prediction {
@@ -312,6 +325,7 @@ pub fn predict_now(profile: &Profile, s: &Setup, now: Now) -> Result<Prediction,
         overlap_fraction,
         binding,
         notes,
+        states_s,
     })
 }
 

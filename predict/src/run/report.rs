@@ -242,16 +242,7 @@ pub fn table(assessed: &[Assessed], explain: bool) -> String {
             short(r.measured_ci_s[0]),
             short(r.measured_ci_s[1])
         );
-        let states = |key: &str, what: &str| {
-            r.extra
-                .get(key)
-                .and_then(|v| serde_json::from_value::<[f64; 2]>(v.clone()).ok())
-                .map_or(String::new(), |[f, s]| {
-                    format!(" ({what} in two states: {} and {})", short(f), short(s))
-                })
-        };
-        let states =
-            states("predicted_states_s", "predicted") + &states("measured_states_s", "ran");
+        let states = states_flags(r);
         let (pred, err, bind) = match (&r.predicted_s, &r.no_prediction) {
             (Some(p), _) => (
                 short(*p),
@@ -308,6 +299,20 @@ pub fn table(assessed: &[Assessed], explain: bool) -> String {
         }
     }
     s
+}
+
+/// The flags of a record's two states, predicted and measured:
+/// " (predicted in two states: 3.5 ms and 6.8 ms)", or nothing.
+pub(crate) fn states_flags(r: &Record) -> String {
+    let states = |key: &str, what: &str| {
+        r.extra
+            .get(key)
+            .and_then(|v| serde_json::from_value::<[f64; 2]>(v.clone()).ok())
+            .map_or(String::new(), |[f, s]| {
+                format!(" ({what} in two states: {} and {})", short(f), short(s))
+            })
+    };
+    states("predicted_states_s", "predicted") + &states("measured_states_s", "ran")
 }
 
 /// A time with an SI prefix, compact.

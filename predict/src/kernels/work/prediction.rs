@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use super::{Demand, Work, REGIONS, SPAN};
 use crate::kernels::terms;
+use crate::loop_figures::levels::LastCache;
 use crate::loop_figures::Bound;
 use crate::machine::{Machine, Missing};
 
@@ -44,6 +45,9 @@ pub struct Prediction {
     /// bursts saw two placements of the threads, each placement's median
     /// burst, the far placement's read with the last cache unshared where
     /// its line says the threads share no cache ([`Machine::apart`]).
+    /// Before those, when the working set lies on the last cache's step
+    /// ([`Machine::on_last_cache_step`]): the prediction with all of that
+    /// cache and with none of it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub states_s: Option<[f64; 2]>,
 }
@@ -279,12 +283,17 @@ pub fn predict_at(
         .filter(|t| t.resource != top.resource && t.resource != REGIONS)
         .map(|t| t.seconds)
         .fold(0.0, f64::max);
-    let memory_states = (bound == Bound::Point
-        && is_memory(top.resource)
-        && working_set.is_some_and(|b| m.beyond_caches(b, threads))
-        && m.dram_two_states(threads))
-    .then(|| memory_states(work, m, threads))
-    .flatten();
+    let step_states = working_set
+        .filter(|&b| bound == Bound::Point && m.on_last_cache_step(b, threads))
+        .and_then(|b| last_cache_states(work, m, threads, b));
+    let memory_states = step_states.or_else(|| {
+        (bound == Bound::Point
+            && is_memory(top.resource)
+            && working_set.is_some_and(|b| m.beyond_caches(b, threads))
+            && m.dram_two_states(threads))
+        .then(|| memory_states(work, m, threads))
+        .flatten()
+    });
     if let Some((_, note)) = &memory_states {
         if let Some(t) = terms.iter_mut().find(|t| t.resource == top.resource) {
             t.explain += note;
@@ -340,6 +349,35 @@ fn chains_with_loads(
         })
         .sum();
     terms::chains_with_loads(m, span, reused_bytes, isa, threads, bound)
+}
+
+/// A working set on the last cache's step in two states
+/// ([`Machine::on_last_cache_step`]): `work` predicted with the whole
+/// cache and with none of it ([`LastCache`]), when the second is
+/// [`two_states`] from the first, and the note the binding term adds.
+fn last_cache_states(
+    work: &Work,
+    m: &Machine,
+    threads: usize,
+    per_thread_bytes: f64,
+) -> Option<([f64; 2], String)> {
+    let at = |share| {
+        predict(work, &m.with_last_cache(share), threads)
+            .ok()
+            .map(|p| p.seconds)
+    };
+    let [whole, lost] = [at(LastCache::Whole)?, at(LastCache::Lost)?];
+    two_states(whole, lost).then(|| {
+        let name = m.last_cache_name().unwrap_or("last cache");
+        let note = format!(
+            "; the working set, {} per thread, lies on the {name}'s step (beyond its plateau on \
+             the sweep, within the share of the size the OS reports), where the host's other \
+             guests may leave the loop any part of it: with all of it {whole:.3e} s, with none \
+             {lost:.3e} s",
+            Si(per_thread_bytes, "B"),
+        );
+        ([whole, lost], note)
+    })
 }
 
 /// Memory at DRAM in two states: `work` predicted at either end of the

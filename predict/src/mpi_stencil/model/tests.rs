@@ -257,3 +257,43 @@ fn the_paired_prediction_scales_the_memory_time_by_the_drift() {
     assert!(paired.time_s > profiled.time_s);
     assert_eq!(predict_now(&profile(), &s, Now::default()), Ok(profiled));
 }
+
+/// A rank's block on the last cache's step (beyond its plateau on the
+/// sweep, within its share of the size the OS reports): the iteration is
+/// predicted with the sweep in each of its two states, the messages and
+/// the part of them the inner sweep hides as for the point.
+#[test]
+fn a_block_on_the_last_caches_step_gives_the_iteration_both_states() {
+    let mut p = profile();
+    p.provenance.os_reported_caches = vec![models::profile::ReportedCache {
+        level: 3,
+        kind: "Unified".into(),
+        size_bytes: 256 << 20,
+        line_bytes: Some(64),
+    }];
+    let copy = |bytes: f64, bw: f64| serde_json::json!({"kernel": "copy", "per_thread_bytes": bytes, "bandwidth_write_allocate_Bps": bw});
+    let sweep = |threads: usize, bw: f64| serde_json::json!({"threads": threads, "points": [copy(16384.0, bw), copy(1048576.0, bw), copy(268435456.0, bw / 3.0)]});
+    let plateau = |threads: usize| serde_json::json!({"name": "L3", "threads": threads, "from_bytes": 1048576.0, "to_bytes": 2097152.0, "points": [1048576.0], "read_bandwidth_Bps": {"point": 20e9, "lo": 20e9, "hi": 20e9}});
+    p.sections
+        .insert_json(
+            "stream",
+            serde_json::json!({"sweeps": [sweep(1, 12e9), sweep(2, 24e9)], "levels": [plateau(1), plateau(2)]}),
+        )
+        .unwrap();
+    // N = 2000 on 2 ranks: 32 MB per rank, beyond the 1 MiB plateau and
+    // within half of the 256 MiB reported.
+    let s = setup(2000, 2, Variant::Nonblocking);
+    let pr = predict(&p, &s).unwrap();
+    let sweep_states = pr.sweep.states_s.expect("the sweep in two states");
+    let f = 0.5;
+    let iteration = |sweep_s: f64| {
+        let inner = sweep_s * (998.0 * 2000.0) / (1000.0 * 2000.0);
+        sweep_s + pr.comm_s - (f * pr.comm_s).min(inner)
+    };
+    let [whole, lost] = pr.states_s.expect("the iteration in two states");
+    assert!(close(whole, iteration(sweep_states[0])), "{whole}");
+    assert!(close(lost, iteration(sweep_states[1])), "{lost}");
+    assert!(whole < pr.time_s && pr.time_s < lost);
+    // The flat sweep of the other tests has one state.
+    assert_eq!(predict(&profile(), &s).unwrap().states_s, None);
+}

@@ -185,6 +185,10 @@ fn predicted(
             let r = r
                 .predicted(pr.time_s, pr.binding.clone())
                 .with("model", &pr);
+            let r = match pr.states_s {
+                Some(states) => r.with("predicted_states_s", states),
+                None => r,
+            };
             let r = match paired {
                 Some(paired) => {
                     let now = model::predict_now(pf, &setup, paired.now()).ok();

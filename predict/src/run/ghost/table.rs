@@ -7,6 +7,7 @@ use models::units::Si;
 use super::report::{Context, Speedup};
 use crate::mpi_stencil::driver::VariantRun;
 use crate::record::Record;
+use crate::run::report::states_flags;
 
 /// The header, a row per variant, the speed-ups, the checksums and the
 /// notes.
@@ -91,14 +92,15 @@ fn row(run: &VariantRun, r: &Record) -> String {
         ""
     };
     format!(
-        "  {:<12} {:<6} {:<34} {:<12} {:>8} {:>8}  {}{changed}\n",
+        "  {:<12} {:<6} {:<34} {:<12} {:>8} {:>8}  {}{}{changed}\n",
         run.variant.name(),
         run.grid.to_string(),
         measured,
         predicted,
         error(r.rel_error),
         error(paired),
-        r.binding.as_deref().unwrap_or("-")
+        r.binding.as_deref().unwrap_or("-"),
+        states_flags(r),
     )
 }
 

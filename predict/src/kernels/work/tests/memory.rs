@@ -450,6 +450,71 @@ fn a_cache_holds_what_the_os_reports_however_far_its_streaming_edge_lies() {
     assert_eq!(m.holding_level_name(50e6, 1), "DRAM");
 }
 
+/// A working set between the end of the last cache's plateau on the
+/// sweep and its share of the size the OS reports is predicted with the
+/// whole cache and with none of it as well; the point prediction still
+/// reads the sweep at the working set.
+#[test]
+fn a_working_set_on_the_last_caches_step_is_predicted_with_all_of_it_and_none() {
+    let mut p = machine();
+    // L2 (1 MiB) is the last cache behind an L1; the OS reports 8 MiB
+    // for it (a host's cache), and its plateau on the two-thread sweep
+    // ends at the 256 KiB copy point.
+    p.levels.insert(0, MemoryLevel::cache("L1", 32768.0, 160e9));
+    p.provenance.os_reported_caches = vec![ReportedCache {
+        level: 2,
+        kind: "Unified".into(),
+        size_bytes: 8 << 20,
+        line_bytes: Some(64),
+    }];
+    p.sections
+        .stream
+        .as_mut()
+        .unwrap()
+        .levels
+        .push(StreamLevel {
+            name: "L2".into(),
+            threads: 2,
+            from_bytes: 32768.0,
+            to_bytes: 524288.0,
+            points: vec![262144.0],
+            read_bandwidth_Bps: Estimate::exact(80e9),
+            isa: None,
+        });
+    let m = Machine::new(&p);
+    let copy = |per_thread_bytes| Work {
+        demands: vec![Demand::Memory {
+            traffic: Traffic::streaming(4e6, 4e6),
+            per_thread_bytes,
+            huge_pages: true,
+            isa: None,
+        }],
+    };
+    // 2 MiB per thread: beyond the plateau, within half of 8 MiB. With the
+    // whole cache, 12 MB with write-allocate at the plateau's 80 GB/s;
+    // with none of it, the DRAM roofs' 400 µs (the triad's 10 GB/s write
+    // roof).
+    let pr = predict(&copy(2.0 * 1048576.0), &m, 2).unwrap();
+    let [whole, lost] = pr.states_s.expect("two states");
+    assert!((whole - 150e-6).abs() < 1e-12, "{whole}");
+    assert!((lost - 400e-6).abs() < 1e-12, "{lost}");
+    assert!(pr.seconds > whole && pr.seconds < lost, "{}", pr.seconds);
+    assert!(pr.terms[0].explain.contains("on the L2's step"));
+    // On the plateau, beyond the reported size's share, or already given
+    // a share of the cache: one state.
+    for b in [200e3, 5.0 * 1048576.0] {
+        assert_eq!(predict(&copy(b), &m, 2).unwrap().states_s, None, "{b}");
+    }
+    let whole_cache = m.with_last_cache(LastCache::Whole);
+    assert!(!whole_cache.on_last_cache_step(2.0 * 1048576.0, 2));
+    assert_eq!(
+        predict(&copy(2.0 * 1048576.0), &whole_cache, 2)
+            .unwrap()
+            .seconds,
+        whole
+    );
+}
+
 /// The synthetic machine with an L1 of 160 GB/s for one thread and, on
 /// one thread, DRAM triad 32 GB/s and loads 40 GB/s with write-allocate:
 /// a core alone gets 80% of what two share.

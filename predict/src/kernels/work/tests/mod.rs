@@ -7,9 +7,10 @@ mod memory;
 
 use super::*;
 use crate::kernels::terms;
+use crate::loop_figures::levels::LastCache;
 use crate::loop_figures::Bound;
 use crate::machine::{Machine, Now};
-use models::profile::stream::{StreamPoint, StreamSweep};
+use models::profile::stream::{StreamLevel, StreamPoint, StreamSweep};
 use models::profile::{
     CeilingStates, ComputeCeiling, MemoryLevel, Profile, Provenance, ReportedCache,
 };
