@@ -6,9 +6,8 @@ data/measurements/accuracy/FAMILY/ (records-R.json for the thread kernels,
 ghost-R-N.json for the MPI ghost stencil). This script renders, per family,
 
   - the thread kernels' table rows: per variant, the round with the median
-    error, every round's error (* = its machine changed; a or m = its
-    threads ran apart from, or had moved against, the profile's DRAM
-    bursts), the paired prediction's median error and the binding;
+    error, every round's error with its marks (`mark`), the paired
+    prediction's median error and the binding;
   - the ghost stencil's cells: per N, the range over its three variants
     of each variant's median error, profile-only and paired;
   - the rows of `predict kernel`'s accuracy on loops the toolkit does not
@@ -67,6 +66,22 @@ def duration(seconds):
     return f"{value:.3g} {unit}"
 
 
+def moved(r):
+    """The marks of a round whose machine moved against its profile: * its
+    machine changed between calibrate and the kernel, a or m its threads
+    ran apart from, or had moved against, the profile's DRAM bursts."""
+    return ("*" if r.get("machine_changed") else "") + MARKS.get(r.get("placement"), "")
+
+
+def mark(r):
+    """A round's marks: `moved`, then s when its time fell within the two
+    states its prediction named (a lock's hand-offs, the dgemm ceiling's
+    bursts, the DRAM bursts, or all and none of the last cache)."""
+    states = r.get("predicted_states_s")
+    within = states is not None and min(states) <= r["measured_s"] <= max(states)
+    return moved(r) + ("s" if within else "")
+
+
 def median_round(rounds, key):
     """The round whose `key` is the median (the lower middle one for an
     even count), as `scripts/bench_predict.sh` picks it."""
@@ -98,12 +113,7 @@ def kernel_rows(family):
     for kernel, variant, threads in order:
         rs = by[(kernel, variant, threads)]
         mid = median_round(rs, "rel_error")
-        each = " / ".join(
-            pct(r["rel_error"])
-            + ("*" if r.get("machine_changed") else "")
-            + MARKS.get(r.get("placement"), "")
-            for r in rs
-        )
+        each = " / ".join(pct(r["rel_error"]) + mark(r) for r in rs)
         paired = [r["paired_rel_error"] for r in rs if r.get("paired_rel_error") is not None]
         paired_cell = pct(statistics.median(paired)) if paired else "-"
         rows.append(

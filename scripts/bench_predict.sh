@@ -99,6 +99,8 @@ fi
 
 python3 - "$work" "$rounds" "${walls[@]}" <<'PY'
 import json, statistics, sys
+sys.path.insert(0, "scripts")
+from accuracy_table import mark, median_round
 work, rounds = sys.argv[1], int(sys.argv[2])
 walls = [float(w.split(":")[1]) - float(w.split(":")[0]) for w in sys.argv[3:]]
 runs = [json.load(open(f"{work}/records-{r}.json")) for r in range(1, rounds + 1)]
@@ -112,17 +114,15 @@ for i, recs in enumerate(runs):
             by.setdefault(key(r), []).append(r)
 print("the round with the median error of each variant, every round's error, and the paired prediction's")
 print("(the profile's roofs scaled by the figures re-measured beside the variant's timings; * = a round whose machine changed;")
-print(" a = the threads ran apart, m = they had moved, against the placements of the profile's DRAM bursts):")
+print(" a = the threads ran apart, m = they had moved, against the placements of the profile's DRAM bursts;")
+print(" s = its time fell within the two states its prediction named):")
 print(f"{'kernel':<14} {'variant':<22} {'thr':>3} {'measured':>10} {'predicted':>10} {'error':>7}  {'rounds':<24} {'paired':>7}  {'rounds':<24} binding")
 errs, paired_errs, changed = [], [], 0
-median_round = lambda rs, k: sorted(rs, key=lambda x: x[k])[(len(rs) - 1) // 2]
 def summary(rs):
     """The round whose error is the median (the lower middle one for an even
-    count), every round's error (* = its machine changed; a or m = its
-    threads ran apart from, or moved against, the profile's), and the paired
+    count), every round's error with its marks (`mark`), and the paired
     median error (None without pairs) with every round's, shown."""
     mid = median_round(rs, "rel_error")
-    mark = lambda x: ("*" if x.get("machine_changed") else "") + {"apart": "a", "moved": "m"}.get(x.get("placement"), "")
     each = " ".join(f"{100*x['rel_error']:+.0f}" + mark(x) for x in rs)
     prs = [x for x in rs if x.get("paired_rel_error") is not None]
     pe = median_round(prs, "paired_rel_error")["paired_rel_error"] if prs else None

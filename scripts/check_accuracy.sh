@@ -7,8 +7,9 @@
 # beyond 35%), pass or fail for each prediction, and the CPU they came
 # from. Each round carries the README tables' marks (`*` the machine
 # changed between calibrate and the kernel, `a`/`m` its threads ran apart
-# from or moved against the placement of the profile's DRAM bursts), and a
-# miss says how many of its variant's rounds were so marked. Exits 1 when
+# from or moved against the placement of the profile's DRAM bursts, `s`
+# its time fell within the two states its prediction named), and a miss
+# says how many of its variant's rounds found the machine moved. Exits 1 when
 # the profile-only figures miss a target.
 # Not a test: the figures depend on the machine and how busy it is.
 # scripts/bench_predict.sh is the longer benchmark behind the README's
@@ -29,7 +30,7 @@ done
 python3 - "$tmp" "$rounds" "$(cpu_family)" <<'PY'
 import json, statistics, sys
 sys.path.insert(0, "scripts")
-from accuracy_table import MARKS
+from accuracy_table import mark, moved
 work, rounds, family = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 runs = [json.load(open(f"{work}/records-{r}.json")) for r in range(1, rounds + 1)]
 cpu = runs[0][0]["provenance"]["cpu_model"] if runs[0] else "?"
@@ -40,11 +41,9 @@ for recs in runs:
             by.setdefault((x["kernel"], x["variant"], x["threads"]), []).append(x)
 print(f"{cpu} ({family}), {rounds} rounds of calibrate --quick and predict run:")
 print(f"{'kernel':<14} {'variant':<22} {'thr':>3} {'median':>7}  {'rounds':<20} {'paired':>7}  rounds")
-def marks(x):
-    return ("*" if x.get("machine_changed") else "") + MARKS.get(x.get("placement"), "")
 def median_of(xs, key):
     rs = [x for x in xs if x.get(key) is not None]
-    each = " ".join(f"{100 * x[key]:+.0f}{marks(x)}" for x in rs)
+    each = " ".join(f"{100 * x[key]:+.0f}{mark(x)}" for x in rs)
     return (statistics.median(x[key] for x in rs), each) if rs else (None, "")
 meds = {"rel_error": [], "paired_rel_error": []}
 for (k, v, t), xs in by.items():
@@ -65,7 +64,7 @@ for key, label in (("rel_error", "profile-only"), ("paired_rel_error", "paired")
     print(f"{label}: median |error| {100 * median:.1f}% (target <= 15%), largest {100 * e:+.1f}% "
           f"({' '.join(map(str, worst))}; target: none beyond 35%): {'pass' if verdict[key] else 'fail'}")
     if abs(e) > 0.35:
-        marked = sum(1 for x in by[worst] if marks(x))
+        marked = sum(1 for x in by[worst] if moved(x))
         print(f"  {marked} of its {len(by[worst])} rounds found the machine changed or the threads "
               "placed otherwise than at calibrate time")
 sys.exit(0 if verdict.get("rel_error") else 1)
