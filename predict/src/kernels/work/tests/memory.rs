@@ -34,18 +34,23 @@ fn bandwidth_bound_stream_uses_the_dram_triad() {
     assert!((pr.terms[0].seconds - 30e-6).abs() < 1e-15);
 }
 
-#[test]
-fn working_sets_inside_the_sweep_read_its_curve() {
-    let p = machine();
-    let m = Machine::new(&p);
-    let copy = |per_thread_bytes| Work {
+/// A copy loading 4 MB and storing 4 MB (12 MB with write-allocate)
+/// with `per_thread_bytes` per thread, on huge pages.
+fn copy(per_thread_bytes: f64) -> Work {
+    Work {
         demands: vec![Demand::Memory {
             traffic: Traffic::streaming(4e6, 4e6),
             per_thread_bytes,
             huge_pages: true,
             isa: None,
         }],
-    };
+    }
+}
+
+#[test]
+fn working_sets_inside_the_sweep_read_its_curve() {
+    let p = machine();
+    let m = Machine::new(&p);
     let secs = |b| predict(&copy(b), &m, 2).unwrap().seconds;
     // On the 256 KiB copy point: 12 MB with write-allocate at 80 GB/s.
     assert!((secs(262144.0) - 150e-6).abs() < 1e-15);
@@ -482,14 +487,6 @@ fn a_working_set_on_the_last_caches_step_is_predicted_with_all_of_it_and_none() 
             isa: None,
         });
     let m = Machine::new(&p);
-    let copy = |per_thread_bytes| Work {
-        demands: vec![Demand::Memory {
-            traffic: Traffic::streaming(4e6, 4e6),
-            per_thread_bytes,
-            huge_pages: true,
-            isa: None,
-        }],
-    };
     // 2 MiB per thread: beyond the plateau, within half of 8 MiB. With the
     // whole cache, 12 MB with write-allocate at the plateau's 80 GB/s;
     // with none of it, the DRAM roofs' 400 µs (the triad's 10 GB/s write
