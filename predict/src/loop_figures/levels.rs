@@ -14,7 +14,7 @@ use crate::machine::{missing, Machine, Missing};
 ///
 /// The profile's sweep measured the last cache at one moment. On a host
 /// whose other guests share it, the loop's share moves: on the Xeon VM
-/// (260 MB of L3 reported) the two-thread copy at 128 MiB in all read
+/// (260 MiB of L3 reported) the two-thread copy at 128 MiB in all read
 /// 20–52 GB/s in runs a minute apart, and the 4096×4096 stencil swept
 /// 128 MiB in 3.2–9 ms. A working set between the end of the cache's
 /// plateau on the sweep and the size the OS reports for the cache
