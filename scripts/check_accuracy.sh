@@ -8,9 +8,9 @@
 # from. Each round carries the README tables' marks (`*` the machine
 # changed between calibrate and the kernel, `a`/`m` its threads ran apart
 # from or moved against the placement of the profile's DRAM bursts, `s`
-# its time fell within the two states its prediction named), and a miss
-# says how many of its variant's rounds found the machine moved. Exits 1 when
-# the profile-only figures miss a target.
+# its time fell within the two states its profile-only prediction named),
+# and a miss says how many of its variant's rounds found the machine
+# moved. Exits 1 when the profile-only figures miss a target.
 # Not a test: the figures depend on the machine and how busy it is.
 # scripts/bench_predict.sh is the longer benchmark behind the README's
 # tables.
@@ -42,8 +42,10 @@ for recs in runs:
 print(f"{cpu} ({family}), {rounds} rounds of calibrate --quick and predict run:")
 print(f"{'kernel':<14} {'variant':<22} {'thr':>3} {'median':>7}  {'rounds':<20} {'paired':>7}  rounds")
 def median_of(xs, key):
+    # The predicted states are the profile-only prediction's.
+    marks = mark if key == "rel_error" else moved
     rs = [x for x in xs if x.get(key) is not None]
-    each = " ".join(f"{100 * x[key]:+.0f}{mark(x)}" for x in rs)
+    each = " ".join(f"{100 * x[key]:+.0f}{marks(x)}" for x in rs)
     return (statistics.median(x[key] for x in rs), each) if rs else (None, "")
 meds = {"rel_error": [], "paired_rel_error": []}
 for (k, v, t), xs in by.items():
