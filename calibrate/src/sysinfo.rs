@@ -227,6 +227,22 @@ pub fn parse_cpu_list(s: &str) -> Vec<usize> {
 }
 
 /// The caches under `dir` (index0, index1, ...), by level.
+/// The largest data or unified cache the OS reports as CPU 0's own
+/// (shared with no other CPU), bytes.
+pub fn largest_private_cache_of_cpu0() -> Option<u64> {
+    largest_private(&read_caches(Path::new(
+        "/sys/devices/system/cpu/cpu0/cache",
+    )))
+}
+
+fn largest_private(caches: &[OsCache]) -> Option<u64> {
+    caches
+        .iter()
+        .filter(|c| c.holds_data() && c.shared_with.len() <= 1)
+        .map(|c| c.reported.size_bytes)
+        .max()
+}
+
 fn read_caches(dir: &Path) -> Vec<OsCache> {
     let mut out = Vec::new();
     for i in 0.. {
@@ -287,6 +303,27 @@ mod tests {
             cpuinfo_field("processor\t: 0\nmodel name\t: AMD EPYC\n", "model name").as_deref(),
             Some("AMD EPYC")
         );
+    }
+
+    #[test]
+    fn the_largest_private_cache_is_shared_with_no_other_cpu() {
+        let cache = |level, kind: &str, size_bytes, shared_with: Vec<usize>| OsCache {
+            reported: ReportedCache {
+                level,
+                kind: kind.into(),
+                size_bytes,
+                line_bytes: Some(64),
+            },
+            shared_with,
+        };
+        let caches = [
+            cache(1, "Data", 48 << 10, vec![0]),
+            cache(1, "Instruction", 4 << 20, vec![0]),
+            cache(2, "Unified", 2 << 20, vec![0]),
+            cache(3, "Unified", 260 << 20, vec![0, 1]),
+        ];
+        assert_eq!(largest_private(&caches), Some(2 << 20));
+        assert_eq!(largest_private(&caches[3..]), None);
     }
 
     #[test]

@@ -160,8 +160,25 @@ fn check_report(r: &Value) {
     assert_eq!(net["hosts"].as_array().unwrap().len(), 2);
     let f = &net["overlap_fraction"];
     assert!(f["lo"].as_f64().unwrap() >= 0.0 && f["hi"].as_f64().unwrap() <= 1.0);
+    // The ping-pong after an evicting sweep: its own regimes over the
+    // sizes up to 1 MiB, each figure from its samples.
+    let evicted = &r["section"]["evicted"];
+    assert!(
+        evicted["sweep_bytes"].as_u64().unwrap() >= 2048,
+        "{evicted}"
+    );
+    let sizes: Vec<u64> = evicted["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["bytes"].as_u64().unwrap())
+        .collect();
+    assert!(sizes.len() >= 21, "{sizes:?}");
+    assert_eq!((sizes[0], *sizes.last().unwrap()), (1, 1 << 20));
+    assert!(!net["evicted_regimes"].as_array().unwrap().is_empty());
     let table = r["table"].as_str().unwrap();
     assert!(table.contains("headline: T0 = "), "{table}");
+    assert!(table.contains("after an evicting sweep of"), "{table}");
 }
 
 #[test]

@@ -53,8 +53,19 @@ pub fn validate(p: &Profile) -> Result<(), ProfileError> {
         estimate(&format!("ceilings[{i}] ({}).flops", c.name), &c.flops, true)?;
     }
     if let Some(n) = &p.network {
-        for (i, r) in n.regimes.iter().enumerate() {
-            let at = format!("network.regimes[{i}]");
+        for (key, i, r) in n
+            .regimes
+            .iter()
+            .enumerate()
+            .map(|(i, r)| ("regimes", i, r))
+            .chain(
+                n.evicted_regimes
+                    .iter()
+                    .enumerate()
+                    .map(|(i, r)| ("evicted_regimes", i, r)),
+            )
+        {
+            let at = format!("network.{key}[{i}]");
             // T0 is a fitted intercept, which a large-message regime may
             // have below zero; its line must give a positive time over
             // its own range.
@@ -333,6 +344,7 @@ mod tests {
             regimes: vec![regime(-4.76e-5)],
             overlap_fraction: None,
             points: vec![],
+            evicted_regimes: vec![],
         });
         validate(&p).unwrap();
         // 881744 B at 6.6 GB/s take 134 µs: an intercept of -200 µs makes
@@ -340,6 +352,12 @@ mod tests {
         p.network.as_mut().unwrap().regimes[0] = regime(-2e-4);
         let e = validate(&p).unwrap_err().to_string();
         assert!(e.contains("network.regimes[0].t0_s"), "{e}");
+        // The evicted regimes are held to the same rule.
+        let net = p.network.as_mut().unwrap();
+        net.regimes[0] = regime(-4.76e-5);
+        net.evicted_regimes = vec![regime(-4.76e-5), regime(-2e-4)];
+        let e = validate(&p).unwrap_err().to_string();
+        assert!(e.contains("network.evicted_regimes[1].t0_s"), "{e}");
     }
 
     #[test]

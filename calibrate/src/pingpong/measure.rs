@@ -65,6 +65,8 @@ pub(super) enum Cmd {
     },
     /// `triples` overlap triples of a `bytes` exchange and `spin` compute iterations.
     Overlap { bytes: u64, spin: u64, triples: u64 },
+    /// `samples` round trips of `bytes` bytes, each after an evicting sweep.
+    Evicted { bytes: u64, samples: u64 },
 }
 
 impl Cmd {
@@ -82,6 +84,7 @@ impl Cmd {
                 spin,
                 triples,
             } => [2, bytes, spin, triples, 0],
+            Cmd::Evicted { bytes, samples } => [3, bytes, samples, 0, 0],
         }
     }
 
@@ -98,6 +101,10 @@ impl Cmd {
                 spin: w[2],
                 triples: w[3],
             },
+            3 => Cmd::Evicted {
+                bytes: w[1],
+                samples: w[2],
+            },
             _ => Cmd::Done,
         }
     }
@@ -110,6 +117,9 @@ pub(super) struct Pair<'a> {
     pub(super) peer: Process<'a>,
     pub(super) send: Vec<u8>,
     pub(super) recv: Vec<u8>,
+    /// What [`super::evicted`] sweeps before each round trip (allocated
+    /// at its first use).
+    pub(super) evict: Vec<u64>,
 }
 
 impl<'a> Pair<'a> {
@@ -125,6 +135,7 @@ impl<'a> Pair<'a> {
             peer,
             send: vec![1 + comm.rank() as u8; n],
             recv: vec![0; n],
+            evict: Vec::new(),
         }
     }
 
@@ -183,6 +194,12 @@ impl<'a> Pair<'a> {
                 } => {
                     wd.step(format!("overlap exchange of {bytes} B with rank 0"));
                     self.overlap_triples(bytes, spin, triples, wd);
+                }
+                Cmd::Evicted { bytes, samples } => {
+                    wd.step(format!(
+                        "ping-pong of {bytes} B after an evicting sweep with rank 0"
+                    ));
+                    self.evicted_batch(bytes, samples, wd);
                 }
             }
         }
@@ -343,6 +360,10 @@ mod tests {
                 bytes: 1 << 22,
                 spin: 123_456,
                 triples: 30,
+            },
+            Cmd::Evicted {
+                bytes: 4096,
+                samples: 31,
             },
         ] {
             assert_eq!(Cmd::decode(c.encode()), c);

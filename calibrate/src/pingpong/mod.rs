@@ -27,6 +27,12 @@
 //! regime) and large-message B (last regime); they go to
 //! `summary.mpi_t0_s` and `summary.mpi_bandwidth_Bps`.
 //!
+//! The blocking ping-pong is measured once more at every size up to
+//! 1 MiB with each round trip after an evicting sweep ([`evicted`]): both
+//! ranks write twice their largest private cache first, as a stencil's
+//! sweep does before it exchanges its edge rows. Its regimes go to
+//! `network.evicted_regimes`.
+//!
 //! The overlap ([`overlap`]) is measured on a 4 MiB exchange against a
 //! computation of about the same length: f = (t_comm + t_comp − t_total) /
 //! t_comm, the share of the message's time that the computation hid.
@@ -48,6 +54,7 @@
 //! `MPI_Abort` and exit status 124.
 
 pub mod drift;
+pub mod evicted;
 pub mod measure;
 pub mod overlap;
 pub mod regimes;
@@ -284,6 +291,11 @@ fn lead(
         p.sort_by_key(|s| s.bytes);
     }
 
+    let mut sizes: Vec<u64> = base.iter().chain(&extra).copied().collect();
+    sizes.sort_unstable();
+    let evicted_points =
+        evicted::measure(pair, &evicted::sizes_of(&sizes), opts.samples as u64, wd);
+
     let overlap = (opts.overlap_bytes > 0)
         .then(|| overlap::measure(pair, opts.overlap_bytes, opts.overlap_triples as u64, wd));
     let drift = drift::check(pair, &points[0], opts, wd);
@@ -300,4 +312,5 @@ fn lead(
         drift,
         opts.clone(),
     )
+    .map(|r| r.with_evicted(evicted::sweep_bytes(), evicted_points))
 }

@@ -5,7 +5,7 @@
 use std::fmt;
 
 use models::fit::FitError;
-use models::profile::pingpong::{Headline, ModeFit, PingpongSection};
+use models::profile::pingpong::{Evicted, Headline, ModeFit, PingpongSection};
 use models::profile::{Network, Profile, Section};
 use models::units::{exact_binary_bytes, Si};
 use models::Estimate;
@@ -61,6 +61,9 @@ pub struct PingpongReport {
     pub blocking: ModeResult,
     pub nonblocking: ModeResult,
     pub overlap: Option<OverlapResult>,
+    /// The blocking ping-pong after an evicting sweep ([`super::evicted`]):
+    /// rank 0's sweep, bytes, and the fit.
+    pub evicted: Option<(u64, ModeResult)>,
     /// Anchor sizes measured again at the end.
     pub drift: Vec<Drift>,
     /// Small-message T0 (first blocking regime), seconds.
@@ -90,12 +93,7 @@ impl PingpongReport {
         let head = regimes::headline(&blocking.fit).map_err(PingpongError::Degenerate)?;
         let mut warnings: Vec<String> = head.note.iter().cloned().collect();
         for m in [&blocking, &nonblocking] {
-            let noisy: Vec<String> = m
-                .points
-                .iter()
-                .filter(|p| p.one_way_s.noisy)
-                .map(|p| exact_binary_bytes(p.bytes))
-                .collect();
+            let noisy = noisy_sizes(&m.points);
             if !noisy.is_empty() {
                 warnings.push(format!(
                     "{}: {} of {} sizes are noisy (CV > 5% or > 10% outliers): {}",
@@ -134,12 +132,37 @@ impl PingpongReport {
             blocking,
             nonblocking,
             overlap,
+            evicted: None,
             drift,
             t0_s: head.t0_s,
             bandwidth_Bps: head.bandwidth_Bps,
             warnings,
             options,
         })
+    }
+
+    /// The report with the ping-pong after an evicting sweep of
+    /// `sweep_bytes` per rank, measured at `points` (none when they could
+    /// not be fitted, which the warnings say).
+    pub fn with_evicted(mut self, sweep_bytes: u64, points: Vec<SizePoint>) -> Self {
+        let what = format!(
+            "after an evicting sweep of {}",
+            exact_binary_bytes(sweep_bytes)
+        );
+        let noisy = noisy_sizes(&points);
+        if !noisy.is_empty() {
+            self.warnings.push(format!(
+                "{what}: {} of {} sizes are noisy (CV > 5% or > 10% outliers): {}",
+                noisy.len(),
+                points.len(),
+                noisy.join(", ")
+            ));
+        }
+        match ModeResult::new(Mode::Blocking, points, self.options.max_regimes) {
+            Ok(m) => self.evicted = Some((sweep_bytes, m)),
+            Err(e) => self.warnings.push(format!("{what}: {e}")),
+        }
+        self
     }
 
     /// The overlap fraction for the profile, clamped to [0, 1] (single
@@ -165,6 +188,11 @@ impl PingpongReport {
             regimes: self.blocking.fit.regimes.clone(),
             overlap_fraction: self.overlap_fraction(),
             points,
+            evicted_regimes: self
+                .evicted
+                .as_ref()
+                .map(|(_, m)| m.fit.regimes.clone())
+                .unwrap_or_default(),
         }
     }
 
@@ -192,6 +220,11 @@ impl PingpongReport {
             blocking: mode(&self.blocking),
             nonblocking: mode(&self.nonblocking),
             overlap: self.overlap.clone(),
+            evicted: self.evicted.as_ref().map(|(sweep_bytes, m)| Evicted {
+                sweep_bytes: *sweep_bytes,
+                fit: mode(m),
+                points: m.points.clone(),
+            }),
             drift: self.drift.clone(),
             options: o.clone(),
             warnings: self.warnings.clone(),
@@ -236,9 +269,20 @@ fn summary_text(s: &models::stats::Summary) -> String {
 }
 
 /// One mode's regimes of T(n) = T0 + n/B, a line each.
-fn write_regimes(f: &mut fmt::Formatter<'_>, m: &ModeResult) -> fmt::Result {
+/// The sizes of `points` whose figure is noisy.
+fn noisy_sizes(points: &[SizePoint]) -> Vec<String> {
+    points
+        .iter()
+        .filter(|p| p.one_way_s.noisy)
+        .map(|p| exact_binary_bytes(p.bytes))
+        .collect()
+}
+
+/// The regimes of T(n) = T0 + n/B of `m`, a line each, under `what`
+/// ("blocking").
+fn write_regimes(f: &mut fmt::Formatter<'_>, what: &str, m: &ModeResult) -> fmt::Result {
     writeln!(f)?;
-    writeln!(f, "  {} regimes of T(n) = T0 + n/B:", m.mode.name())?;
+    writeln!(f, "  {what} regimes of T(n) = T0 + n/B:")?;
     writeln!(
         f,
         "  {:<22} {:<34} {:<34} {:>7} {:>6}",
@@ -300,7 +344,14 @@ impl fmt::Display for PingpongReport {
         }
         writeln!(f, "  (~ marks a noisy figure)")?;
         for m in [&self.blocking, &self.nonblocking] {
-            write_regimes(f, m)?;
+            write_regimes(f, m.mode.name(), m)?;
+        }
+        if let Some((sweep_bytes, m)) = &self.evicted {
+            let what = format!(
+                "blocking, each round trip after an evicting sweep of {} per rank,",
+                exact_binary_bytes(*sweep_bytes)
+            );
+            write_regimes(f, &what, m)?;
         }
         writeln!(f)?;
         writeln!(
@@ -382,6 +433,7 @@ mod tests {
             PingpongOptions::quick(),
         )
         .unwrap()
+        .with_evicted(4 << 20, synthetic_mode(Mode::Blocking).points)
     }
 
     #[test]
@@ -400,7 +452,10 @@ mod tests {
         // The overlap of the triple with t_total > comm + comp clamps to 0.
         let f = net.overlap_fraction.unwrap();
         assert!(f.lo >= 0.0 && f.hi <= 1.0 && (f.point - 0.05).abs() < 1e-12);
-        assert!(p.sections.pingpong.is_some());
+        assert_eq!(net.evicted_regimes.len(), 2);
+        let section = p.sections.pingpong.as_ref().unwrap();
+        let evicted = section.evicted.as_ref().unwrap();
+        assert_eq!((evicted.sweep_bytes, evicted.points.len()), (4 << 20, 21));
         // The profile still parses back (no infinities in the JSON).
         let back = Profile::from_json(&p.to_json()).unwrap();
         let net_back = back.network.unwrap();
@@ -413,6 +468,10 @@ mod tests {
         let text = report().to_string();
         assert!(text.contains("transport tcp"), "{text}");
         assert!(text.contains("blocking regimes"), "{text}");
+        assert!(
+            text.contains("after an evicting sweep of 4 MiB per rank, regimes"),
+            "{text}"
+        );
         assert!(text.contains("headline: T0 = "), "{text}");
         assert!(text.contains("overlap of a 1 MiB exchange"), "{text}");
         assert!(text.contains("drifted during the sweep: 8 B"), "{text}");

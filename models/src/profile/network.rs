@@ -71,6 +71,13 @@ pub struct Network {
     /// Every measured size of both modes, kept for charts and refits.
     #[serde(default)]
     pub points: Vec<SizePoint>,
+    /// Blocking regimes measured with both ranks' private caches swept
+    /// between round trips (`sections.pingpong.evicted`): what a message
+    /// costs after its rank has swept more than those caches hold, which
+    /// leaves neither the buffers nor the transport's own state there.
+    /// Empty when not measured (a what-if network, an older profile).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub evicted_regimes: Vec<NetworkRegime>,
 }
 
 /// A size range of a regime.
@@ -119,6 +126,21 @@ impl Network {
     pub fn regime_for(&self, bytes: f64) -> Option<&NetworkRegime> {
         regime_index(&self.regimes, bytes).map(|i| &self.regimes[i])
     }
+
+    /// The evicted regime serving a message of `bytes` sent after a sweep
+    /// over more than the private caches; none beyond the largest size
+    /// measured so (where a message's transfer outweighs what the caches
+    /// change) or without such regimes.
+    pub fn evicted_regime_for(&self, bytes: f64) -> Option<&NetworkRegime> {
+        let largest = self
+            .evicted_regimes
+            .iter()
+            .map(|r| r.to_bytes)
+            .reduce(f64::max)?;
+        (bytes <= largest)
+            .then(|| regime_index(&self.evicted_regimes, bytes).map(|i| &self.evicted_regimes[i]))
+            .flatten()
+    }
 }
 
 #[cfg(test)]
@@ -155,5 +177,25 @@ mod tests {
         let shuffled = [r[2].clone(), r[0].clone(), r[1].clone()];
         assert_eq!(regime_index(&shuffled, 1600.0), Some(2));
         assert_eq!(regime_index::<NetworkRegime>(&[], 1.0), None);
+    }
+
+    #[test]
+    fn an_evicted_regime_serves_only_the_sizes_measured_so() {
+        let mut net = Network {
+            transport: "shared memory".into(),
+            hosts: vec![],
+            regimes: vec![regime(1.0, 1e7)],
+            overlap_fraction: None,
+            points: vec![],
+            evicted_regimes: vec![],
+        };
+        assert!(net.evicted_regime_for(4096.0).is_none(), "none measured");
+        net.evicted_regimes = vec![regime(1.0, 3000.0), regime(4096.0, 1048576.0)];
+        assert_eq!(net.evicted_regime_for(4096.0).unwrap().from_bytes, 4096.0);
+        assert_eq!(net.evicted_regime_for(100.0).unwrap().from_bytes, 1.0);
+        assert!(
+            net.evicted_regime_for(2e6).is_none(),
+            "beyond the largest size measured"
+        );
     }
 }

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::network::NetworkRegime;
+use super::network::{NetworkRegime, SizePoint};
 use crate::stats::Summary;
 use crate::Estimate;
 
@@ -26,6 +26,10 @@ pub struct PingpongSection {
     pub nonblocking: ModeFit,
     /// A large message posted non-blocking around computation.
     pub overlap: Option<Overlap>,
+    /// Blocking round trips, each after both ranks swept more than their
+    /// private caches hold.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub evicted: Option<Evicted>,
     /// Sizes measured again at the end.
     pub drift: Vec<Drift>,
     pub options: PingpongOptions,
@@ -87,6 +91,23 @@ pub struct Overlap {
     pub comp_s: Summary,
     /// Both together, seconds.
     pub total_s: Summary,
+}
+
+/// The ping-pong after an evicting sweep: each sample one blocking round
+/// trip, after both ranks have written `sweep_bytes` of their own (more
+/// than their private caches hold) and rank 1 waits in its receive. A
+/// message then finds neither its buffers nor the transport's shared
+/// state in the private caches, as after a rank's sweep of a stencil. The
+/// Intel MPI Benchmarks' `-off_cache` is the milder form, which rotates
+/// the user buffers only.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Evicted {
+    /// Bytes each rank writes before a round trip.
+    pub sweep_bytes: u64,
+    /// The regimes of T(n) = T0 + n/B fitted to the one-way times.
+    pub fit: ModeFit,
+    /// Every measured size.
+    pub points: Vec<SizePoint>,
 }
 
 /// A size measured first and again at the end.

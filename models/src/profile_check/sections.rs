@@ -6,7 +6,7 @@ use crate::profile::flops::{FlopsKernel, FlopsSection, SpanPoint};
 use crate::profile::latency::{LatencyPoint, LatencySection, Plateau};
 use crate::profile::lock::{LockKindResult, LockPoint, LockSection};
 use crate::profile::mlp::{Little, MlpPoint, MlpSection};
-use crate::profile::pingpong::{Drift, ModeFit, Overlap, PingpongSection};
+use crate::profile::pingpong::{Drift, Evicted, ModeFit, Overlap, PingpongSection};
 use crate::profile::stream::{BytesPerElem, StreamLevel, StreamPoint, StreamSection, StreamSweep};
 use crate::profile::NetworkRegime;
 use crate::profile::ProfileError;
@@ -348,6 +348,7 @@ impl Check for PingpongSection {
                 ("blocking", &self.blocking),
                 ("nonblocking", &self.nonblocking),
                 ("overlap", &self.overlap),
+                ("evicted", &self.evicted),
                 ("drift", &self.drift),
                 ("options.min_sample_s", &self.options.min_sample_s),
                 (
@@ -379,6 +380,12 @@ impl Check for Overlap {
         summary(&format!("{at}.comm_s"), &self.comm_s, true)?;
         summary(&format!("{at}.comp_s"), &self.comp_s, true)?;
         summary(&format!("{at}.total_s"), &self.total_s, true)
+    }
+}
+
+impl Check for Evicted {
+    fn check(&self, at: &str) -> R {
+        self.fit.check(&format!("{at}.fit"))
     }
 }
 
