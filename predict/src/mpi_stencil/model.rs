@@ -44,7 +44,11 @@
 //! T0 and B of the profile's protocol regime holding n (a regime with a
 //! negative fitted T0 is used as the line it is, floored at 0). T0 is
 //! mostly work of the two processors (the call, the copies, the polling),
-//! n/B the transfer. Per iteration the busiest rank pays:
+//! n/B the transfer. A rank whose sweep covers more than its private
+//! caches hold sends after that sweep has evicted the buffers and the
+//! transport's state, and pays T(n) of the ping-pong measured after an
+//! evicting sweep (`network.evicted_regimes`), where the profile has it
+//! for n (`network`). Per iteration the busiest rank pays:
 //!
 //! * (a) blocking, 1D: with 2 process rows rank 0 sends, then waits for
 //!   rank 1's row, which rank 1 sends only after receiving: a round trip,
@@ -177,6 +181,7 @@ fn messages(
     s: &Setup,
     rx: usize,
     ry: usize,
+    after_evicting_sweep: bool,
 ) -> Result<Vec<MessageCost>, Missing> {
     let row_bytes = (rx * ELEM_BYTES) as f64;
     let col_bytes = (ry * ELEM_BYTES) as f64;
@@ -201,7 +206,7 @@ fn messages(
     wants
         .into_iter()
         .filter(|&(_, k, _)| k > 0.0)
-        .map(|(bytes, k, startups)| message_cost(profile, bytes, k, startups))
+        .map(|(bytes, k, startups)| message_cost(profile, bytes, k, startups, after_evicting_sweep))
         .collect()
 }
 
@@ -276,7 +281,10 @@ pub fn predict_now(profile: &Profile, s: &Setup, now: Now) -> Result<Prediction,
     let mut notes = Vec::new();
 
     let horizontal = (px - 1).min(2) as f64;
-    let messages = messages(profile, s, rx, ry)?;
+    // A sweep the private caches do not hold evicts the messages' buffers
+    // and the transport's state from them.
+    let evicting = !machine.private_level_holds(ws, ranks);
+    let messages = messages(profile, s, rx, ry, evicting)?;
     let comm_s: f64 = messages.iter().map(|m| m.sequential * m.time_s).sum();
 
     let overlap_fraction = match s.variant {

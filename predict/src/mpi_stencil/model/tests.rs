@@ -67,6 +67,7 @@ fn profile() -> Profile {
         }],
         overlap_fraction: Some(Estimate::exact(0.5)),
         points: vec![],
+        evicted_regimes: vec![],
     });
     p
 }
@@ -206,6 +207,37 @@ fn missing_figures_name_their_fix() {
     p.sections.stream = None;
     let e = predict(&p, &setup(100, 1, Variant::Blocking)).unwrap_err();
     assert!(e.to_string().contains("calibrate --only stream"), "{e}");
+}
+
+#[test]
+fn a_sweep_beyond_the_private_caches_sends_at_the_evicted_rates() {
+    // After an evicting sweep the ping-pong measured T0 = 3 µs and
+    // B = 2.5 GB/s up to 64 KiB.
+    let mut p = profile();
+    p.network.as_mut().unwrap().evicted_regimes = vec![NetworkRegime {
+        from_bytes: 1.0,
+        to_bytes: 65536.0,
+        t0_s: Estimate::exact(3e-6),
+        bandwidth_Bps: Estimate::exact(2.5e9),
+        r_squared: 1.0,
+    }];
+    // N = 1000: 8.0 MB per rank, beyond the 1 MiB L2. Two rows of 8000 B
+    // in turn: 2 · (3 µs + 8000/2.5e9) = 12.4 µs.
+    let pr = predict(&p, &setup(1000, 2, Variant::Blocking)).unwrap();
+    assert!(close(pr.comm_s, 12.4e-6), "{}", pr.comm_s);
+    assert!(pr.messages[0].evicted);
+    assert!(pr.messages[0].regime.contains("after an evicting sweep"));
+    // N = 100: 84.9 kB per rank stays in L2, and so do the buffers:
+    // 2 · (1 µs + 800/5e9) = 2.32 µs.
+    let pr = predict(&p, &setup(100, 2, Variant::Blocking)).unwrap();
+    assert!(close(pr.comm_s, 2.32e-6), "{}", pr.comm_s);
+    assert!(!pr.messages[0].evicted);
+    // N = 10000: rows of 80 kB lie beyond the sizes measured so.
+    let pr = predict(&p, &setup(10000, 2, Variant::Blocking)).unwrap();
+    assert!(close(pr.comm_s, 2.0 * (1e-6 + 80000.0 / 5e9)));
+    // Without evicted regimes, the ones in cache.
+    let pr = predict(&profile(), &setup(1000, 2, Variant::Blocking)).unwrap();
+    assert!(close(pr.comm_s, 5.2e-6));
 }
 
 #[test]
