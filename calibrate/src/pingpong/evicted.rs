@@ -17,12 +17,14 @@
 //! larger region, which leaves the transport's own state in the caches.
 //!
 //! On the Xeon VM (Open MPI 4.1 over shared memory, 2026-12-07), two
-//! stencil ranks exchanging their edge rows right after their sweeps took
-//! 8.5–8.8 µs for rows of 4 KiB, 17 µs for 8 KiB and 26–27 µs for 16 KiB,
-//! and the same exchange repeated at once 6.4, 7.6 and 11.6 µs, where two
-//! one-way times of the ping-pong with its buffers in cache give 4.9, 6.1
-//! and 8.5 µs. Rows of 2 KiB, whose sweep fits in L2, took 2.2 µs either
-//! way.
+//! stencil ranks whose sweeps left their 2 MiB L2s exchanged their edge
+//! rows, after a barrier, in 8.5–8.8 µs for rows of 4 KiB, 17 µs for
+//! 8 KiB and 26–27 µs for 16 KiB, and the same exchange repeated at once
+//! took 6.4, 7.6 and 11.6 µs, where two one-way times of the ping-pong
+//! with its buffers in cache give 4.9, 6.1 and 8.5 µs. Rows of 2 KiB,
+//! whose sweep fits in L2, took 2.2 µs either way. Two full runs of this
+//! measurement there read 5.6 and 8.7 µs one way at 4 KiB, against 1.7
+//! and 3.1 µs in cache in the same runs.
 
 use std::hint::black_box;
 

@@ -268,7 +268,6 @@ fn summary_text(s: &models::stats::Summary) -> String {
     )
 }
 
-/// One mode's regimes of T(n) = T0 + n/B, a line each.
 /// The sizes of `points` whose figure is noisy.
 fn noisy_sizes(points: &[SizePoint]) -> Vec<String> {
     points
