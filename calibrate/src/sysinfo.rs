@@ -226,7 +226,6 @@ pub fn parse_cpu_list(s: &str) -> Vec<usize> {
     v
 }
 
-/// The caches under `dir` (index0, index1, ...), by level.
 /// The largest data or unified cache the OS reports as CPU 0's own
 /// (shared with no other CPU), bytes.
 pub fn largest_private_cache_of_cpu0() -> Option<u64> {
@@ -243,6 +242,7 @@ fn largest_private(caches: &[OsCache]) -> Option<u64> {
         .max()
 }
 
+/// The caches under `dir` (index0, index1, ...), by level.
 fn read_caches(dir: &Path) -> Vec<OsCache> {
     let mut out = Vec::new();
     for i in 0.. {
