@@ -291,8 +291,8 @@ fn lead(
         p.sort_by_key(|s| s.bytes);
     }
 
-    let mut sizes: Vec<u64> = base.iter().chain(&extra).copied().collect();
-    sizes.sort_unstable();
+    // The sizes both modes were measured at, sorted.
+    let sizes: Vec<u64> = points[0].iter().map(|p| p.bytes).collect();
     let evicted_points =
         evicted::measure(pair, &evicted::sizes_of(&sizes), opts.samples as u64, wd);
 

@@ -93,16 +93,7 @@ impl PingpongReport {
         let head = regimes::headline(&blocking.fit).map_err(PingpongError::Degenerate)?;
         let mut warnings: Vec<String> = head.note.iter().cloned().collect();
         for m in [&blocking, &nonblocking] {
-            let noisy = noisy_sizes(&m.points);
-            if !noisy.is_empty() {
-                warnings.push(format!(
-                    "{}: {} of {} sizes are noisy (CV > 5% or > 10% outliers): {}",
-                    m.mode.name(),
-                    noisy.len(),
-                    m.points.len(),
-                    noisy.join(", ")
-                ));
-            }
+            warnings.extend(noisy_warning(m.mode.name(), &m.points));
             for n in &m.fit.notes {
                 warnings.push(format!("{}: {n}", m.mode.name()));
             }
@@ -149,15 +140,7 @@ impl PingpongReport {
             "after an evicting sweep of {}",
             exact_binary_bytes(sweep_bytes)
         );
-        let noisy = noisy_sizes(&points);
-        if !noisy.is_empty() {
-            self.warnings.push(format!(
-                "{what}: {} of {} sizes are noisy (CV > 5% or > 10% outliers): {}",
-                noisy.len(),
-                points.len(),
-                noisy.join(", ")
-            ));
-        }
+        self.warnings.extend(noisy_warning(&what, &points));
         match ModeResult::new(Mode::Blocking, points, self.options.max_regimes) {
             Ok(m) => self.evicted = Some((sweep_bytes, m)),
             Err(e) => self.warnings.push(format!("{what}: {e}")),
@@ -268,13 +251,22 @@ fn summary_text(s: &models::stats::Summary) -> String {
     )
 }
 
-/// The sizes of `points` whose figure is noisy.
-fn noisy_sizes(points: &[SizePoint]) -> Vec<String> {
-    points
+/// The warning that names the sizes of `points` (measured as `what`)
+/// whose figure is noisy; none when none is.
+fn noisy_warning(what: &str, points: &[SizePoint]) -> Option<String> {
+    let noisy: Vec<String> = points
         .iter()
         .filter(|p| p.one_way_s.noisy)
         .map(|p| exact_binary_bytes(p.bytes))
-        .collect()
+        .collect();
+    (!noisy.is_empty()).then(|| {
+        format!(
+            "{what}: {} of {} sizes are noisy (CV > 5% or > 10% outliers): {}",
+            noisy.len(),
+            points.len(),
+            noisy.join(", ")
+        )
+    })
 }
 
 /// The regimes of T(n) = T0 + n/B of `m`, a line each, under `what`

@@ -137,9 +137,10 @@ impl Network {
             .iter()
             .map(|r| r.to_bytes)
             .reduce(f64::max)?;
-        (bytes <= largest)
-            .then(|| regime_index(&self.evicted_regimes, bytes).map(|i| &self.evicted_regimes[i]))
-            .flatten()
+        if bytes > largest {
+            return None;
+        }
+        regime_index(&self.evicted_regimes, bytes).map(|i| &self.evicted_regimes[i])
     }
 }
 
