@@ -19,7 +19,8 @@
 #     (scripts/binning.c, gcc -O3 -march=native -fopenmp), run right after
 #     the kernels in each round;
 #   - the MPI ghost-row stencil under `mpirun -np 2` at N = 256..8192, all
-#     three variants, against the round's profile with the network of
+#     three variants, each for predict run's own sweep count (about a
+#     second of sweeps after a warm-up), against the round's profile with the network of
 #     data/profiles/dev-vm.json (a full calibrate does not measure the
 #     network):
 #     per N and variant the median error over the rounds, profile-only and
@@ -86,10 +87,9 @@ for r in $(seq 1 "$rounds"); do
   OMP_NUM_THREADS=$(nproc) OMP_PROC_BIND=close OMP_PLACES=cores "$binning_c" $((1 << 20)) > "$work/binning-c-$r.txt"
   keep_network "$work/profile-$r.json" data/profiles/dev-vm.json "$work/profile-net-$r.json"
   for n in $ghost_n; do
-    # At least 100 sweeps, so that the probes between them (nine at most,
-    # spread over the run) leave sweeps at the kernel's pace between them.
-    iters=$(( (1 << 26) / (n * n) + 100 ))
-    mpirun -np 2 target/release/predict run --kernel ghost-stencil --n "$n" --iters "$iters" \
+    # predict run's own sweep count: about a second of sweeps per variant
+    # after its warm-up, at least 100.
+    mpirun -np 2 target/release/predict run --kernel ghost-stencil --n "$n" \
       --variant all --profile "$work/profile-net-$r.json" --json --no-record > "$work/ghost-$r-$n.json"
   done
 done

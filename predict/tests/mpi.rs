@@ -17,6 +17,7 @@ use std::process::{Command, Output};
 use std::sync::Mutex;
 
 use predict::mpi_stencil::serial;
+use predict::mpi_stencil::warm_up::{sweeps_at, WARM_UP_S};
 use serde_json::Value;
 
 /// One MPI job at a time: on two cores parallel jobs only slow each other.
@@ -68,6 +69,9 @@ fn check_record(r: &Value, np: u64, n: u64, iters: u64) {
     assert_eq!(r["size"], n);
     assert_eq!(r["iterations"], iters);
     assert_eq!(r["verified"], true, "{r}");
+    // The warm-up ran on blocks of its own: the grid check above holds.
+    assert!(r["warmup_sweeps"].as_u64().unwrap() >= 1);
+    assert!(r["warmup_s"].as_f64().unwrap() >= WARM_UP_S);
     let m = r["measured_s"].as_f64().unwrap();
     let ci = r["measured_ci_s"].as_array().unwrap();
     assert!(m > 0.0);
@@ -246,6 +250,20 @@ fn a_profile_gives_predictions_and_csv() {
 }
 
 #[test]
+fn without_iters_a_variant_sweeps_for_its_budget_after_the_warm_up() {
+    if !mpirun_on_path() {
+        return;
+    }
+    let rs = records(2, &["--n", "32", "--variant", "nonblocking"]);
+    assert_eq!(rs.len(), 1);
+    let r = &rs[0];
+    let pace = r["warmup_sweep_s"].as_f64().unwrap();
+    assert!(pace > 0.0);
+    assert_eq!(r["iterations"].as_u64().unwrap() as usize, sweeps_at(pace));
+    assert!(r["warmup_s"].as_f64().unwrap() >= WARM_UP_S);
+}
+
+#[test]
 fn the_table_compares_variants() {
     if !mpirun_on_path() {
         return;
@@ -262,6 +280,7 @@ fn the_table_compares_variants() {
         "{text}"
     );
     assert!(text.contains("no profile at data/profile.json"), "{text}");
+    assert!(text.contains("warm-up: "), "{text}");
 }
 
 #[test]

@@ -133,6 +133,48 @@ pub fn slowest(world: &SimpleCommunicator, times: &[f64]) -> Vec<f64> {
     slowest
 }
 
+/// One rank's share of a variant: its place in the process grid, its
+/// block and the buffers of its packed ghost columns.
+pub struct RankShare {
+    variant: Variant,
+    lay: Layout,
+    block: Block,
+    cols: Columns,
+}
+
+impl RankShare {
+    /// This rank's share of an N = `n` grid under `variant`, at the
+    /// grid's initial values.
+    pub fn new(world: &SimpleCommunicator, variant: Variant, n: usize) -> Self {
+        let lay = Layout::new(
+            n,
+            variant.grid(world.size() as usize),
+            world.rank() as usize,
+        );
+        Self {
+            variant,
+            block: Block::new(n, lay.ry, lay.rx, lay.y0, lay.x0),
+            cols: Columns::new(lay.ry),
+            lay,
+        }
+    }
+
+    /// One iteration on every rank (a collective): the exchange and the
+    /// sweep, which becomes the current grid. Returns the block's
+    /// max |u' − u| when `residual` is set.
+    pub fn step(&mut self, world: &SimpleCommunicator, residual: bool) -> f64 {
+        let (lay, block) = (&self.lay, &mut self.block);
+        let d = match self.variant {
+            Variant::Blocking => step_blocking(world, lay, block, residual),
+            Variant::Nonblocking | Variant::TwoD => {
+                step_nonblocking(world, lay, block, &mut self.cols, residual)
+            }
+        };
+        block.swap();
+        d
+    }
+}
+
 /// Runs `variant` on every rank of `world`, timing the `probes` there are
 /// (the same on every rank) between its sweeps ([`Probe::every`]).
 pub fn run_variant(
@@ -142,12 +184,8 @@ pub fn run_variant(
     probes: &mut [Option<Probe>],
     wd: &Watchdog,
 ) -> VariantRun {
-    let p = world.size() as usize;
-    let rank = world.rank() as usize;
-    let grid = variant.grid(p);
-    let lay = Layout::new(cfg.n, grid, rank);
-    let mut block = Block::new(cfg.n, lay.ry, lay.rx, lay.y0, lay.x0);
-    let mut cols = Columns::new(lay.ry);
+    let grid = variant.grid(world.size() as usize);
+    let mut share = RankShare::new(world, variant, cfg.n);
     let mut times = Vec::with_capacity(cfg.iters);
     let mut reduction_s = Vec::new();
     let mut residuals = Vec::new();
@@ -163,15 +201,9 @@ pub fn run_variant(
     for it in 1..=cfg.iters {
         let check = it % every == 0 || it == cfg.iters;
         let t0 = mpi::time();
-        let d = match variant {
-            Variant::Blocking => step_blocking(world, &lay, &mut block, check),
-            Variant::Nonblocking | Variant::TwoD => {
-                step_nonblocking(world, &lay, &mut block, &mut cols, check)
-            }
-        };
+        let d = share.step(world, check);
         times.push(mpi::time() - t0);
         after_probe.push(it > 1 && probes.iter().any(Option::is_some) && probe_after(it - 1));
-        block.swap();
         if check {
             let t1 = mpi::time();
             let mut global = 0.0f64;
@@ -193,10 +225,14 @@ pub fn run_variant(
     let warmup = warmup_of(iterations);
     let times_s = kept(&slowest(world, &times), &after_probe, warmup);
     let mut checksum = 0u64;
-    world.all_reduce_into(&block.checksum(), &mut checksum, SystemOperation::sum());
+    world.all_reduce_into(
+        &share.block.checksum(),
+        &mut checksum,
+        SystemOperation::sum(),
+    );
     let gathered = if cfg.verify {
         wd.step("gathering the grid for --verify");
-        gather(world, &lay, &block)
+        gather(world, &share.lay, &share.block)
     } else {
         None
     };

@@ -22,8 +22,9 @@
 //! variant at the same sweep. The grid checksum ([`grid::checksum_term`])
 //! is bit-exact and order-independent.
 //!
-//! [`model`] predicts a sweep from the machine profile; [`driver`] runs a
-//! variant and times it, and [`probe`] re-measures the profile figures the
+//! [`model`] predicts a sweep from the machine profile; [`warm_up`] brings
+//! the machine to the sweeps' pace before the first variant, [`driver`]
+//! runs a variant and times it, and [`probe`] re-measures the profile figures the
 //! prediction leans on right after it. The MPI parts need the `mpi` feature; the grid,
 //! the layouts, the serial reference and the model do not.
 
@@ -38,6 +39,8 @@ pub mod driver;
 pub mod halo;
 #[cfg(feature = "mpi")]
 pub mod probe;
+#[cfg(feature = "mpi")]
+pub mod warm_up;
 
 use layout::ProcessGrid;
 

@@ -100,7 +100,8 @@ pub struct RunArgs {
     /// Ghost stencil: grid side N [default: 2048].
     #[arg(long = "n", value_name = "N", value_parser = number)]
     pub n: Option<f64>,
-    /// Ghost stencil: sweeps [default: 200].
+    /// Ghost stencil: sweeps of each variant [default: about a second of
+    /// them at the warm-up's pace, at least 100].
     #[arg(long, value_name = "I", value_parser = number)]
     pub iters: Option<f64>,
     /// Ghost stencil: which exchange variants to run [default: all].

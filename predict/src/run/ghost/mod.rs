@@ -24,6 +24,7 @@ use crate::mpi_stencil::grid::ELEM_BYTES;
 use crate::mpi_stencil::layout::{check_size, ProcessGrid};
 use crate::mpi_stencil::model::{self, Setup};
 use crate::mpi_stencil::probe::Probe;
+use crate::mpi_stencil::warm_up::{sweeps_at, warm_up, MIN_SWEEPS};
 use crate::mpi_stencil::Variant;
 use calibrate::harness::atomic::AtomicFile;
 use calibrate::harness::kernels::stream::Kernel;
@@ -34,7 +35,6 @@ use models::profile::Profile;
 const KERNEL: &str = super::GHOST_STENCIL;
 const DEFAULT_N: f64 = 2048.0;
 const DEFAULT_CHECK_EVERY: f64 = 10.0;
-const DEFAULT_ITERS: f64 = 200.0;
 /// Largest accepted grid side (2¹⁶: 32 GiB per array).
 const MAX_N: f64 = 65536.0;
 
@@ -53,7 +53,11 @@ impl std::error::Error for PeerStopped {}
 /// Options after their checks.
 #[derive(Debug, Clone)]
 struct Checked {
+    /// The run; without `--iters` its sweep count is set after the
+    /// warm-up ([`sweeps_at`]).
     cfg: RunConfig,
+    /// `--iters`.
+    iters: Option<usize>,
     variants: Vec<Variant>,
     timeout: Duration,
 }
@@ -77,12 +81,16 @@ fn check(args: &RunArgs, p: usize) -> Result<Checked, BadInput> {
         (n, None) => (n.unwrap_or(DEFAULT_N), "n"),
     };
     let n = whole(flag, n, 1.0, MAX_N)?;
-    let iters = whole("iters", args.iters.unwrap_or(DEFAULT_ITERS), 2.0, 1e9).map_err(|e| {
-        BadInput(format!(
-            "{} (the time per sweep is a sample of sweeps)",
-            e.0
-        ))
-    })?;
+    let iters = args
+        .iters
+        .map(|i| whole("iters", i, 2.0, 1e9))
+        .transpose()
+        .map_err(|e| {
+            BadInput(format!(
+                "{} (the time per sweep is a sample of sweeps)",
+                e.0
+            ))
+        })?;
     let check_every = whole(
         "check-every",
         args.check_every.unwrap_or(DEFAULT_CHECK_EVERY),
@@ -110,11 +118,12 @@ fn check(args: &RunArgs, p: usize) -> Result<Checked, BadInput> {
     Ok(Checked {
         cfg: RunConfig {
             n,
-            iters,
+            iters: iters.unwrap_or(MIN_SWEEPS),
             check_every,
             tol: args.tol,
             verify: args.verify,
         },
+        iters,
         variants,
         timeout: Duration::from_secs_f64(timeout),
     })
@@ -169,7 +178,7 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<()> {
 fn run_on(world: &SimpleCommunicator, args: &RunArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let p = world.size() as usize;
     let rank = world.rank();
-    let checked = check(args, p)?;
+    let mut checked = check(args, p)?;
     let prep = (rank == 0).then(|| prepare(args));
     let mut code: i32 = match &prep {
         Some(Err(e)) => crate::error::exit_code(e),
@@ -187,6 +196,12 @@ fn run_on(world: &SimpleCommunicator, args: &RunArgs, out: &mut dyn Write) -> an
     let ranks_per_host = max_ranks_per_host(&hosts);
     let wd = Watchdog::arm(checked.timeout, &format!("predict run rank {rank}"));
     let profile = prep.as_ref().and_then(|p| p.profile.loaded());
+    wd.step(format!(
+        "warming up with the {} variant",
+        checked.variants[0].name()
+    ));
+    let warm = warm_up(world, checked.variants[0], checked.cfg.n);
+    checked.cfg.iters = checked.iters.unwrap_or_else(|| sweeps_at(warm.sweep_s));
     let mut runs: Vec<VariantRun> = Vec::new();
     let mut pairs: Vec<Option<Paired>> = Vec::new();
     for &v in &checked.variants {
@@ -206,7 +221,7 @@ fn run_on(world: &SimpleCommunicator, args: &RunArgs, out: &mut dyn Write) -> an
     }
     match prep {
         Some(prep) => {
-            let ctx = report::Context::new(&checked, p, &hosts, ranks_per_host, prep.profile);
+            let ctx = report::Context::new(&checked, warm, p, &hosts, ranks_per_host, prep.profile);
             report::report(args, &ctx, &runs, &pairs, prep.csv, out)
         }
         None => Ok(()),

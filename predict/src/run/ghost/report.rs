@@ -14,6 +14,7 @@ use crate::kernels::paired::Paired;
 use crate::mpi_stencil::driver::VariantRun;
 use crate::mpi_stencil::grid::FLOPS_PER_UPDATE;
 use crate::mpi_stencil::model::{self, Prediction, BYTES_PER_UPDATE, COUNTED_BYTES_PER_UPDATE};
+use crate::mpi_stencil::warm_up::WarmUp;
 use crate::mpi_stencil::Variant;
 use crate::record::{self, Provenance, Record};
 use crate::run::report::with_pair;
@@ -23,6 +24,8 @@ use calibrate::harness::atomic::AtomicFile;
 /// What the report of every variant shares.
 pub(super) struct Context<'a> {
     pub checked: &'a Checked,
+    /// The warm-up before the variants.
+    pub warm: WarmUp,
     /// Ranks.
     pub p: usize,
     /// Distinct hosts, in rank order.
@@ -38,6 +41,7 @@ pub(super) struct Context<'a> {
 impl<'a> Context<'a> {
     pub fn new(
         checked: &'a Checked,
+        warm: WarmUp,
         p: usize,
         hosts: &[String],
         ranks_per_host: usize,
@@ -55,6 +59,7 @@ impl<'a> Context<'a> {
         };
         Self {
             checked,
+            warm,
             p,
             hosts: distinct,
             ranks_per_host,
@@ -154,6 +159,9 @@ fn measured(ctx: &Context, run: &VariantRun, t: &Summary, prov: Provenance) -> R
     .with("elem", "f64")
     .with("iterations", run.iterations)
     .with("warmup_iterations", run.warmup)
+    .with("warmup_sweeps", ctx.warm.sweeps)
+    .with("warmup_s", ctx.warm.elapsed.as_secs_f64())
+    .with("warmup_sweep_s", ctx.warm.sweep_s)
     .with("converged", run.converged)
     .with("residual", run.residuals.last().map(|x| x.1))
     .with("checksum", format!("{:#018x}", run.checksum))

@@ -56,6 +56,15 @@ fn header(ctx: &Context, runs: &[VariantRun]) -> String {
         runs.first().map_or(0, |r| r.warmup),
         cfg.check_every
     );
+    let w = &ctx.warm;
+    let _ = writeln!(
+        s,
+        "warm-up: {} sweeps of the {} variant in {:.2} s, {} each at the end",
+        w.sweeps,
+        ctx.checked.variants[0].name(),
+        w.elapsed.as_secs_f64(),
+        Si(w.sweep_s, "s")
+    );
     match (&ctx.profile_path, &ctx.absent_note) {
         (Some(path), _) => {
             let _ = writeln!(s, "profile: {path}");
