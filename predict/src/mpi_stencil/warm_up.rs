@@ -86,11 +86,14 @@ pub fn warm_up(world: &SimpleCommunicator, variant: Variant, n: usize) -> WarmUp
             chunk = chunk.saturating_mul(grow.clamp(2, 1 << 20));
         }
     }
-    let later = times.split_off(times.len() / 2);
+    let sweeps = times.len();
+    let later = times.split_off(sweeps / 2);
+    let mean = later.iter().sum::<f64>() / later.len() as f64;
     WarmUp {
-        sweeps: times.len() + later.len(),
+        sweeps,
         elapsed: Duration::from_secs_f64(elapsed),
-        sweep_s: Sample::new(later).map_or(elapsed, |s| s.summary().median),
+        // The mean where too few sweeps make no sample.
+        sweep_s: Sample::new(later).map_or(mean, |s| s.summary().median),
     }
 }
 
