@@ -184,8 +184,8 @@ pub fn run_variant(
     probes: &mut [Option<Probe>],
     wd: &Watchdog,
 ) -> VariantRun {
-    let grid = variant.grid(world.size() as usize);
     let mut share = RankShare::new(world, variant, cfg.n);
+    let grid = share.lay.grid;
     let mut times = Vec::with_capacity(cfg.iters);
     let mut reduction_s = Vec::new();
     let mut residuals = Vec::new();

@@ -64,24 +64,18 @@ pub(super) fn message_cost(
     let evicted = network
         .filter(|_| after_evicting_sweep)
         .and_then(|n| n.evicted_regime_for(bytes));
-    let (t0, bw, regime) = match (evicted, network) {
-        (Some(r), _) => (
+    let chosen = match (evicted, network) {
+        (Some(r), _) => Some((r, ", after an evicting sweep")),
+        (None, Some(net)) => Some((regime_for(&net.regimes, bytes).ok_or_else(missing)?, "")),
+        (None, None) => None,
+    };
+    let (t0, bw, regime) = match chosen {
+        Some((r, how)) => (
             r.t0_s.point,
             r.bandwidth_Bps.point,
-            format!(
-                "{}..{} B, after an evicting sweep",
-                r.from_bytes, r.to_bytes
-            ),
+            format!("{}..{} B{how}", r.from_bytes, r.to_bytes),
         ),
-        (None, Some(net)) => {
-            let r = regime_for(&net.regimes, bytes).ok_or_else(missing)?;
-            (
-                r.t0_s.point,
-                r.bandwidth_Bps.point,
-                format!("{}..{} B", r.from_bytes, r.to_bytes),
-            )
-        }
-        (None, None) => match (profile.summary.mpi_t0_s, profile.summary.mpi_bandwidth_Bps) {
+        None => match (profile.summary.mpi_t0_s, profile.summary.mpi_bandwidth_Bps) {
             (Some(t0), Some(bw)) => (t0, bw, "summary T0 and B".to_string()),
             _ => return Err(missing()),
         },
